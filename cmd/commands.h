@@ -1,0 +1,22 @@
+// The subcommands of the gpu-tenancy binary. Each takes its arguments after the subcommand name
+// and returns the process exit code: 0 success, 1 a negative answer (denials), 2 bad usage or
+// input.
+#ifndef GPU_TENANCY_CMD_COMMANDS_H_
+#define GPU_TENANCY_CMD_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace cmd {
+
+int RunExplain(const std::vector<std::string>& args);
+
+// Prints "error: ..." (and the usage text if given) to stderr; returns 2.
+int UsageError(const absl::Status& status, const char* usage);
+int Fail(const absl::Status& status);
+
+}  // namespace cmd
+
+#endif  // GPU_TENANCY_CMD_COMMANDS_H_

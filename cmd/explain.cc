@@ -1,0 +1,157 @@
+// gpu-tenancy explain: why is this pod pending? Evaluates one pod against every node of a
+// cluster file (or the demo cluster) with the extender's own decision code.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "cmd/inputs.h"
+#include "common/config_loader.h"
+#include "common/k8s_codec.h"
+#include "common/status_macros.h"
+#include "extender/decide.h"
+#include "rapidjson/prettywriter.h"
+#include "rapidjson/stringbuffer.h"
+
+namespace cmd {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: gpu-tenancy explain (--cluster-file FILE | --demo) --pod FILE|NAMESPACE/NAME\n"
+    "                           [--policy FILE] [-o text|json]\n";
+
+// --pod names a manifest file, or a pod inside the cluster file.
+absl::StatusOr<topology::PodFacts> FindPod(const std::string& pod_arg,
+                                           const topology::ClusterData& cluster) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(pod_arg, ec)) {
+    ASSIGN_OR_RETURN(std::string text, ReadFile(pod_arg));
+    ASSIGN_OR_RETURN(rapidjson::Document doc, common::ParseObjectText(text));
+    absl::StatusOr<topology::PodFacts> pod = common::ParsePod(doc);
+    if (!pod.ok()) return absl::InvalidArgumentError(absl::StrCat(pod_arg, ": ", pod.status().message()));
+    if (pod->namespace_name.empty()) pod->namespace_name = "default";
+    // Explaining a pod means asking where it could go now: forget any binding it carries.
+    pod->node_name.clear();
+    return pod;
+  }
+  for (const topology::PodFacts& pod : cluster.pods) {
+    if (pod.Key() == pod_arg) {
+      topology::PodFacts copy = pod;
+      copy.node_name.clear();
+      return copy;
+    }
+  }
+  return absl::NotFoundError(
+      absl::StrCat("--pod ", pod_arg, ": neither a file nor a NAMESPACE/NAME in the cluster"));
+}
+
+std::string DemandText(const topology::GpuDemand& demand) {
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : demand.devices) parts.push_back(absl::StrCat(name, "=", count));
+  if (demand.memory_mib) parts.push_back(absl::StrCat("gpu-memory=", demand.memory_mib, "Mi"));
+  return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
+}
+
+void PrintText(const extender::PodDecision& d) {
+  std::cout << "pod     " << d.pod << "\n"
+            << "tenant  " << d.tenant << " (tier " << (d.tier.empty() ? "none: denied" : d.tier)
+            << ")\n"
+            << "demand  " << DemandText(d.demand) << "\n\n";
+  size_t width = 4;
+  for (const auto& n : d.nodes) width = std::max(width, n.node.size());
+  std::cout << absl::StrFormat("%-*s  %-13s  %5s  %s\n", width, "NODE", "VERDICT", "SCORE", "REASON");
+  int fits = 0;
+  for (const auto& n : d.nodes) {
+    fits += n.fit.fits();
+    std::cout << absl::StrFormat("%-*s  %-13s  %5d  %s\n", width, n.node,
+                                 topology::VerdictName(n.fit.verdict), n.score,
+                                 n.fit.fits() ? "-" : n.fit.reason);
+  }
+  std::cout << "\n" << fits << " of " << d.nodes.size() << " nodes can take the pod\n";
+}
+
+void PrintJson(const extender::PodDecision& d) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  w.Key("pod");
+  w.String(d.pod.c_str());
+  w.Key("tenant");
+  w.String(d.tenant.c_str());
+  w.Key("tier");
+  if (d.tier.empty()) {
+    w.Null();
+  } else {
+    w.String(d.tier.c_str());
+  }
+  w.Key("demand");
+  w.StartObject();
+  for (const auto& [name, count] : d.demand.devices) {
+    w.Key(name.c_str());
+    w.Int64(count);
+  }
+  w.Key("gpuMemoryMiB");
+  w.Int64(d.demand.memory_mib);
+  w.EndObject();
+  w.Key("nodes");
+  w.StartArray();
+  for (const auto& n : d.nodes) {
+    w.StartObject();
+    w.Key("name");
+    w.String(n.node.c_str());
+    w.Key("verdict");
+    w.String(std::string(topology::VerdictName(n.fit.verdict)).c_str());
+    w.Key("reason");
+    w.String(n.fit.reason.c_str());
+    w.Key("score");
+    w.Int(n.score);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  std::cout << buffer.GetString() << "\n";
+}
+
+}  // namespace
+
+int RunExplain(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedFlags> flags =
+      ParseFlags(args, {"cluster-file", "pod", "policy", "o", "output"}, {"demo", "help"});
+  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  if (flags->Has("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::string format = flags->Get("o", flags->Get("output", "text"));
+  if (format != "text" && format != "json") {
+    return UsageError(absl::InvalidArgumentError("-o must be text or json"), kUsage);
+  }
+  if (!flags->Has("pod")) return UsageError(absl::InvalidArgumentError("--pod is required"), kUsage);
+  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
+  if (!policy.ok()) return Fail(policy.status());
+  absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
+  if (!cluster.ok()) return UsageError(cluster.status(), kUsage);
+  absl::StatusOr<topology::PodFacts> pod = FindPod(flags->Get("pod"), *cluster);
+  if (!pod.ok()) return Fail(pod.status());
+
+  std::vector<std::string> skipped;
+  topology::ClusterSnapshot snapshot =
+      topology::BuildSnapshot(*cluster, common::BuiltinCatalog(), *policy, &skipped);
+  for (const std::string& why : skipped) std::cerr << "warning: pod skipped: " << why << "\n";
+  absl::StatusOr<extender::PodDecision> decision =
+      extender::Decide(*pod, snapshot, *policy, snapshot.SortedNodeNames(), /*with_scores=*/true);
+  if (!decision.ok()) return Fail(decision.status());
+  if (format == "json") {
+    PrintJson(*decision);
+  } else {
+    PrintText(*decision);
+  }
+  return 0;
+}
+
+}  // namespace cmd

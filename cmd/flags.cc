@@ -1,0 +1,54 @@
+#include "cmd/flags.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace cmd {
+
+absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
+                                       const std::set<std::string>& with_value,
+                                       const std::set<std::string>& switches) {
+  ParsedFlags out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      out.positional.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::string value;
+    bool has_inline = false;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_inline = true;
+    }
+    if (switches.count(name)) {
+      if (has_inline) return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
+      out.switches.insert(name);
+    } else if (with_value.count(name)) {
+      if (!has_inline) {
+        if (i + 1 >= args.size()) {
+          return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+        }
+        value = args[++i];
+      }
+      out.values[name].push_back(value);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace cmd

@@ -1,0 +1,36 @@
+// Minimal flag parsing for the subcommands: "--name value", "--name=value", "-o value" and
+// positional arguments. Unknown flags are errors, so a typo never silently changes behaviour.
+#ifndef GPU_TENANCY_CMD_FLAGS_H_
+#define GPU_TENANCY_CMD_FLAGS_H_
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace cmd {
+
+struct ParsedFlags {
+  std::map<std::string, std::vector<std::string>> values;  // repeated flags keep every value
+  std::set<std::string> switches;                          // boolean flags that were given
+  std::vector<std::string> positional;
+
+  bool Has(const std::string& name) const { return values.count(name) || switches.count(name); }
+  std::string Get(const std::string& name, const std::string& fallback = "") const {
+    auto it = values.find(name);
+    return it == values.end() ? fallback : it->second.back();
+  }
+};
+
+// `with_value` names flags that take a value; `switches` names boolean flags.
+absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
+                                       const std::set<std::string>& with_value,
+                                       const std::set<std::string>& switches);
+
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace cmd
+
+#endif  // GPU_TENANCY_CMD_FLAGS_H_

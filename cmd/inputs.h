@@ -1,0 +1,26 @@
+// Loading what the subcommands work on: the cluster (a file or the embedded demo) and the policy
+// (a file, the embedded demo policy, or allow-all).
+#ifndef GPU_TENANCY_CMD_INPUTS_H_
+#define GPU_TENANCY_CMD_INPUTS_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "cmd/flags.h"
+#include "topology/policy.h"
+#include "topology/snapshot.h"
+
+namespace cmd {
+
+absl::string_view DemoClusterText();
+absl::string_view DemoPolicyText();
+
+// --policy FILE, else the demo policy with --demo, else Policy::AllowAll().
+absl::StatusOr<topology::Policy> LoadPolicyFlag(const ParsedFlags& flags);
+// --cluster-file FILE, else the demo cluster with --demo.
+absl::StatusOr<topology::ClusterData> LoadClusterFlag(const ParsedFlags& flags);
+
+}  // namespace cmd
+
+#endif  // GPU_TENANCY_CMD_INPUTS_H_

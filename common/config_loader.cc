@@ -1,0 +1,323 @@
+#include "common/config_loader.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/json.h"
+#include "common/status_macros.h"
+#include "common/yaml_json.h"
+#include "topology/quantity.h"
+
+absl::string_view EmbeddedMigCatalog();  // generated from topology/mig_catalog.yaml
+
+namespace common {
+namespace {
+
+using topology::Catalog;
+using topology::GpuModel;
+using topology::MigProfile;
+using topology::Policy;
+
+// Reads fields of one YAML mapping and reports unknown keys, so a typo in a policy
+// ("namespace:" for "namespaces:") fails loudly instead of silently granting nothing.
+class Fields {
+ public:
+  Fields(const JsonValue& object, std::string path) : object_(object), path_(std::move(path)) {}
+
+  std::string Path(absl::string_view key) const { return JoinPath(path_, key); }
+
+  const JsonValue* Get(absl::string_view key) {
+    seen_.insert(std::string(key));
+    return FindNonNull(object_, key);
+  }
+
+  absl::StatusOr<std::string> String(absl::string_view key, bool required) {
+    const JsonValue* v = Get(key);
+    if (!v) {
+      if (required) return absl::InvalidArgumentError(Path(key) + ": missing");
+      return std::string();
+    }
+    if (!v->IsString()) return absl::InvalidArgumentError(Path(key) + ": expected a string");
+    return std::string(AsStringView(*v));
+  }
+
+  absl::StatusOr<std::optional<int64_t>> Int(absl::string_view key, bool required) {
+    const JsonValue* v = Get(key);
+    if (!v) {
+      if (required) return absl::InvalidArgumentError(Path(key) + ": missing");
+      return std::optional<int64_t>();
+    }
+    if (!v->IsInt64()) return absl::InvalidArgumentError(Path(key) + ": expected an integer");
+    return std::optional<int64_t>(v->GetInt64());
+  }
+
+  absl::StatusOr<bool> Bool(absl::string_view key, bool fallback) {
+    const JsonValue* v = Get(key);
+    if (!v) return fallback;
+    if (!v->IsBool()) return absl::InvalidArgumentError(Path(key) + ": expected true or false");
+    return v->GetBool();
+  }
+
+  absl::StatusOr<std::vector<std::string>> Strings(absl::string_view key) {
+    std::vector<std::string> out;
+    const JsonValue* v = Get(key);
+    if (!v) return out;
+    if (!v->IsArray()) return absl::InvalidArgumentError(Path(key) + ": expected a list");
+    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+      if (!(*v)[i].IsString()) {
+        return absl::InvalidArgumentError(IndexPath(Path(key), i) + ": expected a string");
+      }
+      out.push_back(std::string(AsStringView((*v)[i])));
+    }
+    return out;
+  }
+
+  absl::StatusOr<std::vector<int>> Ints(absl::string_view key) {
+    std::vector<int> out;
+    const JsonValue* v = Get(key);
+    if (!v) return out;
+    if (!v->IsArray()) return absl::InvalidArgumentError(Path(key) + ": expected a list");
+    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+      if (!(*v)[i].IsInt()) {
+        return absl::InvalidArgumentError(IndexPath(Path(key), i) + ": expected an integer");
+      }
+      out.push_back((*v)[i].GetInt());
+    }
+    return out;
+  }
+
+  // A byte quantity ("40Gi") converted to MiB.
+  absl::StatusOr<std::optional<int64_t>> MemoryMiB(absl::string_view key) {
+    const JsonValue* v = Get(key);
+    if (!v) return std::optional<int64_t>();
+    if (!v->IsString()) {
+      return absl::InvalidArgumentError(Path(key) + ": expected a quantity such as \"40Gi\"");
+    }
+    absl::StatusOr<topology::Quantity> q = topology::Quantity::Parse(AsStringView(*v));
+    if (!q.ok()) return absl::InvalidArgumentError(Path(key) + ": " + std::string(q.status().message()));
+    if (q->IsNegative()) return absl::InvalidArgumentError(Path(key) + ": must not be negative");
+    return std::optional<int64_t>(q->ValueMiB());
+  }
+
+  // A list of mappings, each handed to `each` with its own Fields.
+  template <typename F>
+  absl::Status List(absl::string_view key, F each) {
+    const JsonValue* v = Get(key);
+    if (!v) return absl::OkStatus();
+    if (!v->IsArray()) return absl::InvalidArgumentError(Path(key) + ": expected a list");
+    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+      std::string item_path = IndexPath(Path(key), i);
+      if (!(*v)[i].IsObject()) return absl::InvalidArgumentError(item_path + ": expected a mapping");
+      Fields item((*v)[i], item_path);
+      RETURN_IF_ERROR(each(item));
+      RETURN_IF_ERROR(item.NoUnknownKeys());
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<Fields>> Object(absl::string_view key) {
+    const JsonValue* v = Get(key);
+    if (!v) return std::optional<Fields>();
+    if (!v->IsObject()) return absl::InvalidArgumentError(Path(key) + ": expected a mapping");
+    return std::optional<Fields>(Fields(*v, Path(key)));
+  }
+
+  absl::Status NoUnknownKeys() const {
+    for (auto it = object_.MemberBegin(); it != object_.MemberEnd(); ++it) {
+      std::string key(AsStringView(it->name));
+      if (!seen_.count(key)) return absl::InvalidArgumentError(Path(key) + ": unknown field");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const JsonValue& object_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+absl::StatusOr<Fields> Root(const rapidjson::Document& doc, absl::string_view what) {
+  if (!doc.IsObject()) return absl::InvalidArgumentError(absl::StrCat(what, ": expected a mapping"));
+  return Fields(doc, "");
+}
+
+}  // namespace
+
+absl::StatusOr<Catalog> LoadCatalog(absl::string_view yaml_text) {
+  ASSIGN_OR_RETURN(rapidjson::Document doc, YamlToJson(yaml_text));
+  ASSIGN_OR_RETURN(Fields root, Root(doc, "catalog"));
+  ASSIGN_OR_RETURN(std::optional<int64_t> version, root.Int("version", true));
+  if (*version != 1) return absl::InvalidArgumentError("catalog version must be 1");
+  std::vector<GpuModel> models;
+  RETURN_IF_ERROR(root.List("models", [&](Fields& m) -> absl::Status {
+    GpuModel model;
+    ASSIGN_OR_RETURN(model.model, m.String("model", true));
+    ASSIGN_OR_RETURN(model.product_labels, m.Strings("productLabels"));
+    ASSIGN_OR_RETURN(model.total_memory_mib, m.Int("totalMemoryMiB", false));
+    ASSIGN_OR_RETURN(std::optional<int64_t> compute, m.Int("computeSlices", true));
+    ASSIGN_OR_RETURN(std::optional<int64_t> memory, m.Int("memorySlices", true));
+    ASSIGN_OR_RETURN(std::optional<int64_t> max_instances, m.Int("maxInstances", true));
+    model.compute_slices = static_cast<int>(*compute);
+    model.memory_slices = static_cast<int>(*memory);
+    model.max_instances = static_cast<int>(*max_instances);
+    RETURN_IF_ERROR(m.List("profiles", [&](Fields& p) -> absl::Status {
+      MigProfile profile;
+      ASSIGN_OR_RETURN(profile.name, p.String("name", true));
+      ASSIGN_OR_RETURN(std::optional<int64_t> id, p.Int("id", false));
+      if (id) profile.id = static_cast<int>(*id);
+      ASSIGN_OR_RETURN(profile.memory_mib, p.Int("memoryMiB", false));
+      ASSIGN_OR_RETURN(std::optional<int64_t> sms, p.Int("sms", false));
+      if (sms) profile.sm_count = static_cast<int>(*sms);
+      ASSIGN_OR_RETURN(std::optional<int64_t> pc, p.Int("computeSlices", true));
+      ASSIGN_OR_RETURN(std::optional<int64_t> pm, p.Int("memorySlices", true));
+      ASSIGN_OR_RETURN(std::optional<int64_t> max, p.Int("maxCount", true));
+      profile.compute_slices = static_cast<int>(*pc);
+      profile.memory_slices = static_cast<int>(*pm);
+      profile.max_count = static_cast<int>(*max);
+      ASSIGN_OR_RETURN(profile.placements, p.Ints("placements"));
+      model.profiles.push_back(std::move(profile));
+      return absl::OkStatus();
+    }));
+    models.push_back(std::move(model));
+    return absl::OkStatus();
+  }));
+  RETURN_IF_ERROR(root.NoUnknownKeys());
+  Catalog catalog(std::move(models));
+  RETURN_IF_ERROR(catalog.Validate());
+  return catalog;
+}
+
+const Catalog& BuiltinCatalog() {
+  static const Catalog* const catalog = [] {
+    absl::StatusOr<Catalog> loaded = LoadCatalog(EmbeddedMigCatalog());
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "built-in MIG catalog is broken: %s\n",
+                   std::string(loaded.status().message()).c_str());
+      std::abort();
+    }
+    return new Catalog(*std::move(loaded));
+  }();
+  return *catalog;
+}
+
+absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
+  ASSIGN_OR_RETURN(rapidjson::Document doc, YamlToJson(yaml_text));
+  ASSIGN_OR_RETURN(Fields root, Root(doc, "policy"));
+  Policy policy;
+  RETURN_IF_ERROR(root.List("tiers", [&](Fields& f) -> absl::Status {
+    topology::Tier tier;
+    ASSIGN_OR_RETURN(tier.name, f.String("name", true));
+    ASSIGN_OR_RETURN(std::vector<std::string> modes, f.Strings("modes"));
+    for (const std::string& m : modes) {
+      std::optional<topology::SharingMode> mode = topology::ParseMode(m);
+      if (!mode) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            f.Path("modes"), ": unknown mode \"", m,
+            "\" (use exclusive, mig, mig-shared, mps, timeslice)"));
+      }
+      tier.modes.Add(*mode);
+    }
+    ASSIGN_OR_RETURN(tier.device_access, f.Bool("deviceAccess", false));
+    policy.tiers.push_back(std::move(tier));
+    return absl::OkStatus();
+  }));
+  RETURN_IF_ERROR(root.List("tenants", [&](Fields& f) -> absl::Status {
+    topology::Tenant tenant;
+    ASSIGN_OR_RETURN(tenant.name, f.String("name", true));
+    ASSIGN_OR_RETURN(tenant.tier, f.String("tier", true));
+    ASSIGN_OR_RETURN(tenant.namespaces, f.Strings("namespaces"));
+    ASSIGN_OR_RETURN(std::optional<Fields> selector, f.Object("namespaceSelector"));
+    if (selector) {
+      ASSIGN_OR_RETURN(std::optional<Fields> match, selector->Object("matchLabels"));
+      if (match) {
+        const JsonValue* labels = selector->Get("matchLabels");
+        for (auto it = labels->MemberBegin(); it != labels->MemberEnd(); ++it) {
+          if (!it->value.IsString()) {
+            return absl::InvalidArgumentError(
+                match->Path(AsStringView(it->name)) + ": expected a string");
+          }
+          tenant.namespace_selector.emplace(AsStringView(it->name), AsStringView(it->value));
+        }
+      }
+      RETURN_IF_ERROR(selector->NoUnknownKeys());
+    }
+    ASSIGN_OR_RETURN(std::optional<Fields> limits, f.Object("limits"));
+    if (limits) {
+      topology::TenantLimits& l = tenant.limits;
+      ASSIGN_OR_RETURN(l.gpu_memory_mib_per_pod, limits->MemoryMiB("gpuMemoryPerPod"));
+      ASSIGN_OR_RETURN(l.mig_profiles, limits->Strings("migProfiles"));
+      ASSIGN_OR_RETURN(l.shared_replicas_per_pod, limits->Int("sharedReplicasPerPod", false));
+      ASSIGN_OR_RETURN(std::optional<Fields> mps, limits->Object("mps"));
+      if (mps) {
+        ASSIGN_OR_RETURN(std::optional<int64_t> pct, mps->Int("maxActiveThreadPercentage", false));
+        if (pct) {
+          if (*pct < 1 || *pct > 100) {
+            return absl::InvalidArgumentError(mps->Path("maxActiveThreadPercentage") +
+                                              ": must be 1..100");
+          }
+          l.mps.max_active_thread_percentage = static_cast<int>(*pct);
+        }
+        ASSIGN_OR_RETURN(l.mps.max_pinned_memory_mib, mps->MemoryMiB("maxPinnedMemory"));
+        RETURN_IF_ERROR(mps->NoUnknownKeys());
+      }
+      RETURN_IF_ERROR(limits->NoUnknownKeys());
+    }
+    policy.tenants.push_back(std::move(tenant));
+    return absl::OkStatus();
+  }));
+  ASSIGN_OR_RETURN(std::string unknown, root.String("unknownTenant", false));
+  if (!unknown.empty() && unknown != "deny") policy.unknown_tenant_tier = unknown;
+  ASSIGN_OR_RETURN(std::string pool_label, root.String("poolLabel", false));
+  if (!pool_label.empty()) policy.pool_label = pool_label;
+  RETURN_IF_ERROR(root.List("pools", [&](Fields& f) -> absl::Status {
+    topology::Pool pool;
+    ASSIGN_OR_RETURN(pool.name, f.String("name", true));
+    ASSIGN_OR_RETURN(std::string mode, f.String("mode", true));
+    std::optional<topology::SharingMode> parsed = topology::ParseMode(mode);
+    if (!parsed) return absl::InvalidArgumentError(f.Path("mode") + ": unknown mode \"" + mode + "\"");
+    pool.mode = *parsed;
+    ASSIGN_OR_RETURN(std::optional<Fields> taint, f.Object("taint"));
+    if (taint) {
+      topology::Taint t;
+      ASSIGN_OR_RETURN(t.key, taint->String("key", true));
+      ASSIGN_OR_RETURN(t.value, taint->String("value", false));
+      ASSIGN_OR_RETURN(t.effect, taint->String("effect", true));
+      RETURN_IF_ERROR(taint->NoUnknownKeys());
+      pool.taint = std::move(t);
+    }
+    policy.pools.push_back(std::move(pool));
+    return absl::OkStatus();
+  }));
+  ASSIGN_OR_RETURN(policy.shared_resources, root.Strings("sharedResources"));
+  if (root.Get("memoryResources")) {
+    ASSIGN_OR_RETURN(policy.memory_resources, root.Strings("memoryResources"));
+  }
+  ASSIGN_OR_RETURN(std::string annotation, root.String("memoryAnnotation", false));
+  if (!annotation.empty()) policy.memory_annotation = annotation;
+  ASSIGN_OR_RETURN(policy.fail_requests_greater_than_one,
+                   root.Bool("failRequestsGreaterThanOne", true));
+  ASSIGN_OR_RETURN(std::string scoring, root.String("scoring", false));
+  if (scoring == "spread") {
+    policy.scoring = topology::ScoringStrategy::kSpread;
+  } else if (!scoring.empty() && scoring != "binpack") {
+    return absl::InvalidArgumentError("scoring: must be binpack or spread, got \"" + scoring + "\"");
+  }
+  ASSIGN_OR_RETURN(std::optional<Fields> canary, root.Object("canary"));
+  if (canary) {
+    topology::Canary c;
+    ASSIGN_OR_RETURN(c.mig_profile, canary->String("migProfile", true));
+    ASSIGN_OR_RETURN(std::optional<int64_t> reserve, canary->Int("reserve", true));
+    c.reserve = *reserve;
+    ASSIGN_OR_RETURN(std::string label, canary->String("podLabel", false));
+    if (!label.empty()) c.pod_label = label;
+    RETURN_IF_ERROR(canary->NoUnknownKeys());
+    policy.canary = std::move(c);
+  }
+  RETURN_IF_ERROR(root.NoUnknownKeys());
+  RETURN_IF_ERROR(policy.Validate());
+  return policy;
+}
+
+}  // namespace common

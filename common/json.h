@@ -1,0 +1,58 @@
+// Safe access to untrusted JSON. RapidJSON's operator[] asserts on a missing member and is
+// undefined in release builds, so every lookup here goes through FindMember and returns either a
+// value, a default, or an InvalidArgument status that names the JSON path.
+//
+//   ASSIGN_OR_RETURN(rapidjson::Document doc, common::ParseJson(body));
+//   ASSIGN_OR_RETURN(absl::string_view uid, common::RequireString(request, "uid", "request"));
+#ifndef GPU_TENANCY_COMMON_JSON_H_
+#define GPU_TENANCY_COMMON_JSON_H_
+
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "rapidjson/document.h"
+
+namespace common {
+
+using JsonValue = rapidjson::Value;
+
+// Parses with the iterative parser (bounded stack, so deep nesting cannot overflow it).
+// InvalidArgument with the parser's message and byte offset on malformed input or trailing junk.
+[[nodiscard]] absl::StatusOr<rapidjson::Document> ParseJson(absl::string_view text);
+
+// The member, or nullptr if `object` is not an object or lacks the key.
+const JsonValue* FindMember(const JsonValue& object, absl::string_view key);
+// Same, ASCII case-insensitive (Go's encoding/json matching, used for extender wrapper keys).
+const JsonValue* FindMemberIgnoreCase(const JsonValue& object, absl::string_view key);
+// The member if present and not null.
+const JsonValue* FindNonNull(const JsonValue& object, absl::string_view key);
+
+absl::string_view AsStringView(const JsonValue& value);  // "" for non-strings
+absl::string_view StringOr(const JsonValue& object, absl::string_view key,
+                          absl::string_view fallback = "");
+
+// `path` is the JSON path of `object`, used in the error ("request.uid: missing").
+[[nodiscard]] absl::StatusOr<absl::string_view> RequireString(const JsonValue& object,
+                                                             absl::string_view key,
+                                                             absl::string_view path);
+[[nodiscard]] absl::StatusOr<const JsonValue*> RequireObject(const JsonValue& object,
+                                                             absl::string_view key,
+                                                             absl::string_view path);
+// An optional object: absent or null gives nullptr; any other non-object is an error.
+[[nodiscard]] absl::StatusOr<const JsonValue*> OptionalObject(const JsonValue& object,
+                                                              absl::string_view key,
+                                                              absl::string_view path);
+[[nodiscard]] absl::StatusOr<const JsonValue*> OptionalArray(const JsonValue& object,
+                                                             absl::string_view key,
+                                                             absl::string_view path);
+
+// Compact serialisation.
+std::string ToJson(const JsonValue& value);
+
+std::string JoinPath(absl::string_view path, absl::string_view key);
+std::string IndexPath(absl::string_view path, size_t index);
+
+}  // namespace common
+
+#endif  // GPU_TENANCY_COMMON_JSON_H_

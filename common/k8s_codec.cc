@@ -1,0 +1,229 @@
+#include "common/k8s_codec.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/status_macros.h"
+#include "common/yaml_json.h"
+
+namespace common {
+
+using topology::ContainerFacts;
+using topology::Labels;
+using topology::NodeFacts;
+using topology::PodFacts;
+using topology::Quantity;
+using topology::ResourceList;
+
+absl::StatusOr<Quantity> ParseQuantityValue(const JsonValue& value, absl::string_view path) {
+  if (value.IsString()) {
+    absl::StatusOr<Quantity> q = Quantity::Parse(AsStringView(value));
+    if (!q.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", q.status().message()));
+    return q;
+  }
+  if (value.IsInt64()) {
+    int64_t units = value.GetInt64();
+    if (units > INT64_MAX / 1000 || units < INT64_MIN / 1000) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": quantity too large"));
+    }
+    return Quantity::FromUnits(units);
+  }
+  if (value.IsNumber()) {
+    absl::StatusOr<Quantity> q = Quantity::Parse(absl::StrCat(value.GetDouble()));
+    if (!q.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", q.status().message()));
+    return q;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(path, ": quantity must be a string or number"));
+}
+
+absl::StatusOr<ResourceList> ParseResourceList(const JsonValue& value, absl::string_view path) {
+  ResourceList out;
+  if (value.IsNull()) return out;
+  if (!value.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
+  for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+    absl::string_view key = AsStringView(it->name);
+    ASSIGN_OR_RETURN(Quantity q, ParseQuantityValue(it->value, JoinPath(path, key)));
+    out.insert_or_assign(std::string(key), q);
+  }
+  return out;
+}
+
+absl::StatusOr<Labels> ParseStringMap(const JsonValue& value, absl::string_view path) {
+  Labels out;
+  if (value.IsNull()) return out;
+  if (!value.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
+  for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+    absl::string_view key = AsStringView(it->name);
+    if (!it->value.IsString()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(JoinPath(path, key), ": expected string value"));
+    }
+    out.insert_or_assign(std::string(key), std::string(AsStringView(it->value)));
+  }
+  return out;
+}
+
+namespace {
+
+struct Metadata {
+  std::string name, namespace_name, uid;
+  Labels labels, annotations;
+};
+
+absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, absl::string_view path,
+                                       bool name_required) {
+  Metadata m;
+  std::string meta_path = JoinPath(path, "metadata");
+  ASSIGN_OR_RETURN(const JsonValue* meta, RequireObject(object, "metadata", path));
+  if (name_required) {
+    ASSIGN_OR_RETURN(absl::string_view name, RequireString(*meta, "name", meta_path));
+    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(meta_path, ".name: empty"));
+    m.name = std::string(name);
+  } else {
+    m.name = std::string(StringOr(*meta, "name"));
+  }
+  m.namespace_name = std::string(StringOr(*meta, "namespace"));
+  m.uid = std::string(StringOr(*meta, "uid"));
+  if (const JsonValue* labels = FindMember(*meta, "labels")) {
+    ASSIGN_OR_RETURN(m.labels, ParseStringMap(*labels, JoinPath(meta_path, "labels")));
+  }
+  if (const JsonValue* annotations = FindMember(*meta, "annotations")) {
+    ASSIGN_OR_RETURN(m.annotations,
+                     ParseStringMap(*annotations, JoinPath(meta_path, "annotations")));
+  }
+  return m;
+}
+
+absl::StatusOr<std::vector<ContainerFacts>> ParseContainers(const JsonValue& spec,
+                                                            absl::string_view key,
+                                                            absl::string_view path) {
+  std::vector<ContainerFacts> out;
+  ASSIGN_OR_RETURN(const JsonValue* list, OptionalArray(spec, key, path));
+  if (!list) return out;
+  std::string list_path = JoinPath(path, key);
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    const JsonValue& c = (*list)[i];
+    std::string c_path = IndexPath(list_path, i);
+    if (!c.IsObject()) return absl::InvalidArgumentError(absl::StrCat(c_path, ": expected object"));
+    ContainerFacts facts;
+    facts.name = std::string(StringOr(c, "name"));
+    facts.restartable = StringOr(c, "restartPolicy") == "Always";
+    ASSIGN_OR_RETURN(const JsonValue* resources, OptionalObject(c, "resources", c_path));
+    if (resources) {
+      std::string r_path = JoinPath(c_path, "resources");
+      if (const JsonValue* req = FindMember(*resources, "requests")) {
+        ASSIGN_OR_RETURN(facts.requests, ParseResourceList(*req, JoinPath(r_path, "requests")));
+      }
+      if (const JsonValue* lim = FindMember(*resources, "limits")) {
+        ASSIGN_OR_RETURN(facts.limits, ParseResourceList(*lim, JoinPath(r_path, "limits")));
+      }
+    }
+    out.push_back(std::move(facts));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<NodeFacts> ParseNode(const JsonValue& node, absl::string_view path) {
+  if (!node.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
+  ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(node, path, /*name_required=*/true));
+  NodeFacts facts;
+  facts.name = std::move(meta.name);
+  facts.labels = std::move(meta.labels);
+  ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(node, "status", path));
+  if (status) {
+    if (const JsonValue* alloc = FindMember(*status, "allocatable")) {
+      ASSIGN_OR_RETURN(facts.allocatable,
+                       ParseResourceList(*alloc, JoinPath(JoinPath(path, "status"), "allocatable")));
+    }
+  }
+  ASSIGN_OR_RETURN(const JsonValue* spec, OptionalObject(node, "spec", path));
+  if (spec) {
+    ASSIGN_OR_RETURN(const JsonValue* taints, OptionalArray(*spec, "taints", JoinPath(path, "spec")));
+    if (taints) {
+      for (const JsonValue& t : taints->GetArray()) {
+        facts.taints.push_back({std::string(StringOr(t, "key")), std::string(StringOr(t, "value")),
+                                std::string(StringOr(t, "effect"))});
+      }
+    }
+  }
+  return facts;
+}
+
+absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path) {
+  if (!pod.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
+  ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(pod, path, /*name_required=*/false));
+  PodFacts facts;
+  facts.name = std::move(meta.name);
+  facts.namespace_name = std::move(meta.namespace_name);
+  facts.uid = std::move(meta.uid);
+  facts.labels = std::move(meta.labels);
+  facts.annotations = std::move(meta.annotations);
+  std::string spec_path = JoinPath(path, "spec");
+  ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(pod, "spec", path));
+  facts.node_name = std::string(StringOr(*spec, "nodeName"));
+  ASSIGN_OR_RETURN(facts.containers, ParseContainers(*spec, "containers", spec_path));
+  ASSIGN_OR_RETURN(facts.init_containers, ParseContainers(*spec, "initContainers", spec_path));
+  if (const JsonValue* overhead = FindMember(*spec, "overhead")) {
+    ASSIGN_OR_RETURN(facts.overhead, ParseResourceList(*overhead, JoinPath(spec_path, "overhead")));
+  }
+  ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(pod, "status", path));
+  if (status) facts.phase = std::string(StringOr(*status, "phase"));
+  return facts;
+}
+
+absl::StatusOr<topology::ClusterData> ParseClusterList(const JsonValue& list) {
+  if (!list.IsObject()) return absl::InvalidArgumentError("cluster file: expected a List object");
+  absl::string_view list_kind = StringOr(list, "kind");
+  absl::string_view default_kind =
+      absl::EndsWith(list_kind, "List") && list_kind != "List"
+          ? absl::StripSuffix(list_kind, "List")
+          : absl::string_view();
+  ASSIGN_OR_RETURN(const JsonValue* items, OptionalArray(list, "items", ""));
+  topology::ClusterData data;
+  if (!items) {
+    // A single object is a one-item list.
+    if (list_kind == "Node" || list_kind == "Pod" || list_kind == "Namespace") {
+      default_kind = list_kind;
+      items = nullptr;
+    } else {
+      return absl::InvalidArgumentError("cluster file: no items (expected kubectl's List output)");
+    }
+  }
+  auto take = [&](const JsonValue& item, std::string path) -> absl::Status {
+    absl::string_view kind = StringOr(item, "kind", default_kind);
+    if (kind == "Node") {
+      ASSIGN_OR_RETURN(topology::NodeFacts node, ParseNode(item, path));
+      data.nodes.push_back(std::move(node));
+    } else if (kind == "Pod") {
+      ASSIGN_OR_RETURN(topology::PodFacts pod, ParsePod(item, path));
+      data.pods.push_back(std::move(pod));
+    } else if (kind == "Namespace") {
+      ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(item, path, /*name_required=*/true));
+      data.namespace_labels.insert_or_assign(meta.name, std::move(meta.labels));
+    }
+    return absl::OkStatus();
+  };
+  if (!items) {
+    RETURN_IF_ERROR(take(list, std::string(list_kind)));
+    return data;
+  }
+  for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
+    RETURN_IF_ERROR(take((*items)[i], IndexPath("items", i)));
+  }
+  return data;
+}
+
+absl::StatusOr<topology::ClusterData> ParseClusterText(absl::string_view text) {
+  ASSIGN_OR_RETURN(rapidjson::Document doc, ParseObjectText(text));
+  return ParseClusterList(doc);
+}
+
+absl::StatusOr<rapidjson::Document> ParseObjectText(absl::string_view text) {
+  absl::string_view trimmed = absl::StripLeadingAsciiWhitespace(text);
+  if (!trimmed.empty() && (trimmed[0] == '{' || trimmed[0] == '[')) return ParseJson(text);
+  return YamlToJson(text);
+}
+
+}  // namespace common

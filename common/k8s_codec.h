@@ -1,0 +1,45 @@
+// Kubernetes JSON to model facts: Node, Pod, Namespace, and List (the cluster file printed by
+// `kubectl get nodes,pods,namespaces -A -o json`). Objects inside extender requests come without
+// apiVersion/kind and are accepted as they are. Errors name the JSON path that was wrong.
+#ifndef GPU_TENANCY_COMMON_K8S_CODEC_H_
+#define GPU_TENANCY_COMMON_K8S_CODEC_H_
+
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "common/json.h"
+#include "topology/facts.h"
+#include "topology/quantity.h"
+#include "topology/snapshot.h"
+
+namespace common {
+
+// A quantity given as a JSON string ("8Gi") or number (8).
+[[nodiscard]] absl::StatusOr<topology::Quantity> ParseQuantityValue(const JsonValue& value,
+                                                                     absl::string_view path);
+// A map of string keys to quantities (requests, limits, allocatable, overhead).
+[[nodiscard]] absl::StatusOr<topology::ResourceList> ParseResourceList(const JsonValue& value,
+                                                                       absl::string_view path);
+// A map of string keys to string values (labels, annotations).
+[[nodiscard]] absl::StatusOr<topology::Labels> ParseStringMap(const JsonValue& value,
+                                                              absl::string_view path);
+
+[[nodiscard]] absl::StatusOr<topology::NodeFacts> ParseNode(const JsonValue& node,
+                                                            absl::string_view path = "node");
+// metadata.name may be empty (CREATE with generateName).
+[[nodiscard]] absl::StatusOr<topology::PodFacts> ParsePod(const JsonValue& pod,
+                                                          absl::string_view path = "pod");
+
+// A List (or NodeList/PodList/NamespaceList) of Nodes, Pods and Namespaces; items of other
+// kinds are ignored. Items without `kind` inside a NodeList/PodList take the list's item kind.
+[[nodiscard]] absl::StatusOr<topology::ClusterData> ParseClusterList(const JsonValue& list);
+
+// A cluster file in JSON or YAML.
+[[nodiscard]] absl::StatusOr<topology::ClusterData> ParseClusterText(absl::string_view text);
+
+// One object (JSON or YAML) from a file's text, e.g. a Pod manifest.
+[[nodiscard]] absl::StatusOr<rapidjson::Document> ParseObjectText(absl::string_view text);
+
+}  // namespace common
+
+#endif  // GPU_TENANCY_COMMON_K8S_CODEC_H_

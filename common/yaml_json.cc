@@ -1,0 +1,126 @@
+#include "common/yaml_json.h"
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "yaml-cpp/yaml.h"
+
+namespace common {
+namespace {
+
+constexpr int kMaxDepth = 200;
+
+bool IsPlain(const YAML::Node& node) { return node.Tag() == "?"; }
+
+void ScalarToJson(const YAML::Node& node, rapidjson::Value& out,
+                  rapidjson::Document::AllocatorType& alloc) {
+  const std::string& text = node.Scalar();
+  if (IsPlain(node)) {
+    if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") {
+      out.SetNull();
+      return;
+    }
+    if (text == "true" || text == "True" || text == "TRUE") {
+      out.SetBool(true);
+      return;
+    }
+    if (text == "false" || text == "False" || text == "FALSE") {
+      out.SetBool(false);
+      return;
+    }
+    int64_t i = 0;
+    bool digits_only = true;
+    for (size_t k = (text[0] == '-' || text[0] == '+') ? 1 : 0; k < text.size(); ++k) {
+      digits_only &= text[k] >= '0' && text[k] <= '9';
+    }
+    if (digits_only && absl::SimpleAtoi(text, &i)) {
+      out.SetInt64(i);
+      return;
+    }
+    double d = 0;
+    bool numeric_chars = true;
+    for (char c : text) {
+      numeric_chars &= (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' ||
+                       c == '+';
+    }
+    if (numeric_chars && absl::SimpleAtod(text, &d)) {
+      out.SetDouble(d);
+      return;
+    }
+  }
+  out.SetString(text.data(), static_cast<rapidjson::SizeType>(text.size()), alloc);
+}
+
+absl::Status NodeToJson(const YAML::Node& node, rapidjson::Value& out,
+                        rapidjson::Document::AllocatorType& alloc, int depth) {
+  if (depth > kMaxDepth) return absl::InvalidArgumentError("YAML nests too deeply");
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      out.SetNull();
+      return absl::OkStatus();
+    case YAML::NodeType::Scalar:
+      ScalarToJson(node, out, alloc);
+      return absl::OkStatus();
+    case YAML::NodeType::Sequence:
+      out.SetArray();
+      for (const YAML::Node& item : node) {
+        rapidjson::Value v;
+        absl::Status s = NodeToJson(item, v, alloc, depth + 1);
+        if (!s.ok()) return s;
+        out.PushBack(v, alloc);
+      }
+      return absl::OkStatus();
+    case YAML::NodeType::Map:
+      out.SetObject();
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("YAML line ", kv.first.Mark().line + 1, ": map keys must be scalars"));
+        }
+        const std::string& key = kv.first.Scalar();
+        rapidjson::Value k(key.data(), static_cast<rapidjson::SizeType>(key.size()), alloc);
+        rapidjson::Value v;
+        absl::Status s = NodeToJson(kv.second, v, alloc, depth + 1);
+        if (!s.ok()) return s;
+        out.AddMember(k, v, alloc);
+      }
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<rapidjson::Document>> YamlDocumentsToJson(absl::string_view text) {
+  std::vector<rapidjson::Document> docs;
+  try {
+    for (const YAML::Node& node : YAML::LoadAll(std::string(text))) {
+      if (node.IsNull()) continue;
+      rapidjson::Document doc;
+      absl::Status s = NodeToJson(node, doc, doc.GetAllocator(), 0);
+      if (!s.ok()) return s;
+      docs.push_back(std::move(doc));
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid YAML at line ", e.mark.line + 1,
+                                                   ", column ", e.mark.column + 1, ": ", e.msg));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid YAML: ", e.what()));
+  }
+  return docs;
+}
+
+absl::StatusOr<rapidjson::Document> YamlToJson(absl::string_view text) {
+  absl::StatusOr<std::vector<rapidjson::Document>> docs = YamlDocumentsToJson(text);
+  if (!docs.ok()) return docs.status();
+  if (docs->size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected one YAML document, found ", docs->size()));
+  }
+  return std::move(docs->front());
+}
+
+}  // namespace common

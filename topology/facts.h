@@ -1,0 +1,60 @@
+// The plain facts the model reads from Kubernetes objects: what a Node advertises and what a Pod
+// asks for. common/k8s_codec fills them from JSON; everything in topology/ works on them, so the
+// model can be tested with a few lines of C++ instead of kilobytes of JSON.
+#ifndef GPU_TENANCY_TOPOLOGY_FACTS_H_
+#define GPU_TENANCY_TOPOLOGY_FACTS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "topology/quantity.h"
+
+namespace topology {
+
+using Labels = std::map<std::string, std::string, std::less<>>;
+using ResourceList = std::map<std::string, Quantity, std::less<>>;
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute
+};
+
+struct NodeFacts {
+  std::string name;
+  Labels labels;
+  ResourceList allocatable;
+  std::vector<Taint> taints;
+};
+
+struct ContainerFacts {
+  std::string name;
+  ResourceList requests;
+  ResourceList limits;
+  // An init container with restartPolicy: Always (a sidecar) runs beside the main containers.
+  bool restartable = false;
+};
+
+struct PodFacts {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::string node_name;  // empty until bound
+  std::string phase;      // Pending, Running, Succeeded, Failed, Unknown
+  Labels labels;
+  Labels annotations;
+  std::vector<ContainerFacts> containers;
+  std::vector<ContainerFacts> init_containers;
+  ResourceList overhead;
+
+  std::string Key() const { return namespace_name + "/" + name; }
+  // Bound pods in a terminal phase no longer hold devices.
+  bool HoldsResources() const {
+    return !node_name.empty() && phase != "Succeeded" && phase != "Failed";
+  }
+};
+
+}  // namespace topology
+
+#endif  // GPU_TENANCY_TOPOLOGY_FACTS_H_

@@ -1,0 +1,44 @@
+// What the pods already on a node hold: device counts per resource and, for shared GPUs, the
+// GPU memory promised to each GPU (by index where the assignment is known, per node otherwise).
+#ifndef GPU_TENANCY_TOPOLOGY_OCCUPANCY_H_
+#define GPU_TENANCY_TOPOLOGY_OCCUPANCY_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "topology/demand.h"
+#include "topology/supply.h"
+
+namespace topology {
+
+// Written by bind when it chooses a GPU; read back so per-GPU memory stays exact.
+inline constexpr absl::string_view kGpuIndexAnnotation = "gpu-tenancy.io/gpu-index";
+
+struct NodeOccupancy {
+  std::map<std::string, int64_t, std::less<>> used;  // device resource -> count held
+  std::map<int, int64_t> shared_memory_by_gpu;       // GPU index -> MiB promised
+  int64_t shared_memory_unassigned_mib = 0;          // MiB promised, GPU unknown
+  int pods = 0;
+
+  int64_t Used(absl::string_view resource) const {
+    auto it = used.find(resource);
+    return it == used.end() ? 0 : it->second;
+  }
+  int64_t SharedMemoryUsedMiB() const;
+};
+
+// True when the pod's GPU memory comes out of a shared GPU's heap on this node (it uses a
+// shared replica, or asks for memory without any device).
+bool UsesSharedMemory(const GpuDemand& demand, const NodeSupply& supply);
+
+// Adds (sign +1) or removes (sign -1) one pod's demand. Removing exactly what was added
+// restores the previous value, so incremental updates and a rebuild agree.
+void ApplyPod(NodeOccupancy& occupancy, const GpuDemand& demand, const NodeSupply& supply,
+              std::optional<int> gpu_index, int sign);
+
+}  // namespace topology
+
+#endif  // GPU_TENANCY_TOPOLOGY_OCCUPANCY_H_

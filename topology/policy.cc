@@ -1,0 +1,173 @@
+#include "topology/policy.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace topology {
+namespace {
+
+constexpr std::array<std::pair<SharingMode, absl::string_view>, 5> kModeNames = {{
+    {SharingMode::kExclusive, "exclusive"},
+    {SharingMode::kMig, "mig"},
+    {SharingMode::kMigShared, "mig-shared"},
+    {SharingMode::kMps, "mps"},
+    {SharingMode::kTimeslice, "timeslice"},
+}};
+
+bool SelectorMatches(const Labels& selector, const Labels& labels) {
+  if (selector.empty()) return false;
+  for (const auto& [key, value] : selector) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::string_view ModeName(SharingMode mode) {
+  for (const auto& [m, name] : kModeNames) {
+    if (m == mode) return name;
+  }
+  return "unknown";
+}
+
+std::optional<SharingMode> ParseMode(absl::string_view name) {
+  for (const auto& [m, text] : kModeNames) {
+    if (text == name) return m;
+  }
+  return std::nullopt;
+}
+
+std::string ModeSet::ToString() const {
+  std::vector<absl::string_view> names;
+  for (const auto& [m, name] : kModeNames) {
+    if (Has(m)) names.push_back(name);
+  }
+  return names.empty() ? "none" : absl::StrJoin(names, ", ");
+}
+
+const Tier* Policy::FindTier(absl::string_view name) const {
+  for (const Tier& t : tiers) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+const Pool* Policy::FindPool(absl::string_view name) const {
+  for (const Pool& p : pools) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+const Tenant* Policy::FindTenant(absl::string_view name) const {
+  for (const Tenant& t : tenants) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+bool Policy::IsMemoryResource(absl::string_view resource) const {
+  return std::find(memory_resources.begin(), memory_resources.end(), resource) !=
+         memory_resources.end();
+}
+
+bool Policy::IsConfiguredShared(absl::string_view resource) const {
+  return std::find(shared_resources.begin(), shared_resources.end(), resource) !=
+         shared_resources.end();
+}
+
+absl::Status Policy::Validate() const {
+  std::set<std::string, std::less<>> seen;
+  for (const Tier& t : tiers) {
+    if (t.name.empty()) return absl::InvalidArgumentError("tiers: a tier has no name");
+    if (!seen.insert(t.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("tiers: duplicate tier \"", t.name, "\""));
+    }
+  }
+  if (unknown_tenant_tier && !FindTier(*unknown_tenant_tier)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknownTenant: tier \"", *unknown_tenant_tier, "\" is not defined"));
+  }
+  seen.clear();
+  std::map<std::string, std::string, std::less<>> namespace_owner;
+  for (const Tenant& t : tenants) {
+    if (t.name.empty()) return absl::InvalidArgumentError("tenants: a tenant has no name");
+    if (!seen.insert(t.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("tenants: duplicate tenant \"", t.name, "\""));
+    }
+    if (!FindTier(t.tier)) {
+      return absl::InvalidArgumentError(absl::StrCat("tenants[", t.name, "].tier: tier \"", t.tier,
+                                                     "\" is not defined"));
+    }
+    if (t.namespaces.empty() && t.namespace_selector.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tenants[", t.name, "]: needs namespaces or namespaceSelector"));
+    }
+    for (const std::string& ns : t.namespaces) {
+      auto [it, inserted] = namespace_owner.emplace(ns, t.name);
+      if (!inserted) {
+        return absl::InvalidArgumentError(absl::StrCat("tenants[", t.name, "].namespaces: \"", ns,
+                                                       "\" already belongs to tenant \"",
+                                                       it->second, "\""));
+      }
+    }
+  }
+  seen.clear();
+  for (const Pool& p : pools) {
+    if (p.name.empty()) return absl::InvalidArgumentError("pools: a pool has no name");
+    if (!seen.insert(p.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("pools: duplicate pool \"", p.name, "\""));
+    }
+  }
+  if (canary && canary->reserve < 0) {
+    return absl::InvalidArgumentError("canary.reserve: must not be negative");
+  }
+  return absl::OkStatus();
+}
+
+Policy Policy::AllowAll() {
+  Policy policy;
+  Tier tier;
+  tier.name = "default";
+  for (const auto& [mode, name] : kModeNames) tier.modes.Add(mode);
+  policy.tiers.push_back(std::move(tier));
+  policy.unknown_tenant_tier = "default";
+  return policy;
+}
+
+TenantRef ResolveTenant(const Policy& policy, absl::string_view namespace_name,
+                        const Labels& namespace_labels) {
+  const Tenant* found = nullptr;
+  for (const Tenant& t : policy.tenants) {
+    if (std::find(t.namespaces.begin(), t.namespaces.end(), namespace_name) != t.namespaces.end()) {
+      found = &t;
+      break;
+    }
+  }
+  if (!found) {
+    for (const Tenant& t : policy.tenants) {
+      if (SelectorMatches(t.namespace_selector, namespace_labels)) {
+        found = &t;
+        break;
+      }
+    }
+  }
+  TenantRef ref;
+  if (found) {
+    ref.name = found->name;
+    ref.tenant = found;
+    ref.tier = policy.FindTier(found->tier);
+    return ref;
+  }
+  ref.name = "unknown";
+  if (policy.unknown_tenant_tier) ref.tier = policy.FindTier(*policy.unknown_tenant_tier);
+  return ref;
+}
+
+}  // namespace topology

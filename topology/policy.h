@@ -1,0 +1,127 @@
+// Tenant and tier policy: which sharing modes a tenant's tier may use, which namespaces belong to
+// which tenant, and the per-tenant limits. Loaded from YAML by common/policy_loader; both the
+// extender's pool gate and the webhook's rules read this one structure.
+#ifndef GPU_TENANCY_TOPOLOGY_POLICY_H_
+#define GPU_TENANCY_TOPOLOGY_POLICY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "topology/facts.h"
+
+namespace topology {
+
+// The isolation deal a tenant gets, from strongest to weakest.
+enum class SharingMode { kExclusive, kMig, kMigShared, kMps, kTimeslice };
+
+absl::string_view ModeName(SharingMode mode);
+std::optional<SharingMode> ParseMode(absl::string_view name);
+// True for modes that share one memory heap and fault domain between tenants' pods.
+inline bool IsSharedMode(SharingMode m) {
+  return m == SharingMode::kMigShared || m == SharingMode::kMps || m == SharingMode::kTimeslice;
+}
+
+// A small set of modes; cheap to copy and compare.
+class ModeSet {
+ public:
+  ModeSet() = default;
+  void Add(SharingMode m) { bits_ |= Bit(m); }
+  bool Has(SharingMode m) const { return (bits_ & Bit(m)) != 0; }
+  bool HasShared() const {
+    return Has(SharingMode::kMigShared) || Has(SharingMode::kMps) || Has(SharingMode::kTimeslice);
+  }
+  // "exclusive, mig" in the fixed mode order.
+  std::string ToString() const;
+
+ private:
+  static unsigned Bit(SharingMode m) { return 1u << static_cast<unsigned>(m); }
+  unsigned bits_ = 0;
+};
+
+struct Tier {
+  std::string name;
+  ModeSet modes;
+  bool device_access = false;  // may use privileged pods, /dev/nvidia* mounts, NVIDIA_* env
+};
+
+struct MpsLimits {
+  std::optional<int> max_active_thread_percentage;
+  std::optional<int64_t> max_pinned_memory_mib;
+};
+
+struct TenantLimits {
+  std::optional<int64_t> gpu_memory_mib_per_pod;
+  std::vector<std::string> mig_profiles;  // empty: any profile
+  std::optional<int64_t> shared_replicas_per_pod;
+  MpsLimits mps;
+};
+
+struct Tenant {
+  std::string name;
+  std::string tier;
+  std::vector<std::string> namespaces;
+  Labels namespace_selector;  // matchLabels on the namespace; empty: not used
+  TenantLimits limits;
+};
+
+struct Pool {
+  std::string name;
+  SharingMode mode = SharingMode::kExclusive;
+  std::optional<Taint> taint;  // pods allowed in this pool get a toleration for it
+};
+
+struct Canary {
+  std::string mig_profile;  // "1g.10gb"
+  int64_t reserve = 0;      // instances kept free per node for canary pods
+  std::string pod_label = "gpu-tenancy.io/canary";  // value "true" marks a canary pod
+};
+
+enum class ScoringStrategy { kBinpack, kSpread };
+
+struct Policy {
+  std::vector<Tier> tiers;
+  std::vector<Tenant> tenants;
+  std::optional<std::string> unknown_tenant_tier;  // nullopt: unknown tenants are denied
+  std::string pool_label = "gpu-tenancy.io/pool";
+  std::vector<Pool> pools;
+  std::vector<std::string> shared_resources;  // extra names shared like nvidia.com/gpu.shared
+  std::vector<std::string> memory_resources = {"nvidia.com/gpu.memory", "nvidia.com/gpumem"};
+  std::string memory_annotation = "gpu-tenancy.io/gpu-memory";
+  bool fail_requests_greater_than_one = true;
+  ScoringStrategy scoring = ScoringStrategy::kBinpack;
+  std::optional<Canary> canary;
+
+  const Tier* FindTier(absl::string_view name) const;
+  const Pool* FindPool(absl::string_view name) const;
+  const Tenant* FindTenant(absl::string_view name) const;
+  bool IsMemoryResource(absl::string_view resource) const;
+  bool IsConfiguredShared(absl::string_view resource) const;
+
+  // Cross-reference checks (tenants name existing tiers, namespaces are not claimed twice...).
+  absl::Status Validate() const;
+
+  // The policy used when none is given: one tier "default" allowing every mode, which every
+  // namespace gets. Placement rules still apply; trust rules do not.
+  static Policy AllowAll();
+};
+
+// Who a namespace belongs to. `tier` is null when the tenant is unknown and the policy denies
+// unknown tenants; `tenant` is null for an unknown tenant admitted with the default tier.
+struct TenantRef {
+  std::string name;  // tenant name, or "unknown"
+  const Tenant* tenant = nullptr;
+  const Tier* tier = nullptr;
+  bool Denied() const { return tier == nullptr; }
+};
+
+// Namespace name first, then the namespace-label selectors, in policy order.
+TenantRef ResolveTenant(const Policy& policy, absl::string_view namespace_name,
+                        const Labels& namespace_labels);
+
+}  // namespace topology
+
+#endif  // GPU_TENANCY_TOPOLOGY_POLICY_H_

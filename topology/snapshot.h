@@ -1,0 +1,73 @@
+// An immutable picture of the cluster as the model sees it: per node its facts, supply and
+// occupancy; per namespace its labels (tenant selectors read them). Built once per change and
+// shared by every request that reads it; nothing in it is mutated after construction.
+#ifndef GPU_TENANCY_TOPOLOGY_SNAPSHOT_H_
+#define GPU_TENANCY_TOPOLOGY_SNAPSHOT_H_
+
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "topology/catalog.h"
+#include "topology/demand.h"
+#include "topology/facts.h"
+#include "topology/fit.h"
+#include "topology/occupancy.h"
+#include "topology/policy.h"
+#include "topology/supply.h"
+
+namespace topology {
+
+struct NodeState {
+  NodeFacts facts;
+  NodeSupply supply;
+  NodeOccupancy occupancy;
+};
+
+// Raw cluster contents, as listed from the API server or read from a cluster file.
+struct ClusterData {
+  std::vector<NodeFacts> nodes;
+  std::vector<PodFacts> pods;
+  absl::flat_hash_map<std::string, Labels> namespace_labels;
+};
+
+class ClusterSnapshot {
+ public:
+  using NodeMap = absl::flat_hash_map<std::string, std::shared_ptr<const NodeState>>;
+
+  ClusterSnapshot() = default;
+  ClusterSnapshot(NodeMap nodes, absl::flat_hash_map<std::string, Labels> namespace_labels)
+      : nodes_(std::move(nodes)), namespace_labels_(std::move(namespace_labels)) {}
+
+  const NodeState* FindNode(absl::string_view name) const;
+  const NodeMap& nodes() const { return nodes_; }
+  // Node names in sorted order, for stable output.
+  std::vector<std::string> SortedNodeNames() const;
+  const Labels& NamespaceLabels(absl::string_view ns) const;
+
+ private:
+  NodeMap nodes_;
+  absl::flat_hash_map<std::string, Labels> namespace_labels_;
+};
+
+// Reads the GPU index a bind recorded on the pod, if any.
+std::optional<int> RecordedGpuIndex(const PodFacts& pod);
+
+// Builds supply for every node and occupancy from the pods bound to them. A pod whose demand
+// cannot be computed (bad quantity) is skipped and reported in `skipped`, never fatal: one
+// broken pod must not take the whole cluster view down.
+ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, const Policy& policy,
+                              std::vector<std::string>* skipped = nullptr);
+
+// The per-pod context every node decision shares: tenant, tier, canary flag, scoring override.
+// InvalidArgument for an unknown value of the scheduling-policy annotation.
+inline constexpr absl::string_view kSchedulingPolicyAnnotation = "gpu-tenancy.io/scheduling-policy";
+[[nodiscard]] absl::StatusOr<PodContext> MakePodContext(const PodFacts& pod, const Policy& policy,
+                                                        const Labels& namespace_labels);
+
+}  // namespace topology
+
+#endif  // GPU_TENANCY_TOPOLOGY_SNAPSHOT_H_

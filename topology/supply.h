@@ -1,0 +1,77 @@
+// What a node offers: its GPU resources classified by isolation (whole GPU, MIG instance, shared
+// replica), the memory behind each, its pool, and whether MIG is being reconfigured. Derived from
+// GFD / device-plugin / mig-manager labels and status.allocatable (see spec/gfd-labels.md).
+#ifndef GPU_TENANCY_TOPOLOGY_SUPPLY_H_
+#define GPU_TENANCY_TOPOLOGY_SUPPLY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "topology/catalog.h"
+#include "topology/facts.h"
+#include "topology/policy.h"
+
+namespace topology {
+
+inline constexpr absl::string_view kProductLabel = "nvidia.com/gpu.product";
+inline constexpr absl::string_view kGpuCountLabel = "nvidia.com/gpu.count";
+inline constexpr absl::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";
+inline constexpr absl::string_view kReplicasLabel = "nvidia.com/gpu.replicas";
+inline constexpr absl::string_view kSharingStrategyLabel = "nvidia.com/gpu.sharing-strategy";
+inline constexpr absl::string_view kMigStrategyLabel = "nvidia.com/mig.strategy";
+inline constexpr absl::string_view kMigConfigStateLabel = "nvidia.com/mig.config.state";
+inline constexpr absl::string_view kGpuResource = "nvidia.com/gpu";
+inline constexpr absl::string_view kSharedSuffix = ".shared";
+inline constexpr absl::string_view kMigResourcePrefix = "nvidia.com/mig-";
+
+enum class ResourceKind { kWholeGpu, kMigInstance, kSharedReplica };
+
+struct OfferedResource {
+  std::string name;  // "nvidia.com/mig-3g.40gb"
+  ResourceKind kind = ResourceKind::kWholeGpu;
+  SharingMode mode = SharingMode::kExclusive;
+  int64_t allocatable = 0;
+  std::string mig_profile;  // "3g.40gb" for MIG instances and shared MIG replicas
+  // Memory one unit gives a pod: the MIG instance's memory or the whole GPU's. For a shared
+  // replica it is the memory of the GPU behind it, which all its replicas share.
+  std::optional<int64_t> memory_mib;
+};
+
+struct NodeSupply {
+  std::string name;
+  std::string product;             // GFD product label as found
+  const GpuModel* model = nullptr;  // null for products the catalog does not know
+  std::optional<int64_t> gpu_memory_mib;  // per physical GPU
+  int replicas_per_gpu = 1;
+  std::vector<OfferedResource> resources;  // sorted by name
+  std::string pool;  // label value, or derived from the sharing labels
+  std::optional<SharingMode> pool_mode;  // nullopt: labelled with a pool the policy lacks
+  bool pool_labelled = false;
+  // Non-empty while mig-manager reconfigures the node ("pending", "rebooting", "failed") or
+  // has paused the device plugin for it.
+  std::string mig_unsettled;
+
+  const OfferedResource* Find(absl::string_view resource) const;
+  bool HasGpus() const { return !resources.empty(); }
+  // Physical GPUs behind a shared resource (allocatable / replicas), at least 1.
+  int64_t SharedGpuCount(const OfferedResource& shared) const;
+};
+
+// Classifies one extended resource name the way the device plugin advertises it on this node.
+// Returns nullopt for names that are not GPU resources (cpu, memory, hugepages...).
+struct ResourceClass {
+  ResourceKind kind;
+  SharingMode mode;
+  std::string mig_profile;
+};
+std::optional<ResourceClass> ClassifyResource(absl::string_view resource, const Labels& node_labels,
+                                              const Policy& policy);
+
+NodeSupply BuildNodeSupply(const NodeFacts& node, const Catalog& catalog, const Policy& policy);
+
+}  // namespace topology
+
+#endif  // GPU_TENANCY_TOPOLOGY_SUPPLY_H_
