@@ -12,6 +12,7 @@
 namespace cmd {
 
 int RunExplain(const std::vector<std::string>& args);
+int RunServe(const std::vector<std::string>& args);
 
 // Prints "error: ..." (and the usage text if given) to stderr; returns 2.
 int UsageError(const absl::Status& status, const char* usage);

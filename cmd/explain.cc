@@ -143,8 +143,10 @@ int RunExplain(const std::vector<std::string>& args) {
   topology::ClusterSnapshot snapshot =
       topology::BuildSnapshot(*cluster, common::BuiltinCatalog(), *policy, &skipped);
   for (const std::string& why : skipped) std::cerr << "warning: pod skipped: " << why << "\n";
+  std::vector<std::string> names = snapshot.SortedNodeNames();
+  std::vector<absl::string_view> candidates(names.begin(), names.end());
   absl::StatusOr<extender::PodDecision> decision =
-      extender::Decide(*pod, snapshot, *policy, snapshot.SortedNodeNames(), /*with_scores=*/true);
+      extender::Decide(*pod, snapshot, *policy, candidates, /*with_scores=*/true);
   if (!decision.ok()) return Fail(decision.status());
   if (format == "json") {
     PrintJson(*decision);

@@ -10,7 +10,17 @@ using topology::Verdict;
 absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
                                    const topology::ClusterSnapshot& snapshot,
                                    const topology::Policy& policy,
-                                   const std::vector<std::string>& candidates, bool with_scores) {
+                                   const std::vector<absl::string_view>& candidates,
+                                   bool with_scores) {
+  return Decide(pod, snapshot, policy, candidates,
+                [&](size_t i) { return snapshot.FindNode(candidates[i]); }, with_scores);
+}
+
+absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
+                                   const topology::ClusterSnapshot& snapshot,
+                                   const topology::Policy& policy,
+                                   const std::vector<absl::string_view>& candidates,
+                                   NodeLookup lookup, bool with_scores) {
   PodDecision out;
   out.pod = pod.Key();
   ASSIGN_OR_RETURN(out.demand, topology::ComputeDemand(pod, policy));
@@ -20,13 +30,15 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
   out.tenant = ctx.tenant.name;
   if (ctx.tenant.tier) out.tier = ctx.tenant.tier->name;
   out.nodes.reserve(candidates.size());
-  for (const std::string& name : candidates) {
+  for (size_t i = 0; i < candidates.size(); ++i) {
     NodeDecision d;
-    d.node = name;
-    const topology::NodeState* state = snapshot.FindNode(name);
+    d.node = std::string(candidates[i]);
     if (out.demand.empty()) {
-      // No GPU demand: nothing of ours to check.
-    } else if (!state) {
+      out.nodes.push_back(std::move(d));  // no GPU demand: nothing of ours to check
+      continue;
+    }
+    const topology::NodeState* state = lookup(i);
+    if (!state) {
       d.fit = FitResult{Verdict::kUnschedulable, "node not yet known to gpu-tenancy"};
     } else {
       d.fit = topology::Fit(out.demand, ctx, state->supply, state->occupancy);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "topology/fit.h"
 #include "topology/snapshot.h"
@@ -27,13 +28,22 @@ struct PodDecision {
   std::vector<NodeDecision> nodes;
 };
 
-// Decides every candidate; a candidate the snapshot does not know is unschedulable ("node not
-// in the extender's cache yet": the watch may simply lag). With `with_scores` false the scores
-// stay 0 (filter does not need them). InvalidArgument when the pod itself is malformed.
+using NodeLookup = absl::FunctionRef<const topology::NodeState*(size_t candidate_index)>;
+
+// Decides every candidate; `lookup` gives the node state of candidate i, or null when unknown,
+// which is unschedulable ("not yet known": the watch may simply lag). With `with_scores` false
+// the scores stay 0 (filter does not need them). InvalidArgument when the pod is malformed.
 [[nodiscard]] absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
                                                  const topology::ClusterSnapshot& snapshot,
                                                  const topology::Policy& policy,
-                                                 const std::vector<std::string>& candidates,
+                                                 const std::vector<absl::string_view>& candidates,
+                                                 NodeLookup lookup, bool with_scores);
+
+// Same, with every candidate looked up by name in the snapshot.
+[[nodiscard]] absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
+                                                 const topology::ClusterSnapshot& snapshot,
+                                                 const topology::Policy& policy,
+                                                 const std::vector<absl::string_view>& candidates,
                                                  bool with_scores);
 
 }  // namespace extender

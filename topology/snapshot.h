@@ -68,6 +68,14 @@ inline constexpr absl::string_view kSchedulingPolicyAnnotation = "gpu-tenancy.io
 [[nodiscard]] absl::StatusOr<PodContext> MakePodContext(const PodFacts& pod, const Policy& policy,
                                                         const Labels& namespace_labels);
 
+// What a request reads: the policy and the snapshot built with it, published together so a
+// reader never pairs a snapshot with a policy it was not built for.
+struct ModelState {
+  std::shared_ptr<const Policy> policy;
+  std::shared_ptr<const ClusterSnapshot> snapshot;
+  const Catalog* catalog = nullptr;
+};
+
 }  // namespace topology
 
 #endif  // GPU_TENANCY_TOPOLOGY_SNAPSHOT_H_

@@ -1,0 +1,236 @@
+// gpu-tenancy serve: the scheduler extender and admission webhook over HTTPS, plus health and
+// metrics over plain HTTP. `serve --demo` needs nothing: dev certificates, the embedded demo
+// cluster and policy, loopback only.
+#include <signal.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "cmd/inputs.h"
+#include "common/config_loader.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/status_macros.h"
+#include "common/yaml_json.h"
+#include "extender/verbs.h"
+#include "kube/cluster_state.h"
+#include "server/dev_certs.h"
+#include "server/file_watch.h"
+#include "server/server.h"
+
+namespace cmd {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: gpu-tenancy serve --cluster-file FILE --policy FILE --tls-cert FILE --tls-key FILE\n"
+    "                         [--listen HOST:PORT] [--metrics-listen HOST:PORT|off]\n"
+    "                         [--client-ca FILE] [--threads N] [--max-body-bytes N]\n"
+    "                         [--log-level debug|info|warn|error] [--config FILE]\n"
+    "       gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
+    "\n"
+    "--config FILE is YAML whose keys are these flag names (without --); flags win over it.\n";
+
+const std::set<std::string> kValueFlags = {"cluster-file", "policy",       "listen",
+                                           "metrics-listen", "tls-cert",   "tls-key",
+                                           "client-ca",    "threads",      "max-body-bytes",
+                                           "log-level",    "config"};
+
+// The demo's ready-to-paste filter request: an untrusted tenant's MIG pod, names-only.
+constexpr char kDemoFilterRequest[] =
+    R"({"Pod":{"metadata":{"name":"llm-b","namespace":"acme","uid":"demo-1"},)"
+    R"("spec":{"containers":[{"name":"server","resources":{"limits":{"nvidia.com/mig-3g.40gb":"1"},)"
+    R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
+    R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
+
+absl::Status SplitHostPort(const std::string& text, std::string& host, int& port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" is not HOST:PORT"));
+  }
+  host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "0.0.0.0";
+  if (!absl::SimpleAtoi(text.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" has no valid port"));
+  }
+  return absl::OkStatus();
+}
+
+// Folds --config FILE into the flags: every key of the YAML mapping is a flag name.
+absl::Status MergeConfigFile(ParsedFlags& flags) {
+  if (!flags.Has("config")) return absl::OkStatus();
+  std::string path = flags.Get("config");
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  absl::StatusOr<rapidjson::Document> doc = common::YamlToJson(text);
+  if (!doc.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", doc.status().message()));
+  if (!doc->IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected a mapping"));
+  for (auto it = doc->MemberBegin(); it != doc->MemberEnd(); ++it) {
+    std::string key(common::AsStringView(it->name));
+    if (!kValueFlags.count(key) || key == "config") {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": unknown key \"", key, "\""));
+    }
+    if (flags.values.count(key)) continue;  // the command line wins
+    std::string value = it->value.IsString() ? std::string(common::AsStringView(it->value))
+                                             : common::ToJson(it->value);
+    flags.values[key].push_back(value);
+  }
+  return absl::OkStatus();
+}
+
+struct ServeSetup {
+  server::Options options;
+  std::string ca_for_curl;  // demo only
+};
+
+absl::StatusOr<ServeSetup> BuildOptions(const ParsedFlags& flags) {
+  ServeSetup setup;
+  server::Options& o = setup.options;
+  bool demo = flags.Has("demo");
+  std::string listen = flags.Get("listen", demo ? "127.0.0.1:8443" : "0.0.0.0:8443");
+  RETURN_IF_ERROR(SplitHostPort(listen, o.listen_host, o.listen_port));
+  std::string metrics = flags.Get("metrics-listen", demo ? "127.0.0.1:8080" : "0.0.0.0:8080");
+  if (metrics == "off") {
+    o.metrics_port = -1;
+  } else {
+    RETURN_IF_ERROR(SplitHostPort(metrics, o.metrics_host, o.metrics_port));
+  }
+  if (flags.Has("threads") && (!absl::SimpleAtoi(flags.Get("threads"), &o.worker_threads) ||
+                               o.worker_threads < 2 || o.worker_threads > 4096)) {
+    return absl::InvalidArgumentError("--threads must be 2..4096");
+  }
+  if (flags.Has("max-body-bytes") &&
+      (!absl::SimpleAtoi(flags.Get("max-body-bytes"), &o.max_body_bytes) || o.max_body_bytes < 1024)) {
+    return absl::InvalidArgumentError("--max-body-bytes must be at least 1024");
+  }
+  o.client_ca_file = flags.Get("client-ca");
+  if (demo && !flags.Has("tls-cert")) {
+    char dir_template[] = "/tmp/gpu-tenancy-demo-XXXXXX";
+    if (!mkdtemp(dir_template)) return absl::InternalError("cannot create a temporary directory");
+    ASSIGN_OR_RETURN(server::DevCertFiles files, server::WriteDevCerts(dir_template));
+    o.tls_cert_file = files.cert;
+    o.tls_key_file = files.key;
+    setup.ca_for_curl = files.ca_cert;
+    std::ofstream(std::string(dir_template) + "/filter.json") << kDemoFilterRequest;
+  } else {
+    if (!flags.Has("tls-cert") || !flags.Has("tls-key")) {
+      return absl::InvalidArgumentError("--tls-cert and --tls-key are required (or use --demo)");
+    }
+    o.tls_cert_file = flags.Get("tls-cert");
+    o.tls_key_file = flags.Get("tls-key");
+  }
+  return setup;
+}
+
+void PrintDemoHelp(const ServeSetup& setup, int tls_port, int metrics_port) {
+  std::string dir = setup.ca_for_curl.substr(0, setup.ca_for_curl.rfind('/'));
+  std::string base = absl::StrCat("https://localhost:", tls_port);
+  std::cout << "\nDemo cluster loaded (nodes mig-a mig-b mig-c mig-1g ts-a excl-a cpu-a).\n"
+            << "Try, from another terminal:\n\n"
+            << "  # why can an untrusted tenant's MIG pod go to mig-a only?\n"
+            << "  curl -s --cacert " << setup.ca_for_curl
+            << " -H 'Content-Type: application/json' \\\n      -d @" << dir << "/filter.json "
+            << base << "/extender/filter\n\n"
+            << "  curl -s --cacert " << setup.ca_for_curl
+            << " -H 'Content-Type: application/json' \\\n      -d @" << dir
+            << "/filter.json " << base << "/extender/prioritize\n\n";
+  if (metrics_port > 0) {
+    std::cout << "  curl -s http://localhost:" << metrics_port << "/readyz\n"
+              << "  curl -s http://localhost:" << metrics_port << "/metrics\n\n";
+  }
+  std::cout << "Press Ctrl-C to stop.\n";
+}
+
+}  // namespace
+
+int RunServe(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, kValueFlags, {"demo", "help"});
+  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  if (flags->Has("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (absl::Status s = MergeConfigFile(*flags); !s.ok()) return UsageError(s, kUsage);
+  if (flags->Has("log-level")) {
+    absl::StatusOr<common::LogLevel> level = common::ParseLogLevel(flags->Get("log-level"));
+    if (!level.ok()) return UsageError(level.status(), kUsage);
+    common::SetLogLevel(*level);
+  }
+  absl::StatusOr<ServeSetup> setup = BuildOptions(*flags);
+  if (!setup.ok()) return UsageError(setup.status(), kUsage);
+  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
+  if (!policy.ok()) return Fail(policy.status());
+  absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
+  if (!cluster.ok()) return UsageError(cluster.status(), kUsage);
+
+  auto state = std::make_shared<kube::ClusterState>(common::BuiltinCatalog());
+  state->SetPolicy(std::make_shared<const topology::Policy>(*std::move(policy)));
+  state->ReplaceAll(*std::move(cluster));
+
+  std::vector<server::PostRoute> routes;
+  routes.push_back({"/extender/filter", [state](absl::string_view body) {
+                      std::shared_ptr<const topology::ModelState> s = state->Current();
+                      extender::VerbReply r = extender::Filter(body, s.get());
+                      return server::Reply{r.http_status, std::move(r.body), {}};
+                    }});
+  routes.push_back({"/extender/prioritize", [state](absl::string_view body) {
+                      std::shared_ptr<const topology::ModelState> s = state->Current();
+                      extender::VerbReply r = extender::Prioritize(body, s.get());
+                      return server::Reply{r.http_status, std::move(r.body), {}};
+                    }});
+
+  // Block the shutdown signals before any thread starts, so only sigwait() below sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<std::unique_ptr<server::Server>> srv = server::Server::Create(
+      setup->options, std::move(routes), [state] { return state->Current() != nullptr; });
+  if (!srv.ok()) return Fail(srv.status());
+
+  std::unique_ptr<server::FileWatcher> policy_watch;
+  if (flags->Has("policy")) {
+    std::string path = flags->Get("policy");
+    policy_watch = std::make_unique<server::FileWatcher>(
+        std::vector<std::string>{path}, std::chrono::seconds(2), [state, path] {
+          absl::StatusOr<std::string> text = ReadFile(path);
+          absl::StatusOr<topology::Policy> next =
+              text.ok() ? common::LoadPolicy(*text) : absl::StatusOr<topology::Policy>(text.status());
+          if (!next.ok()) {
+            common::Log(common::LogLevel::kWarn, "policy reload rejected; keeping the current policy",
+                        {{"file", path}, {"reason", next.status().message()}});
+            return;
+          }
+          state->SetPolicy(std::make_shared<const topology::Policy>(*std::move(next)));
+          common::Log(common::LogLevel::kInfo, "policy reloaded", {{"file", path}});
+        });
+  }
+
+  (*srv)->Start();
+  std::cout << "ready tls_port=" << (*srv)->tls_port() << " metrics_port=" << (*srv)->metrics_port()
+            << std::endl;
+  common::Log(common::LogLevel::kInfo, "serving",
+              {{"tls", absl::StrCat(setup->options.listen_host, ":", (*srv)->tls_port())},
+               {"metrics", absl::StrCat(setup->options.metrics_host, ":", (*srv)->metrics_port())}});
+  if (flags->Has("demo") && !setup->ca_for_curl.empty()) {
+    PrintDemoHelp(*setup, (*srv)->tls_port(), (*srv)->metrics_port());
+    std::cout.flush();
+  }
+
+  int received = 0;
+  sigwait(&signals, &received);
+  common::Log(common::LogLevel::kInfo, "shutting down", {{"signal", absl::StrCat(received)}});
+  policy_watch.reset();
+  (*srv)->Stop();
+  return 0;
+}
+
+}  // namespace cmd

@@ -1,0 +1,60 @@
+#include "server/file_watch.h"
+
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace server {
+
+FileWatcher::FileWatcher(std::vector<std::string> paths, std::chrono::milliseconds interval,
+                         std::function<void()> on_change)
+    : paths_(std::move(paths)), interval_(interval), on_change_(std::move(on_change)) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+FileWatcher::~FileWatcher() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+std::string FileWatcher::Fingerprint() const {
+  std::string out;
+  for (const std::string& path : paths_) {
+    struct stat st = {};
+    if (::stat(path.c_str(), &st) != 0) {
+      absl::StrAppend(&out, "missing;");
+      continue;
+    }
+    absl::StrAppend(&out, st.st_ino, ":", st.st_size, ":", st.st_mtim.tv_sec, ".",
+                    st.st_mtim.tv_nsec, ";");
+  }
+  return out;
+}
+
+void FileWatcher::Run() {
+  std::string seen = Fingerprint();
+  std::string pending;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
+    std::string now = Fingerprint();
+    if (now == seen) {
+      pending.clear();
+      continue;
+    }
+    if (now != pending) {  // changed since the last poll: wait for it to settle
+      pending = now;
+      continue;
+    }
+    seen = now;
+    pending.clear();
+    lock.unlock();
+    on_change_();
+    lock.lock();
+  }
+}
+
+}  // namespace server

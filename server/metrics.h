@@ -1,0 +1,41 @@
+// Request metrics in the Prometheus text format: counts per route and HTTP code, and a latency
+// histogram per route. Routes are a fixed set, so label cardinality stays bounded. Recording is
+// lock-free (atomics); rendering takes a consistent-enough read for a scrape.
+#ifndef GPU_TENANCY_SERVER_METRICS_H_
+#define GPU_TENANCY_SERVER_METRICS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace server {
+
+class RequestMetrics {
+ public:
+  // Routes are registered before serving starts; Record() takes the index.
+  size_t AddRoute(absl::string_view route);
+  void Record(size_t route, int http_code, double seconds);
+  void AppendPrometheus(std::string& out) const;
+
+ private:
+  static constexpr std::array<double, 12> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                      0.01,   0.025,   0.05,   0.1,   0.5,    2.5};
+  static constexpr std::array<int, 7> kCodes = {200, 400, 403, 404, 413, 415, 500};
+  struct Route {
+    std::string name;
+    std::array<std::atomic<uint64_t>, kCodes.size() + 1> by_code{};  // last: other codes
+    std::array<std::atomic<uint64_t>, kBuckets.size()> buckets{};
+    std::atomic<uint64_t> count{0};
+    std::atomic<uint64_t> sum_nanos{0};
+  };
+  std::vector<std::unique_ptr<Route>> routes_;
+};
+
+}  // namespace server
+
+#endif  // GPU_TENANCY_SERVER_METRICS_H_

@@ -1,0 +1,96 @@
+// The only place that configures cpp-httplib and OpenSSL. Two listeners:
+//   - TLS (extender and webhook routes): TLS >= 1.2 with hot-swappable certificates, optional
+//     client-certificate auth, TCP_NODELAY, long keep-alive, a worker pool sized for concurrent
+//     connections, a body cap (413), read/write timeouts below the callers' 5 s, JSON-only
+//     POSTs (415 otherwise), and a last-resort handler turning a stray exception into a 500;
+//   - plain HTTP for operators: /healthz, /readyz, /metrics.
+// Handlers are injected as pure functions of the body, so no business logic lives here.
+#ifndef GPU_TENANCY_SERVER_SERVER_H_
+#define GPU_TENANCY_SERVER_SERVER_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/metrics.h"
+#include "server/tls.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace server {
+
+struct Options {
+  std::string listen_host = "0.0.0.0";
+  int listen_port = 8443;  // 0 picks a free port
+  std::string metrics_host = "0.0.0.0";
+  int metrics_port = 8080;  // 0 picks a free port; -1 disables the plain listener
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string client_ca_file;  // non-empty: require client certificates from this CA
+  size_t max_body_bytes = 64u << 20;  // 500 full Nodes are about 9 MB
+  int worker_threads = 64;  // each open keep-alive connection holds a worker while active
+  size_t keep_alive_max_requests = 100000;
+  int keep_alive_timeout_seconds = 5;
+  int read_timeout_seconds = 4;
+  int write_timeout_seconds = 4;
+  int cert_poll_millis = 1000;  // certificate file polling for hot reload
+};
+
+struct Reply {
+  int status = 200;
+  std::string body;  // JSON
+  std::vector<std::string> warnings;  // extra HTTP headers are not needed by our callers
+};
+
+struct PostRoute {
+  std::string path;
+  std::function<Reply(absl::string_view body)> handler;
+};
+
+class Server {
+ public:
+  ~Server();
+
+  // Loads the certificate pair and binds both listeners (so ports are known before Start()).
+  // InvalidArgument for bad certificate files, Unavailable when a port cannot be bound.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Server>> Create(
+      Options options, std::vector<PostRoute> routes, std::function<bool()> ready,
+      std::function<void(std::string&)> extra_metrics = nullptr);
+
+  void Start();  // serves on background threads
+  // Graceful stop: /readyz fails at once, requests in flight finish, then listeners close.
+  void Stop();
+
+  int tls_port() const { return tls_port_; }
+  int metrics_port() const { return metrics_port_; }
+  bool stopping() const { return stopping_.load(); }
+
+ private:
+  Server() = default;
+  void ReloadCertificates();
+
+  Options options_;
+  std::unique_ptr<CertStore> certs_;
+  std::unique_ptr<httplib::Server> tls_;
+  std::unique_ptr<httplib::Server> plain_;
+  RequestMetrics metrics_;
+  std::function<bool()> ready_;
+  std::function<void(std::string&)> extra_metrics_;
+  std::atomic<bool> stopping_{false};
+  int tls_port_ = 0;
+  int metrics_port_ = 0;
+  std::thread tls_thread_;
+  std::thread plain_thread_;
+  std::unique_ptr<class FileWatcher> cert_watch_;
+};
+
+}  // namespace server
+
+#endif  // GPU_TENANCY_SERVER_SERVER_H_
