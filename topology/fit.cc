@@ -195,8 +195,16 @@ int Score(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supp
   ScoringStrategy strategy = pod.scoring.value_or(pod.policy->scoring);
   int score = static_cast<int>(
       std::lround(10.0 * (strategy == ScoringStrategy::kBinpack ? fullness : 1.0 - fullness)));
-  const bool on_mig_pool = supply.pool_mode == SharingMode::kMig;
-  if (on_mig_pool && pod.tenant.tier->modes.HasShared()) score -= 5;
+  // A pod that could live on shared GPUs (it asks for no MIG slice) from a tenant allowed to
+  // share is steered off MIG pools: their hardware isolation is for tenants who need it.
+  bool asks_mig = false;
+  for (const auto& [name, count] : demand.devices) {
+    const OfferedResource* r = supply.Find(name);
+    asks_mig |= r && r->kind == ResourceKind::kMigInstance;
+  }
+  if (supply.pool_mode == SharingMode::kMig && !asks_mig && pod.tenant.tier->modes.HasShared()) {
+    score /= 2;
+  }
   return std::clamp(score, 0, 10);
 }
 

@@ -1,0 +1,191 @@
+#include "test/support/serve_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <httplib.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace testing_support {
+
+TempDir::TempDir() {
+  char templ[] = "/tmp/gpu-tenancy-test-XXXXXX";
+  char* made = mkdtemp(templ);
+  path_ = made ? made : "/tmp";
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (path_ != "/tmp") std::filesystem::remove_all(path_, ec);
+}
+
+absl::Status MakeTestCerts(const std::string& dir) {
+  std::string script = absl::StrCat(
+      "set -e; cd '", dir, "';",
+      "openssl ecparam -name prime256v1 -genkey -noout -out ca.key 2>/dev/null;",
+      "openssl req -x509 -new -key ca.key -sha256 -days 2 -subj '/CN=gpu-tenancy test CA' "
+      "-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign "
+      "-out ca.crt 2>/dev/null;",
+      "for who in tls client; do ",
+      "openssl ecparam -name prime256v1 -genkey -noout -out $who.key 2>/dev/null;",
+      "openssl req -new -key $who.key -subj \"/CN=$who\" -out $who.csr 2>/dev/null;",
+      "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n' "
+      "> $who.ext;",
+      "openssl x509 -req -in $who.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -sha256 "
+      "-extfile $who.ext -out $who.crt 2>/dev/null; done");
+  std::string script_path = dir + "/make-certs.sh";
+  std::ofstream(script_path) << script << "\n";
+  int rc = std::system(absl::StrCat("bash '", script_path, "'").c_str());
+  if (rc != 0) return absl::InternalError("openssl failed to make test certificates");
+  return absl::OkStatus();
+}
+
+std::string ReadTestData(const std::string& relative_path) {
+  std::ifstream in(std::string(GT_TESTDATA_DIR) + "/" + relative_path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::string ReadSource(const std::string& relative_path) {
+  std::ifstream in(std::string(GT_SOURCE_DIR) + "/" + relative_path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Start(std::vector<std::string> args) {
+  std::unique_ptr<ServeProcess> p(new ServeProcess());
+  absl::Status certs = MakeTestCerts(p->certs_.path());
+  if (!certs.ok()) return certs;
+  bool has_cert = false;
+  for (const std::string& a : args) has_cert |= a == "--tls-cert";
+  std::vector<std::string> argv = {GT_BINARY, "serve"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto has = [&](const std::string& flag) {
+    for (const std::string& a : args) {
+      if (a == flag) return true;
+    }
+    return false;
+  };
+  if (!has("--listen")) argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
+  if (!has("--metrics-listen")) argv.insert(argv.end(), {"--metrics-listen", "127.0.0.1:0"});
+  if (!has_cert) {
+    argv.insert(argv.end(), {"--tls-cert", p->certs_.File("tls.crt"), "--tls-key",
+                             p->certs_.File("tls.key")});
+  }
+  int out_pipe[2];
+  if (pipe(out_pipe) != 0) return absl::InternalError("pipe failed");
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    dup2(out_pipe[1], STDOUT_FILENO);
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    int devnull = open("/dev/null", O_WRONLY);
+    if (std::getenv("GT_SERVER_LOGS") == nullptr) dup2(devnull, STDERR_FILENO);
+    std::vector<char*> cargs;
+    for (std::string& a : argv) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    execv(cargs[0], cargs.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  p->pid_ = pid;
+  p->stdout_fd_ = out_pipe[0];
+  // Read until the ready line, for at most 15 s.
+  std::string seen;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd pfd{p->stdout_fd_, POLLIN, 0};
+    if (poll(&pfd, 1, 200) <= 0) continue;
+    char buf[512];
+    ssize_t n = read(p->stdout_fd_, buf, sizeof(buf));
+    if (n <= 0) break;
+    seen.append(buf, static_cast<size_t>(n));
+    size_t at = seen.find("ready tls_port=");
+    size_t eol = at == std::string::npos ? std::string::npos : seen.find('\n', at);
+    if (eol != std::string::npos) {
+      std::string line = seen.substr(at, eol - at);
+      size_t m = line.find(" metrics_port=");
+      if (!absl::SimpleAtoi(line.substr(15, m - 15), &p->tls_port_) ||
+          !absl::SimpleAtoi(line.substr(m + 14), &p->metrics_port_)) {
+        return absl::InternalError("unreadable ready line: " + line);
+      }
+      p->client_ = std::make_unique<httplib::SSLClient>("127.0.0.1", p->tls_port_);
+      p->client_->set_ca_cert_path(p->certs_.File("ca.crt").c_str());
+      p->client_->enable_server_certificate_verification(true);
+      p->client_->set_keep_alive(true);
+      p->client_->set_read_timeout(10, 0);
+      return p;
+    }
+  }
+  return absl::InternalError("server did not become ready; stdout: " + seen);
+}
+
+ServeProcess::~ServeProcess() {
+  if (pid_ > 0) Terminate();
+  if (stdout_fd_ >= 0) close(stdout_fd_);
+}
+
+int ServeProcess::Terminate() {
+  if (pid_ <= 0) return -1;
+  client_.reset();
+  kill(pid_, SIGTERM);
+  int status = 0;
+  for (int i = 0; i < 200; ++i) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return status;
+    }
+    usleep(50 * 1000);
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
+}
+
+ServeProcess::Response ServeProcess::Post(const std::string& path, const std::string& body,
+                                          const std::string& content_type) {
+  Response out;
+  httplib::Result r = client_->Post(path.c_str(), body, content_type.c_str());
+  if (!r) return out;
+  out.status = r->status;
+  out.body = r->body;
+  out.content_type = r->get_header_value("Content-Type");
+  return out;
+}
+
+ServeProcess::Response ServeProcess::Get(const std::string& path) {
+  Response out;
+  httplib::Client plain("127.0.0.1", metrics_port_);
+  httplib::Result r = plain.Get(path.c_str());
+  if (!r) return out;
+  out.status = r->status;
+  out.body = r->body;
+  out.content_type = r->get_header_value("Content-Type");
+  return out;
+}
+
+rapidjson::Document ParseOrDie(const std::string& text) {
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  EXPECT_FALSE(doc.HasParseError()) << "not JSON: " << text.substr(0, 300);
+  return doc;
+}
+
+}  // namespace testing_support

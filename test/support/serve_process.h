@@ -1,0 +1,81 @@
+// Test support: runs the real gpu-tenancy binary as `serve` on loopback port 0 with TLS and
+// talks to it over HTTPS, the way kube-scheduler and kube-apiserver do.
+#ifndef GPU_TENANCY_TEST_SUPPORT_SERVE_PROCESS_H_
+#define GPU_TENANCY_TEST_SUPPORT_SERVE_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "rapidjson/document.h"
+
+namespace httplib {
+class SSLClient;
+class Client;
+}  // namespace httplib
+
+namespace testing_support {
+
+// A fresh temporary directory, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// CA + serving certificate for 127.0.0.1/localhost made with the openssl CLI (ECDSA P-256),
+// plus a client certificate from the same CA: ca.crt, tls.crt, tls.key, client.crt, client.key.
+absl::Status MakeTestCerts(const std::string& dir);
+
+std::string ReadTestData(const std::string& relative_path);  // under test/testdata
+std::string ReadSource(const std::string& relative_path);    // under the project root
+
+class ServeProcess {
+ public:
+  // Starts `gpu-tenancy serve` with `args` plus --listen/--metrics-listen on 127.0.0.1:0 and the
+  // test certificates (unless args carry --tls-cert). Waits for the ready line.
+  static absl::StatusOr<std::unique_ptr<ServeProcess>> Start(std::vector<std::string> args);
+  ~ServeProcess();  // SIGTERM, then waits
+
+  int tls_port() const { return tls_port_; }
+  int metrics_port() const { return metrics_port_; }
+  pid_t pid() const { return pid_; }
+  const std::string& cert_dir() const { return certs_.path(); }
+
+  struct Response {
+    int status = 0;  // 0 when the request failed at the transport level
+    std::string body;
+    std::string content_type;
+  };
+  // POST over HTTPS, verifying the server certificate against the test CA.
+  Response Post(const std::string& path, const std::string& body,
+                const std::string& content_type = "application/json");
+  Response Get(const std::string& path);  // plain HTTP on the metrics listener
+
+  // Sends SIGTERM and returns the exit status (as from waitpid).
+  int Terminate();
+
+ private:
+  ServeProcess() = default;
+  TempDir certs_;
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  int tls_port_ = 0;
+  int metrics_port_ = 0;
+  std::unique_ptr<httplib::SSLClient> client_;
+};
+
+// Parses JSON or fails the current test.
+rapidjson::Document ParseOrDie(const std::string& text);
+
+}  // namespace testing_support
+
+#endif  // GPU_TENANCY_TEST_SUPPORT_SERVE_PROCESS_H_
