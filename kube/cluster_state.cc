@@ -1,39 +1,374 @@
 #include "kube/cluster_state.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "topology/fit.h"
 
 namespace kube {
 
+using topology::NodeFacts;
+using topology::PodFacts;
+
+namespace {
+
+std::string PodKey(const PodFacts& pod) { return pod.uid.empty() ? pod.Key() : pod.uid; }
+
+bool SameOccupancy(const topology::NodeOccupancy& a, const topology::NodeOccupancy& b) {
+  return a.used == b.used && a.shared_memory_by_gpu == b.shared_memory_by_gpu &&
+         a.shared_memory_unassigned_mib == b.shared_memory_unassigned_mib && a.pods == b.pods;
+}
+
+}  // namespace
+
+void ClusterState::Count(const std::string& uid, const PodRecord& record) {
+  uids_by_node_[record.node].insert(uid);
+}
+
+void ClusterState::Uncount(const std::string& uid, const PodRecord& record) {
+  auto it = uids_by_node_.find(record.node);
+  if (it == uids_by_node_.end()) return;
+  it->second.erase(uid);
+  if (it->second.empty()) uids_by_node_.erase(it);
+}
+
+std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const NodeFacts& facts,
+                                                                       bool from_scratch) const {
+  auto state = std::make_shared<topology::NodeState>();
+  state->facts = facts;
+  state->supply = topology::BuildNodeSupply(facts, catalog_, *policy_);
+  auto apply = [&](const PodRecord& r) {
+    topology::ApplyPod(state->occupancy, r.demand, state->supply, r.gpu_index, +1);
+  };
+  if (from_scratch) {
+    for (const auto& [uid, r] : bound_) {
+      if (r.node == facts.name) apply(r);
+    }
+    for (const auto& [uid, a] : assumed_) {
+      if (a.record.node == facts.name && !bound_.contains(uid)) apply(a.record);
+    }
+    return state;
+  }
+  auto it = uids_by_node_.find(facts.name);
+  if (it != uids_by_node_.end()) {
+    for (const std::string& uid : it->second) {
+      if (auto b = bound_.find(uid); b != bound_.end() && b->second.node == facts.name) {
+        apply(b->second);
+      } else if (auto a = assumed_.find(uid); a != assumed_.end()) {
+        apply(a->second.record);
+      }
+    }
+  }
+  return state;
+}
+
+std::shared_ptr<const topology::NodeState> ClusterState::BuildNodeLocked(const NodeFacts& facts) const {
+  return RecountLocked(facts, /*from_scratch=*/false);
+}
+
+void ClusterState::PublishLocked(topology::ClusterSnapshot snapshot) {
+  snapshot_ = std::make_shared<const topology::ClusterSnapshot>(std::move(snapshot));
+  ++counters_.publications;
+  if (!policy_ || !nodes_synced_ || !pods_synced_) return;
+  auto state = std::make_shared<topology::ModelState>();
+  state->policy = policy_;
+  state->snapshot = snapshot_;
+  state->catalog = &catalog_;
+  current_.store(std::move(state));
+}
+
+void ClusterState::PublishNodesLocked(const absl::flat_hash_set<std::string>& touched) {
+  if (!policy_) return;
+  topology::SnapshotBuilder builder(*snapshot_);
+  for (const std::string& name : touched) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) {
+      builder.Remove(name);
+    } else {
+      builder.Put(BuildNodeLocked(it->second));
+    }
+  }
+  builder.SetNamespaces(namespaces_);
+  PublishLocked(std::move(builder).Build());
+}
+
+void ClusterState::RebuildAllLocked() {
+  if (!policy_) return;
+  topology::ClusterSnapshot empty;
+  topology::SnapshotBuilder builder(empty);
+  for (const auto& [name, facts] : nodes_) builder.Put(BuildNodeLocked(facts));
+  builder.SetNamespaces(namespaces_);
+  PublishLocked(std::move(builder).Build());
+}
+
+void ClusterState::RemovePodLocked(const std::string& uid,
+                                   absl::flat_hash_set<std::string>& touched) {
+  if (auto it = bound_.find(uid); it != bound_.end()) {
+    touched.insert(it->second.node);
+    Uncount(uid, it->second);
+    bound_.erase(it);
+  }
+  if (auto it = assumed_.find(uid); it != assumed_.end()) {
+    touched.insert(it->second.record.node);
+    Uncount(uid, it->second.record);
+    assumed_.erase(it);
+  }
+  pending_.erase(uid);
+}
+
+void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& touched) {
+  std::string uid = PodKey(pod);
+  if (auto it = bound_.find(uid); it != bound_.end()) {
+    touched.insert(it->second.node);
+    Uncount(uid, it->second);
+    bound_.erase(it);
+  }
+  pending_.erase(uid);
+  const bool terminal = pod.phase == "Succeeded" || pod.phase == "Failed";
+  absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemand(pod, *policy_);
+  if (!demand.ok()) {
+    common::Log(common::LogLevel::kWarn, "pod ignored in accounting",
+                {{"pod", pod.Key()}, {"reason", demand.status().message()}});
+  }
+  const bool gpu = demand.ok() && !demand->empty();
+  if (pod.HoldsResources() || terminal || !gpu) {
+    // Bound (the watch confirms bind), finished, or nothing to account: no assumption left.
+    if (auto it = assumed_.find(uid); it != assumed_.end()) {
+      touched.insert(it->second.record.node);
+      Uncount(uid, it->second.record);
+      assumed_.erase(it);
+      if (pod.HoldsResources()) ++counters_.assumptions_confirmed;
+    }
+  }
+  if (!gpu || terminal) return;
+  if (pod.HoldsResources()) {
+    PodRecord record{pod.node_name, *std::move(demand), topology::RecordedGpuIndex(pod)};
+    touched.insert(record.node);
+    Count(uid, record);
+    bound_.insert_or_assign(uid, std::move(record));
+  } else {
+    pending_.insert_or_assign(uid, std::move(pod));
+  }
+}
+
+void ClusterState::ReplaceNodes(std::vector<NodeFacts> nodes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::flat_hash_map<std::string, NodeFacts> next;
+  for (NodeFacts& n : nodes) next.insert_or_assign(n.name, std::move(n));
+  if (nodes_synced_) {
+    for (const auto& [name, facts] : nodes_) counters_.resync_corrections += !next.contains(name);
+  }
+  nodes_ = std::move(next);
+  nodes_synced_ = true;
+  RebuildAllLocked();
+}
+
+void ClusterState::ReplacePods(std::vector<PodFacts> pods) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!policy_) {
+    common::Log(common::LogLevel::kError, "pods received before the policy; ignored");
+    return;
+  }
+  absl::flat_hash_set<std::string> present;
+  for (const PodFacts& p : pods) present.insert(PodKey(p));
+  absl::flat_hash_set<std::string> touched;
+  std::vector<std::string> gone;
+  for (const auto& [uid, r] : bound_) {
+    if (!present.contains(uid)) gone.push_back(uid);
+  }
+  for (const auto& [uid, p] : pending_) {
+    if (!present.contains(uid)) gone.push_back(uid);
+  }
+  for (const std::string& uid : gone) {
+    if (pods_synced_ && bound_.contains(uid)) ++counters_.resync_corrections;
+    RemovePodLocked(uid, touched);
+  }
+  for (PodFacts& p : pods) AddPodLocked(std::move(p), touched);
+  const bool first = !pods_synced_;
+  pods_synced_ = true;
+  if (first || demand_stale_) {
+    demand_stale_ = false;
+    RebuildAllLocked();
+  } else {
+    PublishNodesLocked(touched);
+  }
+}
+
+void ClusterState::ReplaceNamespaces(absl::flat_hash_map<std::string, topology::Labels> namespaces) {
+  std::lock_guard<std::mutex> lock(mu_);
+  namespaces_ = std::make_shared<const topology::ClusterSnapshot::NamespaceMap>(
+      std::make_move_iterator(namespaces.begin()), std::make_move_iterator(namespaces.end()));
+  PublishNodesLocked({});
+}
+
 void ClusterState::ReplaceAll(topology::ClusterData data) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  data_ = std::move(data);
-  have_data_ = true;
-  PublishLocked();
+  ReplaceNamespaces(std::move(data.namespace_labels));
+  ReplaceNodes(std::move(data.nodes));
+  ReplacePods(std::move(data.pods));
+}
+
+void ClusterState::UpsertNode(NodeFacts node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string name = node.name;
+  nodes_.insert_or_assign(name, std::move(node));
+  PublishNodesLocked({name});
+}
+
+void ClusterState::DeleteNode(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  nodes_.erase(name);
+  PublishNodesLocked({name});
+}
+
+void ClusterState::UpsertPod(PodFacts pod) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!policy_) return;
+  absl::flat_hash_set<std::string> touched;
+  AddPodLocked(std::move(pod), touched);
+  PublishNodesLocked(touched);
+}
+
+void ClusterState::DeletePod(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::flat_hash_set<std::string> touched;
+  RemovePodLocked(uid, touched);
+  if (!touched.empty()) PublishNodesLocked(touched);
+}
+
+void ClusterState::UpsertNamespace(const std::string& name, topology::Labels labels) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto next = std::make_shared<topology::ClusterSnapshot::NamespaceMap>(*namespaces_);
+  next->insert_or_assign(name, std::move(labels));
+  namespaces_ = std::move(next);
+  PublishNodesLocked({});
+}
+
+void ClusterState::DeleteNamespace(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto next = std::make_shared<topology::ClusterSnapshot::NamespaceMap>(*namespaces_);
+  next->erase(name);
+  namespaces_ = std::move(next);
+  PublishNodesLocked({});
 }
 
 void ClusterState::SetPolicy(std::shared_ptr<const topology::Policy> policy) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  policy_ = std::move(policy);
-  PublishLocked();
-}
-
-std::shared_ptr<const topology::Policy> ClusterState::policy() const {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  return policy_;
-}
-
-void ClusterState::PublishLocked() {
-  if (!have_data_ || !policy_) return;
-  std::vector<std::string> skipped;
-  auto state = std::make_shared<topology::ModelState>();
-  state->policy = policy_;
-  state->catalog = &catalog_;
-  state->snapshot = std::make_shared<const topology::ClusterSnapshot>(
-      topology::BuildSnapshot(data_, catalog_, *policy_, &skipped));
-  for (const std::string& why : skipped) {
-    common::Log(common::LogLevel::kWarn, "pod ignored in accounting", {{"reason", why}});
+  std::lock_guard<std::mutex> lock(mu_);
+  if (policy_ && (policy_->memory_resources != policy->memory_resources ||
+                  policy_->memory_annotation != policy->memory_annotation ||
+                  policy_->shared_resources != policy->shared_resources)) {
+    // Pod demands were computed with the old resource names; the next full relist (or file
+    // reload) recomputes them.
+    demand_stale_ = true;
   }
-  current_.store(std::move(state));
+  policy_ = std::move(policy);
+  RebuildAllLocked();
+}
+
+absl::StatusOr<Placement> ClusterState::Assume(const PodFacts& pod, const std::string& node,
+                                               Clock::time_point expiry) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!current_.load()) return absl::UnavailableError("gpu-tenancy: cache not synced");
+  absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemand(pod, *policy_);
+  if (!demand.ok()) return demand.status();
+  std::string uid = PodKey(pod);
+  const topology::NodeState* state = snapshot_->FindNode(node);
+  if (!state) return absl::NotFoundError(absl::StrCat("node ", node, " is not known to gpu-tenancy"));
+  absl::StatusOr<topology::PodContext> ctx =
+      topology::MakePodContext(pod, *policy_, snapshot_->NamespaceLabels(pod.namespace_name));
+  if (!ctx.ok()) return ctx.status();
+  Placement placement;
+  placement.node = node;
+  placement.tenant = ctx->tenant.name;
+  if (ctx->tenant.tier) placement.tier = ctx->tenant.tier->name;
+  placement.pool = state->supply.pool;
+  if (demand->empty()) return placement;  // nothing of ours to account
+  if (auto b = bound_.find(uid); b != bound_.end()) {
+    return absl::AlreadyExistsError(absl::StrCat("pod is already bound to ", b->second.node));
+  }
+  absl::flat_hash_set<std::string> touched;
+  if (auto a = assumed_.find(uid); a != assumed_.end()) {
+    // A retried bind: release the earlier assumption before re-checking.
+    touched.insert(a->second.record.node);
+    Uncount(uid, a->second.record);
+    assumed_.erase(a);
+    PublishNodesLocked(touched);
+    state = snapshot_->FindNode(node);
+  }
+  topology::FitResult fit = topology::Fit(*demand, *ctx, state->supply, state->occupancy);
+  if (!fit.fits()) return absl::FailedPreconditionError(fit.reason);
+  placement.gpu_index = topology::ChooseSharedGpu(*demand, state->supply, state->occupancy);
+  for (const auto& [name, count] : demand->devices) {
+    const topology::OfferedResource* r = state->supply.Find(name);
+    if (r && r->kind == topology::ResourceKind::kMigInstance) {
+      placement.mig_profile = r->mig_profile;
+      break;
+    }
+  }
+  PodRecord record{node, *std::move(demand), placement.gpu_index};
+  Count(uid, record);
+  assumed_.insert_or_assign(uid, Assumption{std::move(record), expiry});
+  ++counters_.assumptions;
+  PublishNodesLocked({node});
+  return placement;
+}
+
+void ClusterState::Forget(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = assumed_.find(uid);
+  if (it == assumed_.end()) return;
+  std::string node = it->second.record.node;
+  Uncount(uid, it->second.record);
+  assumed_.erase(it);
+  PublishNodesLocked({node});
+}
+
+int ClusterState::ExpireAssumptions(Clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::flat_hash_set<std::string> touched;
+  std::vector<std::string> expired;
+  for (const auto& [uid, a] : assumed_) {
+    if (a.expiry <= now) expired.push_back(uid);
+  }
+  for (const std::string& uid : expired) {
+    auto it = assumed_.find(uid);
+    touched.insert(it->second.record.node);
+    Uncount(uid, it->second.record);
+    assumed_.erase(it);
+    ++counters_.assumptions_expired;
+  }
+  if (!touched.empty()) PublishNodesLocked(touched);
+  return static_cast<int>(expired.size());
+}
+
+std::optional<PodFacts> ClusterState::PendingPod(const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(uid);
+  if (it == pending_.end()) return std::nullopt;
+  return it->second;
+}
+
+StateCounters ClusterState::counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counters_;
+}
+
+size_t ClusterState::assumption_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return assumed_.size();
+}
+
+bool ClusterState::OccupancyConsistent() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!policy_) return true;
+  bool ok = true;
+  for (const auto& [name, facts] : nodes_) {
+    const topology::NodeState* published = snapshot_->FindNode(name);
+    std::shared_ptr<const topology::NodeState> fresh = RecountLocked(facts, /*from_scratch=*/true);
+    if (!published || !SameOccupancy(published->occupancy, fresh->occupancy)) {
+      common::Log(common::LogLevel::kError, "occupancy drift", {{"node", name}});
+      ok = false;
+    }
+  }
+  return ok;
 }
 
 }  // namespace kube

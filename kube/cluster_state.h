@@ -1,41 +1,131 @@
-// ClusterState: turns cluster contents and the policy into immutable ModelState snapshots and
-// publishes them atomically. Readers take one atomic load and never block writers; writers
-// serialise among themselves only.
+// ClusterState: turns list/watch events (or a cluster file) and the policy into immutable
+// ModelState snapshots and publishes them with one atomic store. Readers take one atomic load
+// and never block writers. Writers serialise on one mutex held only for the microseconds of an
+// update; no lock is ever held across an API call.
+//
+// Pods are keyed by UID. A pod counts on a node while it is bound there and not terminal, or
+// while bind has assumed it there and the watch has not confirmed it yet. Publishing after one
+// event rebuilds only the nodes it touched (see topology::SnapshotBuilder).
 #ifndef GPU_TENANCY_KUBE_CLUSTER_STATE_H_
 #define GPU_TENANCY_KUBE_CLUSTER_STATE_H_
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
 #include "topology/catalog.h"
 #include "topology/snapshot.h"
 
 namespace kube {
 
+// Where bind put a pod: the node and, for shared memory, the GPU index; for MIG the profile.
+struct Placement {
+  std::string node;
+  std::string tenant;
+  std::string tier;
+  std::string pool;
+  std::optional<int> gpu_index;
+  std::string mig_profile;  // first MIG profile requested, if any
+};
+
+struct StateCounters {
+  uint64_t publications = 0;
+  uint64_t assumptions = 0;
+  uint64_t assumptions_confirmed = 0;
+  uint64_t assumptions_expired = 0;
+  uint64_t resync_corrections = 0;  // objects a full relist added, changed or removed
+};
+
 class ClusterState {
  public:
+  using Clock = std::chrono::steady_clock;
+
   explicit ClusterState(const topology::Catalog& catalog) : catalog_(catalog) {}
 
-  // Replaces the whole cluster (a cluster file, or a full relist) and publishes.
-  void ReplaceAll(topology::ClusterData data);
-  // Swaps the policy (start-up or reload) and republishes with it.
+  // Whole-set replacement (start-up, a cluster file, or a periodic relist): objects missing
+  // from `nodes`/`pods`/`namespaces` are removed, which heals deletes the watch missed.
+  void ReplaceNodes(std::vector<topology::NodeFacts> nodes);
+  void ReplacePods(std::vector<topology::PodFacts> pods);
+  void ReplaceNamespaces(absl::flat_hash_map<std::string, topology::Labels> namespaces);
+  void ReplaceAll(topology::ClusterData data);  // all three at once
+
+  void UpsertNode(topology::NodeFacts node);
+  void DeleteNode(const std::string& name);
+  void UpsertPod(topology::PodFacts pod);
+  void DeletePod(const std::string& uid);
+  void UpsertNamespace(const std::string& name, topology::Labels labels);
+  void DeleteNamespace(const std::string& name);
+
+  // Swaps the policy (start-up or reload) and rebuilds every node with it.
   void SetPolicy(std::shared_ptr<const topology::Policy> policy);
 
-  // The latest published state; null until both the cluster and the policy are known.
+  // Bind's critical section: re-checks fit of `pod` on `node` against the latest state plus
+  // pending assumptions and, if it fits, records the assumption and publishes, so the next
+  // filter sees it before the watch does. FailedPrecondition with the fit reason when it no
+  // longer fits; NotFound for an unknown node; Unavailable before the first sync.
+  [[nodiscard]] absl::StatusOr<Placement> Assume(const topology::PodFacts& pod,
+                                                 const std::string& node, Clock::time_point expiry);
+  // Drops an assumption (the Binding POST failed). No-op if the watch already confirmed it.
+  void Forget(const std::string& uid);
+  // Drops assumptions whose expiry passed without confirmation; returns how many.
+  int ExpireAssumptions(Clock::time_point now);
+
+  // A pending pod seen by the watch, for bind to read without an API call.
+  std::optional<topology::PodFacts> PendingPod(const std::string& uid) const;
+
+  // The latest published state; null until the policy and the first cluster sync are known.
   std::shared_ptr<const topology::ModelState> Current() const { return current_.load(); }
-  std::shared_ptr<const topology::Policy> policy() const;
+  StateCounters counters() const;
+  size_t assumption_count() const;
+
+  // Recomputes occupancy from scratch and compares with the incremental one (tests, invariants).
+  bool OccupancyConsistent() const;
 
  private:
-  void PublishLocked();
+  struct PodRecord {
+    std::string node;
+    topology::GpuDemand demand;
+    std::optional<int> gpu_index;
+  };
+  struct Assumption {
+    PodRecord record;
+    Clock::time_point expiry;
+  };
+
+  void RebuildAllLocked();
+  // Rebuilds these nodes' states from facts + pods + assumptions and publishes.
+  void PublishNodesLocked(const absl::flat_hash_set<std::string>& touched);
+  void PublishLocked(topology::ClusterSnapshot snapshot);
+  std::shared_ptr<const topology::NodeState> RecountLocked(const topology::NodeFacts& facts,
+                                                          bool from_scratch) const;
+  std::shared_ptr<const topology::NodeState> BuildNodeLocked(const topology::NodeFacts& facts) const;
+  void AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std::string>& touched);
+  void RemovePodLocked(const std::string& uid, absl::flat_hash_set<std::string>& touched);
+  void Uncount(const std::string& uid, const PodRecord& record);
+  void Count(const std::string& uid, const PodRecord& record);
 
   const topology::Catalog& catalog_;
-  mutable std::mutex write_mu_;
-  bool have_data_ = false;
-  topology::ClusterData data_;
+  mutable std::mutex mu_;
   std::shared_ptr<const topology::Policy> policy_;
+  bool nodes_synced_ = false, pods_synced_ = false;
+  absl::flat_hash_map<std::string, topology::NodeFacts> nodes_;
+  absl::flat_hash_map<std::string, PodRecord> bound_;          // uid -> bound GPU pod
+  absl::flat_hash_map<std::string, topology::PodFacts> pending_;  // uid -> unbound GPU pod
+  absl::flat_hash_map<std::string, Assumption> assumed_;       // uid -> assumed placement
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> uids_by_node_;
+  std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ =
+      std::make_shared<const topology::ClusterSnapshot::NamespaceMap>();
+  std::shared_ptr<const topology::ClusterSnapshot> snapshot_ =
+      std::make_shared<const topology::ClusterSnapshot>();
+  bool demand_stale_ = false;
+  StateCounters counters_;
   std::atomic<std::shared_ptr<const topology::ModelState>> current_;
 };
 

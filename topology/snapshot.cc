@@ -2,28 +2,74 @@
 
 #include <algorithm>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace topology {
 
+ClusterSnapshot::ClusterSnapshot() : namespaces_(std::make_shared<const NamespaceMap>()) {
+  static const std::shared_ptr<const Shard> kEmpty = std::make_shared<const Shard>();
+  shards_.fill(kEmpty);
+}
+
+size_t ClusterSnapshot::ShardOf(absl::string_view name) {
+  return absl::Hash<absl::string_view>{}(name) % kShards;
+}
+
 const NodeState* ClusterSnapshot::FindNode(absl::string_view name) const {
-  auto it = nodes_.find(name);
-  return it == nodes_.end() ? nullptr : it->second.get();
+  const Shard& shard = *shards_[ShardOf(name)];
+  auto it = shard.find(name);
+  return it == shard.end() ? nullptr : it->second.get();
+}
+
+std::shared_ptr<const NodeState> ClusterSnapshot::FindNodeShared(absl::string_view name) const {
+  const Shard& shard = *shards_[ShardOf(name)];
+  auto it = shard.find(name);
+  return it == shard.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> ClusterSnapshot::SortedNodeNames() const {
   std::vector<std::string> names;
-  names.reserve(nodes_.size());
-  for (const auto& [name, state] : nodes_) names.push_back(name);
+  names.reserve(node_count_);
+  ForEachNode([&](const NodeState& n) { names.push_back(n.facts.name); });
   std::sort(names.begin(), names.end());
   return names;
 }
 
 const Labels& ClusterSnapshot::NamespaceLabels(absl::string_view ns) const {
   static const Labels kEmpty;
-  auto it = namespace_labels_.find(ns);
-  return it == namespace_labels_.end() ? kEmpty : it->second;
+  auto it = namespaces_->find(ns);
+  return it == namespaces_->end() ? kEmpty : it->second;
+}
+
+ClusterSnapshot::Shard& SnapshotBuilder::Mutable(size_t index) {
+  if (!copied_[index]) {
+    next_.shards_[index] = std::make_shared<ClusterSnapshot::Shard>(*next_.shards_[index]);
+    copied_[index] = true;
+  }
+  // Only this builder holds the fresh copy until Build() hands it out as const.
+  return const_cast<ClusterSnapshot::Shard&>(*next_.shards_[index]);
+}
+
+void SnapshotBuilder::Put(std::shared_ptr<const NodeState> node) {
+  ClusterSnapshot::Shard& shard = Mutable(ClusterSnapshot::ShardOf(node->facts.name));
+  auto [it, inserted] = shard.insert_or_assign(node->facts.name, std::move(node));
+  if (inserted) ++next_.node_count_;
+}
+
+void SnapshotBuilder::Remove(absl::string_view name) {
+  size_t index = ClusterSnapshot::ShardOf(name);
+  if (!next_.shards_[index]->contains(name)) return;
+  if (Mutable(index).erase(std::string(name))) --next_.node_count_;
+}
+
+std::shared_ptr<const NodeState> MakeNodeState(NodeFacts facts, const Catalog& catalog,
+                                               const Policy& policy) {
+  auto state = std::make_shared<NodeState>();
+  state->supply = BuildNodeSupply(facts, catalog, policy);
+  state->facts = std::move(facts);
+  return state;
 }
 
 std::optional<int> RecordedGpuIndex(const PodFacts& pod) {
@@ -56,11 +102,12 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
     if (demand->empty()) continue;
     ApplyPod(it->second.occupancy, *demand, it->second.supply, RecordedGpuIndex(pod), +1);
   }
-  ClusterSnapshot::NodeMap nodes;
-  for (auto& [name, state] : states) {
-    nodes.emplace(name, std::make_shared<const NodeState>(std::move(state)));
-  }
-  return ClusterSnapshot(std::move(nodes), data.namespace_labels);
+  ClusterSnapshot empty;
+  SnapshotBuilder builder(empty);
+  for (auto& [name, state] : states) builder.Put(std::make_shared<const NodeState>(std::move(state)));
+  builder.SetNamespaces(std::make_shared<const ClusterSnapshot::NamespaceMap>(
+      data.namespace_labels.begin(), data.namespace_labels.end()));
+  return std::move(builder).Build();
 }
 
 absl::StatusOr<PodContext> MakePodContext(const PodFacts& pod, const Policy& policy,

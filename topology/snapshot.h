@@ -4,6 +4,7 @@
 #ifndef GPU_TENANCY_TOPOLOGY_SNAPSHOT_H_
 #define GPU_TENANCY_TOPOLOGY_SNAPSHOT_H_
 
+#include <array>
 #include <memory>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -34,24 +35,59 @@ struct ClusterData {
   absl::flat_hash_map<std::string, Labels> namespace_labels;
 };
 
+// Nodes live in a fixed number of shards, each an immutable map shared between snapshots: a
+// change to one node copies one small shard and the shard table, not the cluster, so
+// publishing after a watch event stays cheap at thousands of nodes.
 class ClusterSnapshot {
  public:
-  using NodeMap = absl::flat_hash_map<std::string, std::shared_ptr<const NodeState>>;
+  static constexpr size_t kShards = 256;
+  using Shard = absl::flat_hash_map<std::string, std::shared_ptr<const NodeState>>;
+  using NamespaceMap = absl::flat_hash_map<std::string, Labels>;
 
-  ClusterSnapshot() = default;
-  ClusterSnapshot(NodeMap nodes, absl::flat_hash_map<std::string, Labels> namespace_labels)
-      : nodes_(std::move(nodes)), namespace_labels_(std::move(namespace_labels)) {}
+  ClusterSnapshot();
 
   const NodeState* FindNode(absl::string_view name) const;
-  const NodeMap& nodes() const { return nodes_; }
+  std::shared_ptr<const NodeState> FindNodeShared(absl::string_view name) const;
+  size_t node_count() const { return node_count_; }
   // Node names in sorted order, for stable output.
   std::vector<std::string> SortedNodeNames() const;
+  template <typename F>
+  void ForEachNode(F f) const {
+    for (const auto& shard : shards_) {
+      for (const auto& [name, state] : *shard) f(*state);
+    }
+  }
   const Labels& NamespaceLabels(absl::string_view ns) const;
+  const std::shared_ptr<const NamespaceMap>& namespaces() const { return namespaces_; }
 
  private:
-  NodeMap nodes_;
-  absl::flat_hash_map<std::string, Labels> namespace_labels_;
+  friend class SnapshotBuilder;
+  static size_t ShardOf(absl::string_view name);
+  std::array<std::shared_ptr<const Shard>, kShards> shards_;
+  size_t node_count_ = 0;
+  std::shared_ptr<const NamespaceMap> namespaces_;
 };
+
+// Copy-on-write editing: starts from a snapshot and copies a shard on its first change.
+class SnapshotBuilder {
+ public:
+  explicit SnapshotBuilder(const ClusterSnapshot& base) : next_(base) {}
+  void Put(std::shared_ptr<const NodeState> node);
+  void Remove(absl::string_view name);
+  void SetNamespaces(std::shared_ptr<const ClusterSnapshot::NamespaceMap> namespaces) {
+    next_.namespaces_ = std::move(namespaces);
+  }
+  ClusterSnapshot Build() && { return std::move(next_); }
+
+ private:
+  ClusterSnapshot::Shard& Mutable(size_t index);
+  ClusterSnapshot next_;
+  std::array<bool, ClusterSnapshot::kShards> copied_{};
+};
+
+// Builds a NodeState: supply from the node's facts, occupancy from `pods` (those bound to it).
+std::shared_ptr<const NodeState> MakeNodeState(NodeFacts facts, const Catalog& catalog,
+                                               const Policy& policy);
 
 // Reads the GPU index a bind recorded on the pod, if any.
 std::optional<int> RecordedGpuIndex(const PodFacts& pod);

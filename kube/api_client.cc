@@ -1,0 +1,230 @@
+#include "kube/api_client.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "common/json.h"
+
+namespace kube {
+
+struct ApiClient::OpenSsl {
+  ~OpenSsl() {
+    for (X509* c : ca) X509_free(c);
+    X509_free(client_cert);
+    EVP_PKEY_free(client_key);
+  }
+  std::vector<X509*> ca;
+  X509* client_cert = nullptr;
+  EVP_PKEY* client_key = nullptr;
+};
+
+namespace {
+
+std::vector<X509*> ReadCerts(const std::string& pem) {
+  std::vector<X509*> out;
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  while (X509* c = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) out.push_back(c);
+  BIO_free(bio);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ApiClient>> ApiClient::Create(ApiConfig config) {
+  std::unique_ptr<ApiClient> client(new ApiClient(std::move(config)));
+  auto ssl = std::make_shared<OpenSsl>();
+  const ApiConfig& c = client->config_;
+  if (!c.ca_pem.empty()) {
+    ssl->ca = ReadCerts(c.ca_pem);
+    if (ssl->ca.empty()) return absl::InvalidArgumentError("API server CA: no PEM certificate");
+  }
+  if (!c.client_cert_pem.empty()) {
+    std::vector<X509*> certs = ReadCerts(c.client_cert_pem);
+    if (certs.empty()) return absl::InvalidArgumentError("client certificate: no PEM certificate");
+    ssl->client_cert = certs[0];
+    for (size_t i = 1; i < certs.size(); ++i) X509_free(certs[i]);
+    BIO* bio = BIO_new_mem_buf(c.client_key_pem.data(), static_cast<int>(c.client_key_pem.size()));
+    ssl->client_key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    if (!ssl->client_key) return absl::InvalidArgumentError("client key: no PEM private key");
+  }
+  client->ssl_ = std::move(ssl);
+  return client;
+}
+
+ApiClient::~ApiClient() = default;
+
+std::unique_ptr<httplib::SSLClient> ApiClient::NewConnection(int read_timeout_seconds) const {
+  const std::string& name = config_.tls_server_name.empty() ? config_.host : config_.tls_server_name;
+  std::unique_ptr<httplib::SSLClient> cli =
+      ssl_->client_cert
+          ? std::make_unique<httplib::SSLClient>(name, config_.port, ssl_->client_cert, ssl_->client_key)
+          : std::make_unique<httplib::SSLClient>(name, config_.port);
+  if (name != config_.host) cli->set_hostname_addr_map({{name, config_.host}});
+  if (!ssl_->ca.empty()) {
+    X509_STORE* store = X509_STORE_new();  // owned by the client's SSL_CTX from here on
+    for (X509* c : ssl_->ca) X509_STORE_add_cert(store, c);
+    cli->set_ca_cert_store(store);
+  }
+  cli->enable_server_certificate_verification(true);
+  cli->set_keep_alive(true);
+  cli->set_tcp_nodelay(true);
+  cli->set_connection_timeout(5, 0);
+  cli->set_read_timeout(read_timeout_seconds, 0);
+  cli->set_write_timeout(10, 0);
+  return cli;
+}
+
+std::unique_ptr<httplib::SSLClient> ApiClient::Borrow() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<httplib::SSLClient> c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  return NewConnection(30);
+}
+
+void ApiClient::Return(std::unique_ptr<httplib::SSLClient> client) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (idle_.size() < 16) idle_.push_back(std::move(client));
+}
+
+std::string ApiClient::Token() {
+  if (config_.token_file.empty()) return config_.token;
+  struct stat st = {};
+  std::string stamp;
+  if (::stat(config_.token_file.c_str(), &st) == 0) {
+    stamp = absl::StrCat(st.st_ino, ":", st.st_size, ":", st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stamp != token_stamp_) {
+    std::ifstream in(config_.token_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    token_ = std::string(absl::StripAsciiWhitespace(text.str()));
+    token_stamp_ = stamp;
+  }
+  return token_;
+}
+
+template <typename Call>
+absl::StatusOr<ApiResponse> ApiClient::Send(Call call) {
+  httplib::Headers headers = {{"Accept", "application/json"}};
+  std::string token = Token();
+  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+  // A pooled keep-alive connection may have been closed by the server meanwhile: retry once
+  // on a fresh connection before calling the API server unavailable.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::unique_ptr<httplib::SSLClient> cli = attempt == 0 ? Borrow() : NewConnection(30);
+    httplib::Result r = call(*cli, headers);
+    if (r) {
+      ApiResponse out{r->status, std::move(r->body)};
+      Return(std::move(cli));
+      return out;
+    }
+    if (attempt == 1) {
+      return absl::UnavailableError(absl::StrCat("kube-apiserver ", config_.host, ":", config_.port,
+                                                 ": ", httplib::to_string(r.error())));
+    }
+  }
+  return absl::UnavailableError("kube-apiserver unreachable");
+}
+
+absl::StatusOr<ApiResponse> ApiClient::Get(const std::string& path) {
+  return Send([&](httplib::SSLClient& c, const httplib::Headers& h) { return c.Get(path.c_str(), h); });
+}
+
+absl::StatusOr<ApiResponse> ApiClient::Post(const std::string& path, const std::string& body) {
+  return Send([&](httplib::SSLClient& c, const httplib::Headers& h) {
+    return c.Post(path.c_str(), h, body, "application/json");
+  });
+}
+
+absl::StatusOr<ApiResponse> ApiClient::Put(const std::string& path, const std::string& body) {
+  return Send([&](httplib::SSLClient& c, const httplib::Headers& h) {
+    return c.Put(path.c_str(), h, body, "application/json");
+  });
+}
+
+absl::StatusOr<ApiResponse> ApiClient::Patch(const std::string& path, const std::string& body,
+                                             const std::string& content_type) {
+  return Send([&](httplib::SSLClient& c, const httplib::Headers& h) {
+    return c.Patch(path.c_str(), h, body, content_type.c_str());
+  });
+}
+
+absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
+                                           const std::function<bool(absl::string_view)>& on_line,
+                                           Stream* cancel_handle, int read_timeout_seconds) {
+  std::unique_ptr<httplib::SSLClient> cli = NewConnection(read_timeout_seconds);
+  cli->set_keep_alive(false);
+  if (cancel_handle) {
+    std::lock_guard<std::mutex> lock(cancel_handle->mu_);
+    if (cancel_handle->cancelled()) return absl::CancelledError("watch cancelled");
+    cancel_handle->active_ = cli.get();
+  }
+  httplib::Headers headers = {{"Accept", "application/json"}};
+  std::string token = Token();
+  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+  int status = 0;
+  std::string pending;
+  bool stopped = false;
+  httplib::Result r = cli->Get(
+      path.c_str(), headers,
+      [&](const httplib::Response& res) {
+        status = res.status;
+        return true;
+      },
+      [&](const char* data, size_t length) {
+        pending.append(data, length);
+        if (status != 200) return pending.size() < (1u << 20);
+        size_t start = 0;
+        for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+          absl::string_view line(pending.data() + start, nl - start);
+          if (!line.empty() && !on_line(line)) {
+            stopped = true;
+            return false;
+          }
+        }
+        pending.erase(0, start);
+        return true;
+      });
+  if (cancel_handle) {
+    std::lock_guard<std::mutex> lock(cancel_handle->mu_);
+    cancel_handle->active_ = nullptr;
+  }
+  if (status != 200 && !pending.empty()) on_line(pending);
+  if (!r && !stopped && status == 0) {
+    if (cancel_handle && cancel_handle->cancelled()) return absl::CancelledError("watch cancelled");
+    return absl::UnavailableError(absl::StrCat("watch ", path, ": ", httplib::to_string(r.error())));
+  }
+  return status;
+}
+
+void ApiClient::Stream::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_.store(true);
+  if (active_) active_->stop();
+}
+
+std::string DescribeError(const ApiResponse& response) {
+  absl::StatusOr<rapidjson::Document> doc = common::ParseJson(response.body);
+  if (doc.ok()) {
+    absl::string_view message = common::StringOr(*doc, "message");
+    if (!message.empty()) return absl::StrCat("HTTP ", response.status, ": ", message);
+  }
+  return absl::StrCat("HTTP ", response.status, ": ", response.body.substr(0, 200));
+}
+
+}  // namespace kube

@@ -1,0 +1,90 @@
+// A small HTTPS client for kube-apiserver: bearer token (re-read from its file when the file
+// changes, so rotated projected tokens keep working) or client certificate, CA verification,
+// keep-alive connections reused across calls, and streaming GETs for watches.
+// Thread-safe: each call borrows an idle connection or opens a new one.
+#ifndef GPU_TENANCY_KUBE_API_CLIENT_H_
+#define GPU_TENANCY_KUBE_API_CLIENT_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "kube/config.h"
+
+namespace httplib {
+class SSLClient;
+}
+
+namespace kube {
+
+struct ApiResponse {
+  int status = 0;
+  std::string body;
+};
+
+class ApiClient {
+ public:
+  // InvalidArgument when the CA or client certificate PEM cannot be parsed.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ApiClient>> Create(ApiConfig config);
+  ~ApiClient();
+
+  // Unavailable on transport failures (connection refused, TLS failure, timeout); any HTTP
+  // reply, including 4xx/5xx, is returned as a response.
+  [[nodiscard]] absl::StatusOr<ApiResponse> Get(const std::string& path);
+  [[nodiscard]] absl::StatusOr<ApiResponse> Post(const std::string& path, const std::string& body);
+  [[nodiscard]] absl::StatusOr<ApiResponse> Put(const std::string& path, const std::string& body);
+  [[nodiscard]] absl::StatusOr<ApiResponse> Patch(const std::string& path, const std::string& body,
+                                                  const std::string& content_type);
+
+  // A GET whose body is consumed as it arrives: `on_line` gets each complete line (watch event)
+  // and returns false to stop. Returns the HTTP status once the stream ends; a non-200 reply's
+  // body is delivered as one line. `cancel` closes the connection from another thread.
+  class Stream;
+  [[nodiscard]] absl::StatusOr<int> StreamLines(const std::string& path,
+                                                const std::function<bool(absl::string_view)>& on_line,
+                                                Stream* cancel_handle, int read_timeout_seconds);
+
+  const ApiConfig& config() const { return config_; }
+
+ private:
+  explicit ApiClient(ApiConfig config) : config_(std::move(config)) {}
+  std::unique_ptr<httplib::SSLClient> NewConnection(int read_timeout_seconds) const;
+  std::unique_ptr<httplib::SSLClient> Borrow();
+  void Return(std::unique_ptr<httplib::SSLClient> client);
+  std::string Token();
+  template <typename Call>
+  absl::StatusOr<ApiResponse> Send(Call call);
+
+  ApiConfig config_;
+  struct OpenSsl;
+  std::shared_ptr<OpenSsl> ssl_;  // parsed CA store and client certificate
+  std::mutex mu_;
+  std::vector<std::unique_ptr<httplib::SSLClient>> idle_;
+  std::string token_;
+  std::string token_stamp_;
+};
+
+// Lets another thread abort a running StreamLines (e.g. on shutdown).
+class ApiClient::Stream {
+ public:
+  void Cancel();
+  bool cancelled() const { return cancelled_.load(); }
+
+ private:
+  friend class ApiClient;
+  std::mutex mu_;
+  httplib::SSLClient* active_ = nullptr;
+  std::atomic<bool> cancelled_{false};
+};
+
+// The Status message of an error reply, or the first bytes of the body.
+std::string DescribeError(const ApiResponse& response);
+
+}  // namespace kube
+
+#endif  // GPU_TENANCY_KUBE_API_CLIENT_H_
