@@ -3,11 +3,13 @@
 // cluster and policy, loopback only.
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -20,7 +22,14 @@
 #include "common/status_macros.h"
 #include "common/yaml_json.h"
 #include "extender/verbs.h"
+#include "absl/time/time.h"
+#include "extender/bind.h"
+#include "kube/api_client.h"
+#include "kube/binder.h"
 #include "kube/cluster_state.h"
+#include "kube/config.h"
+#include "kube/leader.h"
+#include "kube/live_source.h"
 #include "server/dev_certs.h"
 #include "server/file_watch.h"
 #include "server/server.h"
@@ -29,18 +38,25 @@ namespace cmd {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: gpu-tenancy serve --cluster-file FILE --policy FILE --tls-cert FILE --tls-key FILE\n"
+    "usage: gpu-tenancy serve --policy FILE --tls-cert FILE --tls-key FILE\n"
+    "                         [--kubeconfig FILE [--context NAME] | --cluster-file FILE]\n"
     "                         [--listen HOST:PORT] [--metrics-listen HOST:PORT|off]\n"
+    "                         [--assume-ttl 30s] [--resync 5m] [--leader-elect true|false]\n"
+    "                         [--lease-namespace NS] [--identity NAME]\n"
     "                         [--client-ca FILE] [--threads N] [--max-body-bytes N]\n"
     "                         [--log-level debug|info|warn|error] [--config FILE]\n"
     "       gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
     "\n"
-    "--config FILE is YAML whose keys are these flag names (without --); flags win over it.\n";
+    "Without --cluster-file or --kubeconfig the cluster is read from kube-apiserver with the\n"
+    "pod's service account (in-cluster). --config FILE is YAML whose keys are these flag names\n"
+    "(without --); flags win over it.\n";
 
 const std::set<std::string> kValueFlags = {"cluster-file", "policy",       "listen",
                                            "metrics-listen", "tls-cert",   "tls-key",
                                            "client-ca",    "threads",      "max-body-bytes",
-                                           "log-level",    "config"};
+                                           "log-level",    "config",       "kubeconfig",
+                                           "context",      "assume-ttl",   "resync",
+                                           "leader-elect", "lease-namespace", "identity"};
 
 // The demo's ready-to-paste filter request: an untrusted tenant's MIG pod, names-only.
 constexpr char kDemoFilterRequest[] =
@@ -166,12 +182,49 @@ int RunServe(const std::vector<std::string>& args) {
   if (!setup.ok()) return UsageError(setup.status(), kUsage);
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
-  absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
-  if (!cluster.ok()) return UsageError(cluster.status(), kUsage);
-
   auto state = std::make_shared<kube::ClusterState>(common::BuiltinCatalog());
   state->SetPolicy(std::make_shared<const topology::Policy>(*std::move(policy)));
-  state->ReplaceAll(*std::move(cluster));
+
+  // The cluster comes from a file (or the demo), or live from kube-apiserver.
+  const bool live = !flags->Has("cluster-file") && !flags->Has("demo");
+  absl::Duration assume_ttl = absl::Seconds(30), resync = absl::Minutes(5);
+  if ((flags->Has("assume-ttl") && !absl::ParseDuration(flags->Get("assume-ttl"), &assume_ttl)) ||
+      (flags->Has("resync") && !absl::ParseDuration(flags->Get("resync"), &resync)) ||
+      assume_ttl <= absl::ZeroDuration() || resync <= absl::ZeroDuration()) {
+    return UsageError(absl::InvalidArgumentError("--assume-ttl and --resync take durations such as 30s or 5m"), kUsage);
+  }
+  std::unique_ptr<kube::ApiClient> api;
+  std::unique_ptr<kube::LiveSource> source;
+  std::unique_ptr<kube::ApiBinder> binder;
+  std::unique_ptr<kube::LeaderElector> elector;
+  std::optional<topology::ClusterData> file_cluster;
+  if (live) {
+    absl::StatusOr<kube::ApiConfig> config =
+        flags->Has("kubeconfig") ? kube::LoadKubeconfig(flags->Get("kubeconfig"), flags->Get("context"))
+                                 : kube::InClusterConfig();
+    if (!config.ok()) return Fail(config.status());
+    absl::StatusOr<std::unique_ptr<kube::ApiClient>> client = kube::ApiClient::Create(*config);
+    if (!client.ok()) return Fail(client.status());
+    api = *std::move(client);
+    kube::LiveSourceOptions live_options;
+    live_options.reflector.resync = absl::ToChronoMilliseconds(resync);
+    source = std::make_unique<kube::LiveSource>(*api, *state, live_options);
+    binder = std::make_unique<kube::ApiBinder>(*api, *state, absl::ToChronoMilliseconds(assume_ttl));
+    if (flags->Get("leader-elect", "true") == "true") {
+      kube::LeaderOptions lo;
+      lo.namespace_name = flags->Get("lease-namespace", api->config().namespace_name);
+      const char* pod_name = std::getenv("POD_NAME");
+      char host[256] = {};
+      gethostname(host, sizeof(host) - 1);
+      lo.identity = flags->Get("identity", pod_name ? pod_name : host);
+      elector = std::make_unique<kube::LeaderElector>(*api, lo);
+    }
+  } else {
+    absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
+    if (!cluster.ok()) return UsageError(cluster.status(), kUsage);
+    file_cluster = *cluster;
+    state->ReplaceAll(*std::move(cluster));
+  }
 
   std::vector<server::PostRoute> routes;
   routes.push_back({"/extender/filter", [state](absl::string_view body) {
@@ -184,6 +237,16 @@ int RunServe(const std::vector<std::string>& args) {
                       extender::VerbReply r = extender::Prioritize(body, s.get());
                       return server::Reply{r.http_status, std::move(r.body), {}};
                     }});
+  kube::ApiBinder* bind_backend = binder.get();
+  routes.push_back({"/extender/bind", [bind_backend](absl::string_view body) {
+                      if (!bind_backend) {
+                        return server::Reply{200, common::EncodeBindingResult(
+                            "gpu-tenancy: bind needs a live cluster (--kubeconfig or in-cluster), "
+                            "not a cluster file"), {}};
+                      }
+                      extender::VerbReply r = extender::Bind(body, *bind_backend);
+                      return server::Reply{r.http_status, std::move(r.body), {}};
+                    }});
 
   // Block the shutdown signals before any thread starts, so only sigwait() below sees them.
   sigset_t signals;
@@ -192,15 +255,44 @@ int RunServe(const std::vector<std::string>& args) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  kube::LeaderElector* leader = elector.get();
+  std::vector<server::ReadyCheck> readiness = {
+      // Every replica serves the stateless webhook once it knows the cluster.
+      {"/readyz", [state] { return state->Current() != nullptr; }},
+      // Only the leader serves the extender: one assume cache, no double allocation.
+      {"/readyz/extender",
+       [state, leader] { return state->Current() != nullptr && (!leader || leader->is_leader()); }},
+  };
+  kube::LiveSource* live_source = source.get();
   absl::StatusOr<std::unique_ptr<server::Server>> srv = server::Server::Create(
-      setup->options, std::move(routes), [state] { return state->Current() != nullptr; });
+      setup->options, std::move(routes), std::move(readiness),
+      [state, live_source, leader](std::string& out) {
+        kube::StateCounters c = state->counters();
+        absl::StrAppend(
+            &out, "# HELP gpu_tenancy_cache_synced 1 once the cluster has been listed completely.\n",
+            "# TYPE gpu_tenancy_cache_synced gauge\n", "gpu_tenancy_cache_synced ",
+            state->Current() ? 1 : 0, "\n",
+            "# HELP gpu_tenancy_watch_restarts_total Watches that ended in an error or 410.\n",
+            "# TYPE gpu_tenancy_watch_restarts_total counter\n", "gpu_tenancy_watch_restarts_total ",
+            live_source ? live_source->watch_restarts() : 0, "\n",
+            "# HELP gpu_tenancy_resync_corrections_total Objects a full relist removed that the "
+            "watch had missed.\n",
+            "# TYPE gpu_tenancy_resync_corrections_total counter\n",
+            "gpu_tenancy_resync_corrections_total ", c.resync_corrections, "\n",
+            "# HELP gpu_tenancy_bind_assumptions Bind placements not yet confirmed by the watch.\n",
+            "# TYPE gpu_tenancy_bind_assumptions gauge\n", "gpu_tenancy_bind_assumptions ",
+            state->assumption_count(), "\n",
+            "# HELP gpu_tenancy_leader 1 while this replica holds the extender lease.\n",
+            "# TYPE gpu_tenancy_leader gauge\n", "gpu_tenancy_leader ",
+            (!leader || leader->is_leader()) ? 1 : 0, "\n");
+      });
   if (!srv.ok()) return Fail(srv.status());
 
   std::unique_ptr<server::FileWatcher> policy_watch;
   if (flags->Has("policy")) {
     std::string path = flags->Get("policy");
     policy_watch = std::make_unique<server::FileWatcher>(
-        std::vector<std::string>{path}, std::chrono::seconds(2), [state, path] {
+        std::vector<std::string>{path}, std::chrono::seconds(2), [state, path, &file_cluster] {
           absl::StatusOr<std::string> text = ReadFile(path);
           absl::StatusOr<topology::Policy> next =
               text.ok() ? common::LoadPolicy(*text) : absl::StatusOr<topology::Policy>(text.status());
@@ -210,10 +302,12 @@ int RunServe(const std::vector<std::string>& args) {
             return;
           }
           state->SetPolicy(std::make_shared<const topology::Policy>(*std::move(next)));
+          if (file_cluster) state->ReplaceAll(*file_cluster);  // recompute demands too
           common::Log(common::LogLevel::kInfo, "policy reloaded", {{"file", path}});
         });
   }
-
+  if (source) source->Start();
+  if (elector) elector->Start();
   (*srv)->Start();
   std::cout << "ready tls_port=" << (*srv)->tls_port() << " metrics_port=" << (*srv)->metrics_port()
             << std::endl;
@@ -229,7 +323,9 @@ int RunServe(const std::vector<std::string>& args) {
   sigwait(&signals, &received);
   common::Log(common::LogLevel::kInfo, "shutting down", {{"signal", absl::StrCat(received)}});
   policy_watch.reset();
-  (*srv)->Stop();
+  (*srv)->Stop();  // readiness fails first, in-flight requests finish
+  if (elector) elector->Stop();  // releases the lease so a peer takes over at once
+  if (source) source->Stop();
   return 0;
 }
 

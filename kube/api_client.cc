@@ -26,6 +26,10 @@ struct ApiClient::OpenSsl {
   EVP_PKEY* client_key = nullptr;
 };
 
+struct ApiClient::IdlePool {
+  std::vector<std::unique_ptr<httplib::SSLClient>> clients;
+};
+
 namespace {
 
 std::vector<X509*> ReadCerts(const std::string& pem) {
@@ -57,9 +61,11 @@ absl::StatusOr<std::unique_ptr<ApiClient>> ApiClient::Create(ApiConfig config) {
     if (!ssl->client_key) return absl::InvalidArgumentError("client key: no PEM private key");
   }
   client->ssl_ = std::move(ssl);
+  client->idle_ = std::make_unique<IdlePool>();
   return client;
 }
 
+ApiClient::ApiClient(ApiConfig config) : config_(std::move(config)) {}
 ApiClient::~ApiClient() = default;
 
 std::unique_ptr<httplib::SSLClient> ApiClient::NewConnection(int read_timeout_seconds) const {
@@ -86,9 +92,9 @@ std::unique_ptr<httplib::SSLClient> ApiClient::NewConnection(int read_timeout_se
 std::unique_ptr<httplib::SSLClient> ApiClient::Borrow() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!idle_.empty()) {
-      std::unique_ptr<httplib::SSLClient> c = std::move(idle_.back());
-      idle_.pop_back();
+    if (!idle_->clients.empty()) {
+      std::unique_ptr<httplib::SSLClient> c = std::move(idle_->clients.back());
+      idle_->clients.pop_back();
       return c;
     }
   }
@@ -97,7 +103,7 @@ std::unique_ptr<httplib::SSLClient> ApiClient::Borrow() {
 
 void ApiClient::Return(std::unique_ptr<httplib::SSLClient> client) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (idle_.size() < 16) idle_.push_back(std::move(client));
+  if (idle_->clients.size() < 16) idle_->clients.push_back(std::move(client));
 }
 
 std::string ApiClient::Token() {

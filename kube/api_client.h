@@ -52,7 +52,7 @@ class ApiClient {
   const ApiConfig& config() const { return config_; }
 
  private:
-  explicit ApiClient(ApiConfig config) : config_(std::move(config)) {}
+  explicit ApiClient(ApiConfig config);
   std::unique_ptr<httplib::SSLClient> NewConnection(int read_timeout_seconds) const;
   std::unique_ptr<httplib::SSLClient> Borrow();
   void Return(std::unique_ptr<httplib::SSLClient> client);
@@ -64,7 +64,8 @@ class ApiClient {
   struct OpenSsl;
   std::shared_ptr<OpenSsl> ssl_;  // parsed CA store and client certificate
   std::mutex mu_;
-  std::vector<std::unique_ptr<httplib::SSLClient>> idle_;
+  struct IdlePool;
+  std::unique_ptr<IdlePool> idle_;  // keep-alive connections between calls
   std::string token_;
   std::string token_stamp_;
 };

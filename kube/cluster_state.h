@@ -25,15 +25,7 @@
 
 namespace kube {
 
-// Where bind put a pod: the node and, for shared memory, the GPU index; for MIG the profile.
-struct Placement {
-  std::string node;
-  std::string tenant;
-  std::string tier;
-  std::string pool;
-  std::optional<int> gpu_index;
-  std::string mig_profile;  // first MIG profile requested, if any
-};
+using topology::Placement;
 
 struct StateCounters {
   uint64_t publications = 0;

@@ -78,11 +78,10 @@ absl::StatusOr<int> Bind(httplib::Server& s, const std::string& host, int port) 
 Server::~Server() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
-    Options options, std::vector<PostRoute> routes, std::function<bool()> ready,
+    Options options, std::vector<PostRoute> routes, std::vector<ReadyCheck> readiness,
     std::function<void(std::string&)> extra_metrics) {
   std::unique_ptr<Server> s(new Server());
   s->options_ = std::move(options);
-  s->ready_ = std::move(ready);
   s->extra_metrics_ = std::move(extra_metrics);
   const Options& o = s->options_;
 
@@ -129,11 +128,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     plain->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("ok\n", "text/plain");
     });
-    plain->Get("/readyz", [self](const httplib::Request&, httplib::Response& res) {
-      bool ready = !self->stopping_.load() && (!self->ready_ || self->ready_());
-      res.status = ready ? 200 : 503;
-      res.set_content(ready ? "ok\n" : "not ready\n", "text/plain");
-    });
+    for (ReadyCheck& check : readiness) {
+      plain->Get(check.path, [self, ready = std::move(check.ready)](const httplib::Request&,
+                                                                     httplib::Response& res) {
+        bool ok = !self->stopping_.load() && (!ready || ready());
+        res.status = ok ? 200 : 503;
+        res.set_content(ok ? "ok\n" : "not ready\n", "text/plain");
+      });
+    }
     plain->Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
       std::string out;
       self->metrics_.AppendPrometheus(out);

@@ -3,7 +3,7 @@
 //     client-certificate auth, TCP_NODELAY, long keep-alive, a worker pool sized for concurrent
 //     connections, a body cap (413), read/write timeouts below the callers' 5 s, JSON-only
 //     POSTs (415 otherwise), and a last-resort handler turning a stray exception into a 500;
-//   - plain HTTP for operators: /healthz, /readyz, /metrics.
+//   - plain HTTP for operators: /healthz, readiness checks (/readyz...), /metrics.
 // Handlers are injected as pure functions of the body, so no business logic lives here.
 #ifndef GPU_TENANCY_SERVER_SERVER_H_
 #define GPU_TENANCY_SERVER_SERVER_H_
@@ -54,6 +54,13 @@ struct PostRoute {
   std::function<Reply(absl::string_view body)> handler;
 };
 
+// A readiness endpoint on the plain listener (e.g. /readyz, /readyz/extender): 200 while
+// `ready` holds and the server is not stopping, else 503.
+struct ReadyCheck {
+  std::string path;
+  std::function<bool()> ready;
+};
+
 class Server {
  public:
   ~Server();
@@ -61,7 +68,7 @@ class Server {
   // Loads the certificate pair and binds both listeners (so ports are known before Start()).
   // InvalidArgument for bad certificate files, Unavailable when a port cannot be bound.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Server>> Create(
-      Options options, std::vector<PostRoute> routes, std::function<bool()> ready,
+      Options options, std::vector<PostRoute> routes, std::vector<ReadyCheck> readiness,
       std::function<void(std::string&)> extra_metrics = nullptr);
 
   void Start();  // serves on background threads
@@ -81,7 +88,6 @@ class Server {
   std::unique_ptr<httplib::Server> tls_;
   std::unique_ptr<httplib::Server> plain_;
   RequestMetrics metrics_;
-  std::function<bool()> ready_;
   std::function<void(std::string&)> extra_metrics_;
   std::atomic<bool> stopping_{false};
   int tls_port_ = 0;

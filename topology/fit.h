@@ -47,6 +47,16 @@ FitResult Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& 
 int Score(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
           const NodeOccupancy& occupancy);
 
+// Where bind puts a pod, recorded on the pod as annotations for audit and metrics.
+struct Placement {
+  std::string node;
+  std::string tenant;
+  std::string tier;
+  std::string pool;
+  std::optional<int> gpu_index;  // the shared GPU whose memory it was promised
+  std::string mig_profile;       // first MIG profile requested, if any
+};
+
 // The shared GPU a pod with this demand should land on: the fullest one that still has room
 // (memory best fit). nullopt when the demand uses no shared memory or nothing has room.
 std::optional<int> ChooseSharedGpu(const GpuDemand& demand, const NodeSupply& supply,

@@ -1,0 +1,44 @@
+#include "extender/bind.h"
+
+#include "absl/strings/str_cat.h"
+#include "topology/occupancy.h"
+
+namespace extender {
+
+topology::Labels PlacementAnnotations(const topology::Placement& p) {
+  topology::Labels out;
+  out.emplace(kTenantAnnotation, p.tenant);
+  if (!p.tier.empty()) out.emplace(kTierAnnotation, p.tier);
+  if (!p.pool.empty()) out.emplace(kPoolAnnotation, p.pool);
+  if (p.gpu_index) out.emplace(topology::kGpuIndexAnnotation, absl::StrCat(*p.gpu_index));
+  if (!p.mig_profile.empty()) out.emplace(kMigProfileAnnotation, p.mig_profile);
+  return out;
+}
+
+VerbReply Bind(absl::string_view body, BindBackend& backend) {
+  absl::StatusOr<common::BindingArgs> args = common::ParseBindingArgs(body);
+  if (!args.ok()) return VerbReply{400, common::EncodeHttpError(args.status().message())};
+  auto fail = [](absl::string_view why) {
+    VerbReply r{200, common::EncodeBindingResult(why)};
+    r.failed = 1;
+    return r;
+  };
+  absl::StatusOr<topology::PodFacts> pod = backend.LookupPod(*args);
+  if (!pod.ok()) return fail(absl::StrCat("gpu-tenancy bind: ", pod.status().message()));
+  absl::StatusOr<topology::Placement> placement = backend.Assume(*pod, args->node);
+  if (!placement.ok()) {
+    return fail(absl::StrCat("gpu-tenancy bind: node ", args->node, " no longer fits: ",
+                             placement.status().message()));
+  }
+  absl::Status posted = backend.PostBinding(*args, PlacementAnnotations(*placement));
+  if (!posted.ok()) {
+    backend.Forget(args->pod_uid);
+    return fail(absl::StrCat("gpu-tenancy bind: ", posted.message()));
+  }
+  VerbReply ok{200, common::EncodeBindingResult("")};
+  ok.kept = 1;
+  ok.gpu_pod = true;
+  return ok;
+}
+
+}  // namespace extender

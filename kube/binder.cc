@@ -1,0 +1,85 @@
+#include "kube/binder.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/k8s_codec.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace kube {
+
+std::string BindingJson(const common::BindingArgs& args, const topology::Labels& annotations) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  auto str = [&](absl::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  w.StartObject();
+  w.Key("apiVersion");
+  str("v1");
+  w.Key("kind");
+  str("Binding");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("name");
+  str(args.pod_name);
+  w.Key("namespace");
+  str(args.pod_namespace);
+  w.Key("uid");
+  str(args.pod_uid);
+  w.Key("annotations");
+  w.StartObject();
+  for (const auto& [k, v] : annotations) {
+    str(k);
+    str(v);
+  }
+  w.EndObject();
+  w.EndObject();
+  w.Key("target");
+  w.StartObject();
+  w.Key("apiVersion");
+  str("v1");
+  w.Key("kind");
+  str("Node");
+  w.Key("name");
+  str(args.node);
+  w.EndObject();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+absl::StatusOr<topology::PodFacts> ApiBinder::LookupPod(const common::BindingArgs& args) {
+  if (std::optional<topology::PodFacts> cached = state_.PendingPod(args.pod_uid)) return *cached;
+  absl::StatusOr<ApiResponse> r =
+      client_.Get(absl::StrCat("/api/v1/namespaces/", args.pod_namespace, "/pods/", args.pod_name));
+  if (!r.ok()) return r.status();
+  if (r->status != 200) {
+    return absl::NotFoundError(absl::StrCat("pod ", args.pod_namespace, "/", args.pod_name, ": ",
+                                            DescribeError(*r)));
+  }
+  absl::StatusOr<rapidjson::Document> doc = common::ParseJson(r->body);
+  if (!doc.ok()) return doc.status();
+  absl::StatusOr<topology::PodFacts> pod = common::ParsePod(*doc);
+  if (!pod.ok()) return pod.status();
+  if (pod->uid != args.pod_uid) {
+    return absl::NotFoundError(absl::StrCat("pod ", args.pod_namespace, "/", args.pod_name,
+                                            " has UID ", pod->uid, ", not ", args.pod_uid));
+  }
+  return pod;
+}
+
+absl::StatusOr<topology::Placement> ApiBinder::Assume(const topology::PodFacts& pod,
+                                                      const std::string& node) {
+  return state_.Assume(pod, node, ClusterState::Clock::now() + assume_ttl_);
+}
+
+absl::Status ApiBinder::PostBinding(const common::BindingArgs& args,
+                                    const topology::Labels& annotations) {
+  absl::StatusOr<ApiResponse> r = client_.Post(
+      absl::StrCat("/api/v1/namespaces/", args.pod_namespace, "/pods/", args.pod_name, "/binding"),
+      BindingJson(args, annotations));
+  if (!r.ok()) return r.status();
+  if (r->status != 201 && r->status != 200) {
+    return absl::FailedPreconditionError(absl::StrCat("Binding refused: ", DescribeError(*r)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kube

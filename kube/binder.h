@@ -1,0 +1,38 @@
+// The live BindBackend: pods from the watch cache (or one GET when the watch lags), fit and
+// assume through ClusterState, Binding POSTs to kube-apiserver.
+#ifndef GPU_TENANCY_KUBE_BINDER_H_
+#define GPU_TENANCY_KUBE_BINDER_H_
+
+#include <chrono>
+
+#include "extender/bind.h"
+#include "kube/api_client.h"
+#include "kube/cluster_state.h"
+
+namespace kube {
+
+class ApiBinder : public extender::BindBackend {
+ public:
+  ApiBinder(ApiClient& client, ClusterState& state, std::chrono::milliseconds assume_ttl)
+      : client_(client), state_(state), assume_ttl_(assume_ttl) {}
+
+  absl::StatusOr<topology::PodFacts> LookupPod(const common::BindingArgs& args) override;
+  absl::StatusOr<topology::Placement> Assume(const topology::PodFacts& pod,
+                                             const std::string& node) override;
+  void Forget(const std::string& uid) override { state_.Forget(uid); }
+  absl::Status PostBinding(const common::BindingArgs& args,
+                           const topology::Labels& annotations) override;
+
+ private:
+  ApiClient& client_;
+  ClusterState& state_;
+  std::chrono::milliseconds assume_ttl_;
+};
+
+// The Binding object for a pod: target node, our annotations, and the pod UID as a
+// precondition so a re-created pod of the same name is never bound by mistake.
+std::string BindingJson(const common::BindingArgs& args, const topology::Labels& annotations);
+
+}  // namespace kube
+
+#endif  // GPU_TENANCY_KUBE_BINDER_H_

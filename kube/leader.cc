@@ -1,0 +1,187 @@
+#include "kube/leader.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace kube {
+namespace {
+
+std::string MicroTimeNow() {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::Now(), absl::UTCTimeZone());
+}
+
+struct LeaseRecord {
+  std::string holder;
+  std::string renew_time;
+  std::string acquire_time;
+  int64_t transitions = 0;
+  std::string resource_version;
+};
+
+LeaseRecord ReadLease(const common::JsonValue& lease) {
+  LeaseRecord r;
+  if (const common::JsonValue* meta = common::FindMember(lease, "metadata")) {
+    r.resource_version = std::string(common::StringOr(*meta, "resourceVersion"));
+  }
+  if (const common::JsonValue* spec = common::FindMember(lease, "spec")) {
+    r.holder = std::string(common::StringOr(*spec, "holderIdentity"));
+    r.renew_time = std::string(common::StringOr(*spec, "renewTime"));
+    r.acquire_time = std::string(common::StringOr(*spec, "acquireTime"));
+    if (const common::JsonValue* t = common::FindMember(*spec, "leaseTransitions"); t && t->IsInt64()) {
+      r.transitions = t->GetInt64();
+    }
+  }
+  return r;
+}
+
+std::string LeaseJson(const LeaderOptions& o, const LeaseRecord& r) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  auto str = [&](absl::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  w.StartObject();
+  w.Key("apiVersion");
+  str("coordination.k8s.io/v1");
+  w.Key("kind");
+  str("Lease");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("name");
+  str(o.lease_name);
+  w.Key("namespace");
+  str(o.namespace_name);
+  if (!r.resource_version.empty()) {
+    w.Key("resourceVersion");
+    str(r.resource_version);
+  }
+  w.EndObject();
+  w.Key("spec");
+  w.StartObject();
+  w.Key("holderIdentity");
+  str(r.holder);
+  w.Key("leaseDurationSeconds");
+  w.Int64(std::chrono::duration_cast<std::chrono::seconds>(o.lease_duration).count());
+  if (!r.acquire_time.empty()) {
+    w.Key("acquireTime");
+    str(r.acquire_time);
+  }
+  if (!r.renew_time.empty()) {
+    w.Key("renewTime");
+    str(r.renew_time);
+  }
+  w.Key("leaseTransitions");
+  w.Int64(r.transitions);
+  w.EndObject();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace
+
+LeaderElector::LeaderElector(ApiClient& client, LeaderOptions options)
+    : client_(client), options_(std::move(options)) {
+  path_ = absl::StrCat("/apis/coordination.k8s.io/v1/namespaces/", options_.namespace_name,
+                       "/leases");
+}
+
+LeaderElector::~LeaderElector() { Stop(); }
+
+void LeaderElector::Start() { thread_ = std::thread([this] { Run(); }); }
+
+void LeaderElector::Stop() {
+  if (stop_.exchange(true)) {
+    if (thread_.joinable()) thread_.join();
+    return;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (leader_.load()) Release();
+}
+
+void LeaderElector::SetLeader(bool leader) {
+  if (leader_.exchange(leader) == leader) return;
+  transitions_.fetch_add(1);
+  common::Log(common::LogLevel::kInfo, leader ? "became leader" : "lost leadership",
+              {{"lease", options_.lease_name}, {"identity", options_.identity}});
+  if (options_.on_change) options_.on_change(leader);
+}
+
+bool LeaderElector::TryAcquireOrRenew() {
+  auto now = std::chrono::steady_clock::now();
+  std::string item = absl::StrCat(path_, "/", options_.lease_name);
+  absl::StatusOr<ApiResponse> got = client_.Get(item);
+  if (!got.ok()) return false;
+  if (got->status == 404) {
+    LeaseRecord fresh{options_.identity, MicroTimeNow(), MicroTimeNow(), 0, ""};
+    absl::StatusOr<ApiResponse> created = client_.Post(path_, LeaseJson(options_, fresh));
+    return created.ok() && created->status == 201;
+  }
+  if (got->status != 200) return false;
+  absl::StatusOr<rapidjson::Document> doc = common::ParseJson(got->body);
+  if (!doc.ok()) return false;
+  LeaseRecord record = ReadLease(*doc);
+  std::string seen = absl::StrCat(record.holder, "|", record.renew_time, "|", record.transitions);
+  if (seen != observed_record_) {
+    observed_record_ = seen;
+    observed_at_ = now;
+  }
+  const bool mine = record.holder == options_.identity;
+  const bool expired = record.holder.empty() || now - observed_at_ > options_.lease_duration;
+  if (!mine && !expired) return false;
+  LeaseRecord next = record;
+  next.renew_time = MicroTimeNow();
+  if (!mine) {
+    next.holder = options_.identity;
+    next.acquire_time = next.renew_time;
+    next.transitions = record.transitions + 1;
+  }
+  // resourceVersion makes this a compare-and-swap: a peer that wrote first makes it a 409.
+  absl::StatusOr<ApiResponse> put = client_.Put(item, LeaseJson(options_, next));
+  if (!put.ok() || put->status != 200) return false;
+  observed_record_ = absl::StrCat(next.holder, "|", next.renew_time, "|", next.transitions);
+  observed_at_ = now;
+  return true;
+}
+
+void LeaderElector::Release() {
+  std::string item = absl::StrCat(path_, "/", options_.lease_name);
+  absl::StatusOr<ApiResponse> got = client_.Get(item);
+  if (got.ok() && got->status == 200) {
+    absl::StatusOr<rapidjson::Document> doc = common::ParseJson(got->body);
+    if (doc.ok()) {
+      LeaseRecord record = ReadLease(*doc);
+      if (record.holder == options_.identity) {
+        record.holder.clear();
+        record.renew_time = MicroTimeNow();
+        (void)client_.Put(item, LeaseJson(options_, record));
+      }
+    }
+  }
+  SetLeader(false);
+}
+
+void LeaderElector::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_.load()) {
+    lock.unlock();
+    bool held = TryAcquireOrRenew();
+    auto now = std::chrono::steady_clock::now();
+    if (held) {
+      last_renew_ = now;
+      SetLeader(true);
+    } else if (leader_.load() && now - last_renew_ >= options_.lease_duration - options_.retry_period) {
+      // Could not renew in time: step down before a peer may take over.
+      SetLeader(false);
+    } else if (!leader_.load()) {
+      SetLeader(false);
+    }
+    lock.lock();
+    cv_.wait_for(lock, options_.retry_period, [this] { return stop_.load(); });
+  }
+}
+
+}  // namespace kube

@@ -1,0 +1,139 @@
+#include "kube/live_source.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/k8s_codec.h"
+#include "common/log.h"
+
+namespace kube {
+namespace {
+
+void Warn(absl::string_view what, const absl::Status& status) {
+  common::Log(common::LogLevel::kWarn, "object ignored", {{"kind", what}, {"reason", status.message()}});
+}
+
+std::string NameOf(const common::JsonValue& object) {
+  const common::JsonValue* meta = common::FindMember(object, "metadata");
+  return meta ? std::string(common::StringOr(*meta, "name")) : std::string();
+}
+
+std::string UidOrKey(const common::JsonValue& object) {
+  const common::JsonValue* meta = common::FindMember(object, "metadata");
+  if (!meta) return "";
+  absl::string_view uid = common::StringOr(*meta, "uid");
+  if (!uid.empty()) return std::string(uid);
+  return absl::StrCat(common::StringOr(*meta, "namespace"), "/", common::StringOr(*meta, "name"));
+}
+
+}  // namespace
+
+LiveSource::LiveSource(ApiClient& client, ClusterState& state, LiveSourceOptions options)
+    : state_(state), options_(options) {
+  nodes_ = std::make_unique<Reflector>(
+      client, "/api/v1/nodes",
+      ReflectorHandler{
+          [this](const std::vector<const common::JsonValue*>& items) {
+            std::vector<topology::NodeFacts> nodes;
+            for (const common::JsonValue* item : items) {
+              absl::StatusOr<topology::NodeFacts> n = common::ParseNode(*item);
+              if (n.ok()) nodes.push_back(*std::move(n)); else Warn("Node", n.status());
+            }
+            state_.ReplaceNodes(std::move(nodes));
+          },
+          [this](absl::string_view type, const common::JsonValue& object) {
+            if (type == "DELETED") {
+              state_.DeleteNode(NameOf(object));
+              return;
+            }
+            absl::StatusOr<topology::NodeFacts> n = common::ParseNode(object);
+            if (n.ok()) state_.UpsertNode(*std::move(n)); else Warn("Node", n.status());
+          }},
+      options.reflector);
+  pods_ = std::make_unique<Reflector>(
+      client, "/api/v1/pods",
+      ReflectorHandler{
+          [this](const std::vector<const common::JsonValue*>& items) {
+            std::vector<topology::PodFacts> pods;
+            pods.reserve(items.size());
+            for (const common::JsonValue* item : items) {
+              absl::StatusOr<topology::PodFacts> p = common::ParsePod(*item);
+              if (p.ok()) pods.push_back(*std::move(p)); else Warn("Pod", p.status());
+            }
+            state_.ReplacePods(std::move(pods));
+          },
+          [this](absl::string_view type, const common::JsonValue& object) {
+            if (type == "DELETED") {
+              state_.DeletePod(UidOrKey(object));
+              return;
+            }
+            absl::StatusOr<topology::PodFacts> p = common::ParsePod(object);
+            if (p.ok()) state_.UpsertPod(*std::move(p)); else Warn("Pod", p.status());
+          }},
+      options.reflector);
+  auto labels_of = [](const common::JsonValue& object) {
+    const common::JsonValue* meta = common::FindMember(object, "metadata");
+    const common::JsonValue* labels = meta ? common::FindMember(*meta, "labels") : nullptr;
+    topology::Labels out;
+    if (labels) {
+      absl::StatusOr<topology::Labels> parsed = common::ParseStringMap(*labels, "metadata.labels");
+      if (parsed.ok()) out = *std::move(parsed);
+    }
+    return out;
+  };
+  namespaces_ = std::make_unique<Reflector>(
+      client, "/api/v1/namespaces",
+      ReflectorHandler{
+          [this, labels_of](const std::vector<const common::JsonValue*>& items) {
+            absl::flat_hash_map<std::string, topology::Labels> all;
+            for (const common::JsonValue* item : items) all[NameOf(*item)] = labels_of(*item);
+            state_.ReplaceNamespaces(std::move(all));
+          },
+          [this, labels_of](absl::string_view type, const common::JsonValue& object) {
+            if (type == "DELETED") {
+              state_.DeleteNamespace(NameOf(object));
+            } else {
+              state_.UpsertNamespace(NameOf(object), labels_of(object));
+            }
+          }},
+      options.reflector);
+}
+
+LiveSource::~LiveSource() { Stop(); }
+
+void LiveSource::Start() {
+  // Namespaces first: tenant selectors need their labels before the first decision.
+  namespaces_->Start();
+  nodes_->Start();
+  pods_->Start();
+  expiry_thread_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, options_.expiry_poll, [this] { return stop_.load(); })) {
+      lock.unlock();
+      int expired = state_.ExpireAssumptions(ClusterState::Clock::now());
+      if (expired > 0) {
+        common::Log(common::LogLevel::kWarn, "bind assumptions expired unconfirmed",
+                    {{"count", absl::StrCat(expired)}});
+      }
+      lock.lock();
+    }
+  });
+}
+
+void LiveSource::Stop() {
+  stop_.store(true);
+  cv_.notify_all();
+  if (expiry_thread_.joinable()) expiry_thread_.join();
+  for (Reflector* r : {pods_.get(), nodes_.get(), namespaces_.get()}) {
+    if (r) r->Stop();
+  }
+}
+
+bool LiveSource::synced() const {
+  return nodes_->synced() && pods_->synced() && namespaces_->synced();
+}
+
+uint64_t LiveSource::watch_restarts() const {
+  return nodes_->counters().watch_restarts.load() + pods_->counters().watch_restarts.load() +
+         namespaces_->counters().watch_restarts.load();
+}
+
+}  // namespace kube

@@ -1,0 +1,193 @@
+#include "kube/reflector.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+
+namespace kube {
+namespace {
+
+std::string ResourceVersionOf(const common::JsonValue& object) {
+  const common::JsonValue* meta = common::FindMember(object, "metadata");
+  return meta ? std::string(common::StringOr(*meta, "resourceVersion")) : std::string();
+}
+
+// Full jitter: a uniform wait in [d/2, d], so replicas restarting together spread out.
+std::chrono::milliseconds Jitter(std::chrono::milliseconds d) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_int_distribution<int64_t> dist(d.count() / 2, std::max<int64_t>(1, d.count()));
+  return std::chrono::milliseconds(dist(rng));
+}
+
+}  // namespace
+
+Reflector::Reflector(ApiClient& client, std::string path, ReflectorHandler handler,
+                     ReflectorOptions options)
+    : client_(client), path_(std::move(path)), handler_(std::move(handler)), options_(options) {}
+
+Reflector::~Reflector() { Stop(); }
+
+void Reflector::Start() { thread_ = std::thread([this] { Run(); }); }
+
+void Reflector::Stop() {
+  stop_.store(true);
+  stream_.Cancel();
+  sleep_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Reflector::Sleep(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(sleep_mu_);
+  sleep_cv_.wait_for(lock, d, [this] { return stop_.load(); });
+}
+
+bool Reflector::ListAll() {
+  std::vector<rapidjson::Document> pages;
+  std::string continue_token;
+  std::string version;
+  do {
+    std::string url = absl::StrCat(path_, "?limit=", options_.page_size);
+    if (!continue_token.empty()) absl::StrAppend(&url, "&continue=", continue_token);
+    absl::StatusOr<ApiResponse> r = client_.Get(url);
+    if (!r.ok() || r->status != 200) {
+      common::Log(common::LogLevel::kWarn, "list failed",
+                  {{"path", path_}, {"error", r.ok() ? DescribeError(*r) : std::string(r.status().message())}});
+      return false;
+    }
+    absl::StatusOr<rapidjson::Document> doc = common::ParseJson(r->body);
+    if (!doc.ok() || !doc->IsObject()) {
+      common::Log(common::LogLevel::kWarn, "list reply is not a JSON object", {{"path", path_}});
+      return false;
+    }
+    const common::JsonValue* meta = common::FindMember(*doc, "metadata");
+    continue_token = meta ? std::string(common::StringOr(*meta, "continue")) : std::string();
+    // The first page's resourceVersion is the list's consistent snapshot version.
+    if (version.empty() && meta) version = std::string(common::StringOr(*meta, "resourceVersion"));
+    pages.push_back(*std::move(doc));
+  } while (!continue_token.empty() && !stop_.load());
+  if (stop_.load()) return false;
+  std::vector<const common::JsonValue*> items;
+  for (const rapidjson::Document& page : pages) {
+    const common::JsonValue* list = common::FindNonNull(page, "items");
+    if (!list || !list->IsArray()) continue;
+    for (const auto& item : list->GetArray()) items.push_back(&item);
+  }
+  handler_.replace(items);
+  resource_version_ = version;
+  counters_.lists.fetch_add(1);
+  next_resync_ = std::chrono::steady_clock::now() + options_.resync;
+  synced_.store(true);
+  return true;
+}
+
+Reflector::WatchEnd Reflector::WatchOnce() {
+  auto remaining = std::chrono::duration_cast<std::chrono::seconds>(
+      next_resync_ - std::chrono::steady_clock::now());
+  if (remaining.count() <= 0) return WatchEnd::kRelist;
+  int timeout = static_cast<int>(std::min<int64_t>(options_.watch_timeout_seconds, remaining.count()));
+  std::string url = absl::StrCat(path_, "?watch=1&allowWatchBookmarks=true&resourceVersion=",
+                                 resource_version_, "&timeoutSeconds=", std::max(1, timeout));
+  counters_.watches.fetch_add(1);
+  WatchEnd end = WatchEnd::kRewatch;
+  uint64_t delivered = 0;
+  absl::StatusOr<int> status = client_.StreamLines(
+      url,
+      [&](absl::string_view line) {
+        if (stop_.load()) {
+          end = WatchEnd::kStopped;
+          return false;
+        }
+        absl::StatusOr<rapidjson::Document> event = common::ParseJson(line);
+        if (!event.ok() || !event->IsObject()) {
+          common::Log(common::LogLevel::kWarn, "unreadable watch line", {{"path", path_}});
+          end = WatchEnd::kBackoff;
+          return false;
+        }
+        absl::string_view type = common::StringOr(*event, "type");
+        const common::JsonValue* object = common::FindNonNull(*event, "object");
+        if (!object) {
+          // A non-200 body (a Status) arrives here as one line.
+          int code = 0;
+          if (const common::JsonValue* c = common::FindMember(*event, "code"); c && c->IsInt()) code = c->GetInt();
+          end = code == 410 ? WatchEnd::kRelist : WatchEnd::kBackoff;
+          return false;
+        }
+        if (type == "ERROR") {
+          const common::JsonValue* code = common::FindMember(*object, "code");
+          bool gone = code && code->IsInt() && code->GetInt() == 410;
+          common::Log(gone ? common::LogLevel::kInfo : common::LogLevel::kWarn, "watch error",
+                      {{"path", path_}, {"message", common::StringOr(*object, "message")}});
+          end = gone ? WatchEnd::kRelist : WatchEnd::kBackoff;
+          return false;
+        }
+        std::string version = ResourceVersionOf(*object);
+        if (type != "BOOKMARK") {
+          handler_.event(type, *object);
+          counters_.events.fetch_add(1);
+          ++delivered;
+        }
+        if (!version.empty()) resource_version_ = version;
+        if (std::chrono::steady_clock::now() >= next_resync_) {
+          end = WatchEnd::kRelist;
+          return false;
+        }
+        return true;
+      },
+      &stream_, options_.read_timeout_seconds);
+  if (stop_.load()) return WatchEnd::kStopped;
+  if (!status.ok()) {
+    common::Log(common::LogLevel::kWarn, "watch connection lost",
+                {{"path", path_}, {"error", status.status().message()}});
+    return WatchEnd::kBackoff;
+  }
+  if (*status == 410) return WatchEnd::kRelist;
+  if (*status != 200) {
+    common::Log(common::LogLevel::kWarn, "watch refused",
+                {{"path", path_}, {"status", absl::StrCat(*status)}});
+    return WatchEnd::kBackoff;
+  }
+  (void)delivered;
+  return end;
+}
+
+void Reflector::Run() {
+  std::chrono::milliseconds backoff = options_.backoff_initial;
+  bool need_list = true;
+  while (!stop_.load()) {
+    if (need_list) {
+      if (!ListAll()) {
+        if (stop_.load()) break;
+        Sleep(Jitter(backoff));
+        backoff = std::min(backoff * 2, options_.backoff_max);
+        continue;
+      }
+      need_list = false;
+      backoff = options_.backoff_initial;
+    }
+    auto started = std::chrono::steady_clock::now();
+    WatchEnd end = WatchOnce();
+    switch (end) {
+      case WatchEnd::kStopped:
+        return;
+      case WatchEnd::kRelist:
+        need_list = true;
+        if (std::chrono::steady_clock::now() < next_resync_) counters_.watch_restarts.fetch_add(1);
+        break;
+      case WatchEnd::kRewatch:
+        backoff = options_.backoff_initial;
+        break;
+      case WatchEnd::kBackoff:
+        counters_.watch_restarts.fetch_add(1);
+        // A watch that ran a while before failing was healthy: start the backoff over.
+        if (std::chrono::steady_clock::now() - started > std::chrono::seconds(10)) {
+          backoff = options_.backoff_initial;
+        }
+        Sleep(Jitter(backoff));
+        backoff = std::min(backoff * 2, options_.backoff_max);
+        break;
+    }
+  }
+}
+
+}  // namespace kube

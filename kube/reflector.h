@@ -1,0 +1,82 @@
+// A reflector keeps one resource (nodes, pods or namespaces) mirrored from kube-apiserver:
+// paginated list, then watch from the list's resourceVersion with bookmarks; relist on 410
+// Gone; reconnect with jittered exponential backoff; and a periodic full relist that heals
+// events the watch missed (a delete while it was down). Runs on its own thread.
+#ifndef GPU_TENANCY_KUBE_REFLECTOR_H_
+#define GPU_TENANCY_KUBE_REFLECTOR_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/json.h"
+#include "kube/api_client.h"
+
+namespace kube {
+
+struct ReflectorOptions {
+  int page_size = 500;
+  std::chrono::milliseconds resync{std::chrono::minutes(5)};
+  std::chrono::milliseconds backoff_initial{200};
+  std::chrono::milliseconds backoff_max{std::chrono::seconds(30)};
+  int watch_timeout_seconds = 300;  // server-side end of one watch call
+  int read_timeout_seconds = 90;    // no byte for this long: the connection is dead
+};
+
+struct ReflectorHandler {
+  // Every item of a complete list (all pages), replacing what was known.
+  std::function<void(const std::vector<const common::JsonValue*>& items)> replace;
+  // One watch event: type is ADDED, MODIFIED or DELETED.
+  std::function<void(absl::string_view type, const common::JsonValue& object)> event;
+};
+
+struct ReflectorCounters {
+  std::atomic<uint64_t> lists{0};
+  std::atomic<uint64_t> watches{0};
+  std::atomic<uint64_t> watch_restarts{0};  // watches that ended in an error or a 410
+  std::atomic<uint64_t> events{0};
+};
+
+class Reflector {
+ public:
+  // `path` is the collection, e.g. "/api/v1/pods".
+  Reflector(ApiClient& client, std::string path, ReflectorHandler handler,
+            ReflectorOptions options = {});
+  ~Reflector();  // stops and joins
+
+  void Start();
+  void Stop();
+  bool synced() const { return synced_.load(); }
+  const ReflectorCounters& counters() const { return counters_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void Run();
+  bool ListAll();                   // false on failure (already logged)
+  enum class WatchEnd { kRelist, kRewatch, kBackoff, kStopped };
+  WatchEnd WatchOnce();
+  void Sleep(std::chrono::milliseconds d);  // wakes early on Stop()
+
+  ApiClient& client_;
+  std::string path_;
+  ReflectorHandler handler_;
+  ReflectorOptions options_;
+  std::string resource_version_;
+  std::chrono::steady_clock::time_point next_resync_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> synced_{false};
+  ReflectorCounters counters_;
+  ApiClient::Stream stream_;
+  std::mutex sleep_mu_;
+  std::condition_variable sleep_cv_;
+  std::thread thread_;
+};
+
+}  // namespace kube
+
+#endif  // GPU_TENANCY_KUBE_REFLECTOR_H_
