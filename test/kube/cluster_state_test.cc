@@ -1,0 +1,220 @@
+// ClusterState: incremental publication agrees with a rebuild from scratch, assumptions count
+// until confirmed or expired, and concurrent binds never over-allocate.
+#include "kube/cluster_state.h"
+
+#include <atomic>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/config_loader.h"
+#include "gtest/gtest.h"
+
+namespace kube {
+namespace {
+
+using topology::NodeFacts;
+using topology::PodFacts;
+using topology::Quantity;
+
+NodeFacts MigNode(const std::string& name, int instances_3g) {
+  NodeFacts n;
+  n.name = name;
+  n.labels = {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
+              {"nvidia.com/mig.strategy", "mixed"},
+              {"nvidia.com/mig.config.state", "success"}};
+  n.allocatable = {{"nvidia.com/mig-3g.40gb", Quantity::FromUnits(instances_3g)},
+                   {"nvidia.com/mig-1g.10gb", Quantity::FromUnits(4)}};
+  return n;
+}
+
+PodFacts MigPod(const std::string& uid, const std::string& node, const std::string& profile = "3g.40gb",
+                int count = 1) {
+  PodFacts p;
+  p.namespace_name = "team";
+  p.name = "pod-" + uid;
+  p.uid = uid;
+  p.node_name = node;
+  p.phase = node.empty() ? "Pending" : "Running";
+  topology::ContainerFacts c;
+  c.name = "main";
+  c.limits = {{"nvidia.com/mig-" + profile, Quantity::FromUnits(count)}};
+  p.containers.push_back(c);
+  return p;
+}
+
+class ClusterStateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    state_.SetPolicy(std::make_shared<const topology::Policy>(topology::Policy::AllowAll()));
+  }
+  int64_t Used(const std::string& node, const std::string& resource) {
+    std::shared_ptr<const topology::ModelState> s = state_.Current();
+    const topology::NodeState* n = s ? s->snapshot->FindNode(node) : nullptr;
+    return n ? n->occupancy.Used(resource) : -1;
+  }
+  ClusterState state_{common::BuiltinCatalog()};
+};
+
+TEST_F(ClusterStateTest, NothingIsPublishedBeforeTheFirstSync) {
+  EXPECT_EQ(state_.Current(), nullptr);
+  state_.ReplaceNodes({MigNode("n1", 2)});
+  EXPECT_EQ(state_.Current(), nullptr) << "pods not listed yet";
+  state_.ReplacePods({});
+  ASSERT_NE(state_.Current(), nullptr);
+}
+
+TEST_F(ClusterStateTest, WatchEventsUpdateOnlyTouchedNodes) {
+  state_.ReplaceNodes({MigNode("n1", 2), MigNode("n2", 2)});
+  state_.ReplacePods({MigPod("a", "n1")});
+  std::shared_ptr<const topology::ModelState> before = state_.Current();
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
+
+  state_.UpsertPod(MigPod("b", "n1"));
+  std::shared_ptr<const topology::ModelState> after = state_.Current();
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 2);
+  // The untouched node is shared between the two snapshots, not copied.
+  EXPECT_EQ(before->snapshot->FindNodeShared("n2"), after->snapshot->FindNodeShared("n2"));
+  EXPECT_NE(before->snapshot->FindNodeShared("n1"), after->snapshot->FindNodeShared("n1"));
+  // The old snapshot is immutable.
+  EXPECT_EQ(before->snapshot->FindNode("n1")->occupancy.Used("nvidia.com/mig-3g.40gb"), 1);
+
+  state_.DeletePod("a");
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
+  PodFacts done = MigPod("b", "n1");
+  done.phase = "Succeeded";
+  state_.UpsertPod(done);
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 0);
+  EXPECT_TRUE(state_.OccupancyConsistent());
+}
+
+TEST_F(ClusterStateTest, RelistHealsAMissedDelete) {
+  state_.ReplaceNodes({MigNode("n1", 2)});
+  state_.ReplacePods({MigPod("a", "n1"), MigPod("b", "n1")});
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 2);
+  // "b" was deleted while the watch was down: the next relist no longer lists it.
+  state_.ReplacePods({MigPod("a", "n1")});
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
+  EXPECT_EQ(state_.counters().resync_corrections, 1u);
+}
+
+TEST_F(ClusterStateTest, AssumptionCountsUntilConfirmedThenOnce) {
+  state_.ReplaceNodes({MigNode("n1", 2)});
+  state_.ReplacePods({MigPod("p", "")});
+  auto expiry = ClusterState::Clock::now() + std::chrono::seconds(30);
+  absl::StatusOr<topology::Placement> placed = state_.Assume(MigPod("p", ""), "n1", expiry);
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  EXPECT_EQ(placed->mig_profile, "3g.40gb");
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
+  // The watch confirms the binding: still counted once.
+  state_.UpsertPod(MigPod("p", "n1"));
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
+  EXPECT_EQ(state_.assumption_count(), 0u);
+  EXPECT_EQ(state_.counters().assumptions_confirmed, 1u);
+  EXPECT_TRUE(state_.OccupancyConsistent());
+}
+
+TEST_F(ClusterStateTest, UnconfirmedAssumptionsExpireAndForgetReleases) {
+  state_.ReplaceNodes({MigNode("n1", 2)});
+  state_.ReplacePods({});
+  auto now = ClusterState::Clock::now();
+  ASSERT_TRUE(state_.Assume(MigPod("x", ""), "n1", now + std::chrono::seconds(1)).ok());
+  ASSERT_TRUE(state_.Assume(MigPod("y", ""), "n1", now + std::chrono::seconds(60)).ok());
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 2);
+  absl::StatusOr<topology::Placement> third = state_.Assume(MigPod("z", ""), "n1", now);
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.status().message(), "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2");
+  EXPECT_EQ(state_.ExpireAssumptions(now + std::chrono::seconds(2)), 1);
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
+  state_.Forget("y");
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 0);
+}
+
+TEST_F(ClusterStateTest, FiftyConcurrentBindsForThreeSlices) {
+  state_.ReplaceNodes({MigNode("n1", 3), MigNode("n2", 7)});
+  state_.ReplacePods({});
+  std::atomic<int> won{0}, lost{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 50; ++i) {
+    threads.emplace_back([&, i] {
+      absl::StatusOr<topology::Placement> p = state_.Assume(
+          MigPod(absl::StrCat("race-", i), ""), "n1",
+          ClusterState::Clock::now() + std::chrono::seconds(30));
+      (p.ok() ? won : lost).fetch_add(1);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(won.load(), 3);
+  EXPECT_EQ(lost.load(), 47);
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 3);
+  EXPECT_EQ(Used("n2", "nvidia.com/mig-3g.40gb"), 0);
+  EXPECT_TRUE(state_.OccupancyConsistent());
+}
+
+// Property: after any sequence of binds, watch events, deletes and relists, the incremental
+// occupancy equals a recomputation from scratch and never exceeds capacity.
+TEST_F(ClusterStateTest, RandomEventSequencesKeepOccupancyExact) {
+  std::mt19937 rng(7);
+  std::vector<std::string> nodes = {"n0", "n1", "n2", "n3"};
+  state_.ReplaceNodes({MigNode("n0", 2), MigNode("n1", 2), MigNode("n2", 1), MigNode("n3", 2)});
+  state_.ReplacePods({});
+  std::map<std::string, PodFacts> live;  // what the API server holds
+  for (int step = 0; step < 3000; ++step) {
+    std::string uid = absl::StrCat("u", rng() % 40);
+    std::string node = nodes[rng() % nodes.size()];
+    switch (rng() % 5) {
+      case 0: {  // a new pending pod seen by the watch
+        PodFacts p = MigPod(uid, "", rng() % 2 ? "3g.40gb" : "1g.10gb");
+        live[uid] = p;
+        state_.UpsertPod(p);
+        break;
+      }
+      case 1: {  // bind: assume, then the API server binds it and the watch reports it
+        auto it = live.find(uid);
+        if (it == live.end() || !it->second.node_name.empty()) break;
+        if (state_.Assume(it->second, node, ClusterState::Clock::now() + std::chrono::hours(1)).ok()) {
+          if (rng() % 5 == 0) {  // the Binding POST failed: bind forgets the assumption
+            state_.Forget(uid);
+            break;
+          }
+          it->second.node_name = node;
+          it->second.phase = "Running";
+          if (rng() % 3) state_.UpsertPod(it->second);  // sometimes the watch lags
+        }
+        break;
+      }
+      case 2:  // delete
+        live.erase(uid);
+        state_.DeletePod(uid);
+        break;
+      case 3: {  // finish
+        auto it = live.find(uid);
+        if (it == live.end() || it->second.node_name.empty()) break;
+        it->second.phase = "Succeeded";
+        state_.UpsertPod(it->second);
+        break;
+      }
+      case 4: {  // a full relist
+        if (rng() % 10) break;
+        std::vector<PodFacts> all;
+        for (const auto& [k, p] : live) all.push_back(p);
+        state_.ReplacePods(all);
+        break;
+      }
+    }
+    if (step % 50 == 0) {
+      ASSERT_TRUE(state_.OccupancyConsistent()) << "step " << step;
+    }
+  }
+  ASSERT_TRUE(state_.OccupancyConsistent());
+  std::shared_ptr<const topology::ModelState> s = state_.Current();
+  s->snapshot->ForEachNode([](const topology::NodeState& n) {
+    for (const topology::OfferedResource& r : n.supply.resources) {
+      EXPECT_LE(n.occupancy.Used(r.name), r.allocatable) << n.facts.name << " " << r.name;
+    }
+  });
+}
+
+}  // namespace
+}  // namespace kube
