@@ -195,6 +195,7 @@ int RunServe(const std::vector<std::string>& args) {
   }
   std::unique_ptr<kube::ApiClient> api;
   std::unique_ptr<kube::LiveSource> source;
+  std::unique_ptr<kube::EventRecorder> events;
   std::unique_ptr<kube::ApiBinder> binder;
   std::unique_ptr<kube::LeaderElector> elector;
   std::optional<topology::ClusterData> file_cluster;
@@ -209,7 +210,9 @@ int RunServe(const std::vector<std::string>& args) {
     kube::LiveSourceOptions live_options;
     live_options.reflector.resync = absl::ToChronoMilliseconds(resync);
     source = std::make_unique<kube::LiveSource>(*api, *state, live_options);
-    binder = std::make_unique<kube::ApiBinder>(*api, *state, absl::ToChronoMilliseconds(assume_ttl));
+    events = std::make_unique<kube::EventRecorder>(*api);
+    binder = std::make_unique<kube::ApiBinder>(*api, *state, absl::ToChronoMilliseconds(assume_ttl),
+                                               events.get());
     if (flags->Get("leader-elect", "true") == "true") {
       kube::LeaderOptions lo;
       lo.namespace_name = flags->Get("lease-namespace", api->config().namespace_name);

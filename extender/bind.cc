@@ -18,7 +18,8 @@ topology::Labels PlacementAnnotations(const topology::Placement& p) {
 VerbReply Bind(absl::string_view body, BindBackend& backend) {
   absl::StatusOr<common::BindingArgs> args = common::ParseBindingArgs(body);
   if (!args.ok()) return VerbReply{400, common::EncodeHttpError(args.status().message())};
-  auto fail = [](absl::string_view why) {
+  auto fail = [&](absl::string_view why) {
+    backend.Report(*args, nullptr, why);
     VerbReply r{200, common::EncodeBindingResult(why)};
     r.failed = 1;
     return r;
@@ -35,6 +36,7 @@ VerbReply Bind(absl::string_view body, BindBackend& backend) {
     backend.Forget(args->pod_uid);
     return fail(absl::StrCat("gpu-tenancy bind: ", posted.message()));
   }
+  backend.Report(*args, &*placement, "");
   VerbReply ok{200, common::EncodeBindingResult("")};
   ok.kept = 1;
   ok.gpu_pod = true;

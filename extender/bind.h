@@ -35,6 +35,11 @@ class BindBackend {
   virtual void Forget(const std::string& uid) = 0;
   [[nodiscard]] virtual absl::Status PostBinding(const common::BindingArgs& args,
                                                  const topology::Labels& annotations) = 0;
+  // Told the outcome of every bind (events, audit); `placement` is null on failure.
+  virtual void Report(const common::BindingArgs& args, const topology::Placement* placement,
+                      absl::string_view error) {
+    (void)args, (void)placement, (void)error;
+  }
 };
 
 // The annotations that record a placement on the pod.

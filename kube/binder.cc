@@ -82,4 +82,22 @@ absl::Status ApiBinder::PostBinding(const common::BindingArgs& args,
   return absl::OkStatus();
 }
 
+void ApiBinder::Report(const common::BindingArgs& args, const topology::Placement* placement,
+                       absl::string_view error) {
+  if (!events_) return;
+  PodEvent e{args.pod_namespace, args.pod_name, args.pod_uid, placement == nullptr, "", ""};
+  if (placement) {
+    e.reason = "GpuTenancyBound";
+    e.message = absl::StrCat("Bound to ", placement->node, " for tenant ", placement->tenant,
+                             placement->tier.empty() ? "" : absl::StrCat(" (tier ", placement->tier, ")"),
+                             placement->pool.empty() ? "" : absl::StrCat(" in pool ", placement->pool),
+                             placement->mig_profile.empty() ? "" : absl::StrCat(", MIG ", placement->mig_profile),
+                             placement->gpu_index ? absl::StrCat(", GPU ", *placement->gpu_index) : "");
+  } else {
+    e.reason = "GpuTenancyBindFailed";
+    e.message = std::string(error);
+  }
+  events_->Record(std::move(e));
+}
+
 }  // namespace kube

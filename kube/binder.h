@@ -8,13 +8,16 @@
 #include "extender/bind.h"
 #include "kube/api_client.h"
 #include "kube/cluster_state.h"
+#include "kube/event_recorder.h"
 
 namespace kube {
 
 class ApiBinder : public extender::BindBackend {
  public:
-  ApiBinder(ApiClient& client, ClusterState& state, std::chrono::milliseconds assume_ttl)
-      : client_(client), state_(state), assume_ttl_(assume_ttl) {}
+  // `events` may be null (no Events posted).
+  ApiBinder(ApiClient& client, ClusterState& state, std::chrono::milliseconds assume_ttl,
+            EventRecorder* events = nullptr)
+      : client_(client), state_(state), assume_ttl_(assume_ttl), events_(events) {}
 
   absl::StatusOr<topology::PodFacts> LookupPod(const common::BindingArgs& args) override;
   absl::StatusOr<topology::Placement> Assume(const topology::PodFacts& pod,
@@ -22,11 +25,14 @@ class ApiBinder : public extender::BindBackend {
   void Forget(const std::string& uid) override { state_.Forget(uid); }
   absl::Status PostBinding(const common::BindingArgs& args,
                            const topology::Labels& annotations) override;
+  void Report(const common::BindingArgs& args, const topology::Placement* placement,
+              absl::string_view error) override;
 
  private:
   ApiClient& client_;
   ClusterState& state_;
   std::chrono::milliseconds assume_ttl_;
+  EventRecorder* events_;
 };
 
 // The Binding object for a pod: target node, our annotations, and the pod UID as a

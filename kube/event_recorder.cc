@@ -1,0 +1,105 @@
+#include "kube/event_recorder.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/log.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace kube {
+
+std::string EventJson(const PodEvent& e) {
+  std::string now = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
+  std::string micro = absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::Now(), absl::UTCTimeZone());
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  auto kv = [&](absl::string_view k, absl::string_view v) {
+    w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
+    w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  };
+  w.StartObject();
+  kv("apiVersion", "v1");
+  kv("kind", "Event");
+  w.Key("metadata");
+  w.StartObject();
+  kv("generateName", absl::StrCat(e.pod_name, "."));
+  kv("namespace", e.pod_namespace);
+  w.EndObject();
+  w.Key("involvedObject");
+  w.StartObject();
+  kv("apiVersion", "v1");
+  kv("kind", "Pod");
+  kv("namespace", e.pod_namespace);
+  kv("name", e.pod_name);
+  kv("uid", e.pod_uid);
+  w.EndObject();
+  kv("reason", e.reason);
+  kv("message", e.message);
+  kv("type", e.warning ? "Warning" : "Normal");
+  w.Key("source");
+  w.StartObject();
+  kv("component", "gpu-tenancy");
+  w.EndObject();
+  kv("firstTimestamp", now);
+  kv("lastTimestamp", now);
+  kv("eventTime", micro);
+  kv("action", "Binding");
+  kv("reportingComponent", "gpu-tenancy");
+  kv("reportingInstance", "gpu-tenancy");
+  w.Key("count");
+  w.Int(1);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+EventRecorder::EventRecorder(ApiClient& client, size_t max_pending)
+    : client_(client), max_pending_(max_pending) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+EventRecorder::~EventRecorder() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void EventRecorder::Record(PodEvent event) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queue_.size() >= max_pending_) {
+      queue_.pop_front();
+      dropped_.fetch_add(1);
+    }
+    queue_.push_back(std::move(event));
+  }
+  cv_.notify_one();
+}
+
+void EventRecorder::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping with nothing left
+    PodEvent event = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    absl::StatusOr<ApiResponse> r = client_.Post(
+        absl::StrCat("/api/v1/namespaces/", event.pod_namespace, "/events"), EventJson(event));
+    if (r.ok() && (r->status == 201 || r->status == 200)) {
+      posted_.fetch_add(1);
+    } else {
+      dropped_.fetch_add(1);
+      common::Log(common::LogLevel::kDebug, "event not posted",
+                  {{"pod", event.pod_name},
+                   {"error", r.ok() ? DescribeError(*r) : std::string(r.status().message())}});
+    }
+    lock.lock();
+    if (stop_ && queue_.empty()) return;
+  }
+}
+
+}  // namespace kube

@@ -1,0 +1,55 @@
+// Posts Kubernetes Events (core/v1) about pods, so `kubectl describe pod` tells what the
+// extender did. Posting happens on a background thread from a bounded queue: an event is never
+// worth delaying a bind, and when the API server is slow the oldest pending events are dropped.
+#ifndef GPU_TENANCY_KUBE_EVENT_RECORDER_H_
+#define GPU_TENANCY_KUBE_EVENT_RECORDER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "kube/api_client.h"
+
+namespace kube {
+
+struct PodEvent {
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string pod_uid;
+  bool warning = false;
+  std::string reason;   // CamelCase, e.g. GpuTenancyBound
+  std::string message;  // one line
+};
+
+class EventRecorder {
+ public:
+  explicit EventRecorder(ApiClient& client, size_t max_pending = 1000);
+  ~EventRecorder();  // posts what is queued (briefly), then stops
+
+  void Record(PodEvent event);
+  uint64_t posted() const { return posted_.load(); }
+  uint64_t dropped() const { return dropped_.load(); }
+
+ private:
+  void Run();
+
+  ApiClient& client_;
+  size_t max_pending_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<PodEvent> queue_;
+  bool stop_ = false;
+  std::atomic<uint64_t> posted_{0};
+  std::atomic<uint64_t> dropped_{0};
+  std::thread thread_;
+};
+
+// The Event object kube-apiserver accepts for `event`.
+std::string EventJson(const PodEvent& event);
+
+}  // namespace kube
+
+#endif  // GPU_TENANCY_KUBE_EVENT_RECORDER_H_
