@@ -17,6 +17,7 @@
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
+#include "common/extender_codec.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/status_macros.h"
@@ -42,7 +43,7 @@ constexpr char kUsage[] =
     "                         [--kubeconfig FILE [--context NAME] | --cluster-file FILE]\n"
     "                         [--listen HOST:PORT] [--metrics-listen HOST:PORT|off]\n"
     "                         [--assume-ttl 30s] [--resync 5m] [--leader-elect true|false]\n"
-    "                         [--lease-namespace NS] [--identity NAME]\n"
+    "                         [--lease-namespace NS] [--identity NAME] [--bench-routes]\n"
     "                         [--client-ca FILE] [--threads N] [--max-body-bytes N]\n"
     "                         [--log-level debug|info|warn|error] [--config FILE]\n"
     "       gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
@@ -166,7 +167,7 @@ void PrintDemoHelp(const ServeSetup& setup, int tls_port, int metrics_port) {
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, kValueFlags, {"demo", "help"});
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, kValueFlags, {"demo", "help", "bench-routes"});
   if (!flags.ok()) return UsageError(flags.status(), kUsage);
   if (flags->Has("help")) {
     std::cout << kUsage;
@@ -250,6 +251,26 @@ int RunServe(const std::vector<std::string>& args) {
                       extender::VerbReply r = extender::Bind(body, *bind_backend);
                       return server::Reply{r.http_status, std::move(r.body), {}};
                     }});
+
+  if (flags->Has("bench-routes")) {
+    // Baselines measured on the same server by bench/: transport only, and JSON only.
+    routes.push_back({"/bench/echo", [](absl::string_view) {
+                        return server::Reply{200, R"({"ok":true})", {}};
+                      }});
+    routes.push_back({"/bench/parse", [](absl::string_view body) {
+                        absl::StatusOr<rapidjson::Document> doc = common::ParseJson(body);
+                        if (!doc.ok()) return server::Reply{400, common::EncodeHttpError(doc.status().message()), {}};
+                        return server::Reply{200, R"({"ok":true})", {}};
+                      }});
+    routes.push_back({"/bench/parse-echo", [](absl::string_view body) {
+                        // What a full-Node filter that keeps every node must do at the least.
+                        absl::StatusOr<common::ExtenderArgs> args = common::ParseExtenderArgs(body);
+                        if (!args.ok()) return server::Reply{400, common::EncodeHttpError(args.status().message()), {}};
+                        common::FilterReply keep_all;
+                        for (size_t i = 0; i < args->node_names.size(); ++i) keep_all.kept.push_back(i);
+                        return server::Reply{200, common::EncodeFilterResult(*args, keep_all), {}};
+                      }});
+  }
 
   // Block the shutdown signals before any thread starts, so only sigwait() below sees them.
   sigset_t signals;

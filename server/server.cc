@@ -113,6 +113,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       self->metrics_.Record(metric, res.status, seconds);
+      // Server-side time, so a client can tell our cost from the network's (benchmarks).
+      res.set_header("Server-Timing", absl::StrCat("app;dur=", seconds * 1000.0));
     });
   }
   absl::StatusOr<int> tls_port = Bind(*tls, o.listen_host, o.listen_port);
