@@ -11,6 +11,7 @@
 
 namespace cmd {
 
+int RunCheck(const std::vector<std::string>& args);
 int RunExplain(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
 

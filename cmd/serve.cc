@@ -34,6 +34,7 @@
 #include "server/dev_certs.h"
 #include "server/file_watch.h"
 #include "server/server.h"
+#include "webhook/review.h"
 
 namespace cmd {
 namespace {
@@ -241,6 +242,19 @@ int RunServe(const std::vector<std::string>& args) {
                       extender::VerbReply r = extender::Prioritize(body, s.get());
                       return server::Reply{r.http_status, std::move(r.body), {}};
                     }});
+  for (auto [path, kind] : {std::pair{"/webhook/validate", webhook::ReviewKind::kValidate},
+                            std::pair{"/webhook/mutate", webhook::ReviewKind::kMutate}}) {
+    routes.push_back({path, [state, kind = kind](absl::string_view body) {
+                        std::shared_ptr<const topology::ModelState> s = state->Current();
+                        if (!s) {
+                          // Tenants resolve through namespace labels: without them we cannot
+                          // judge, and failing closed is the policy's promise.
+                          return server::Reply{503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
+                        }
+                        webhook::ReviewOutcome r = webhook::Review(body, kind, *s->policy, *s->snapshot);
+                        return server::Reply{r.http_status, std::move(r.body), {}};
+                      }});
+  }
   kube::ApiBinder* bind_backend = binder.get();
   routes.push_back({"/extender/bind", [bind_backend](absl::string_view body) {
                       if (!bind_backend) {

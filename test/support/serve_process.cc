@@ -67,7 +67,8 @@ std::string ReadSource(const std::string& relative_path) {
   return out.str();
 }
 
-absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Start(std::vector<std::string> args) {
+absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Start(std::vector<std::string> args,
+                                                                  const std::string& stderr_file) {
   std::unique_ptr<ServeProcess> p(new ServeProcess());
   absl::Status certs = MakeTestCerts(p->certs_.path());
   if (!certs.ok()) return certs;
@@ -96,7 +97,15 @@ absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Start(std::vector<st
     close(out_pipe[0]);
     close(out_pipe[1]);
     int devnull = open("/dev/null", O_WRONLY);
-    if (std::getenv("GT_SERVER_LOGS") == nullptr) dup2(devnull, STDERR_FILENO);
+    if (!stderr_file.empty()) {
+      int log = open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      dup2(log >= 0 ? log : devnull, STDERR_FILENO);
+    } else if (std::getenv("GT_SERVER_LOGS") == nullptr) {
+      dup2(devnull, STDERR_FILENO);
+    }
+    // Default signal dispositions, as in a container: a test binary (or the shell that ran
+    // it) that ignores SIGPIPE must not hide a server that would die of it.
+    signal(SIGPIPE, SIG_DFL);
     std::vector<char*> cargs;
     for (std::string& a : argv) cargs.push_back(a.data());
     cargs.push_back(nullptr);

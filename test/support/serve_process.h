@@ -42,7 +42,10 @@ class ServeProcess {
  public:
   // Starts `gpu-tenancy serve` with `args` plus --listen/--metrics-listen on 127.0.0.1:0 and the
   // test certificates (unless args carry --tls-cert). Waits for the ready line.
-  static absl::StatusOr<std::unique_ptr<ServeProcess>> Start(std::vector<std::string> args);
+  // `stderr_file`, when not empty, receives the server's log (else it is discarded unless
+  // GT_SERVER_LOGS is set).
+  static absl::StatusOr<std::unique_ptr<ServeProcess>> Start(std::vector<std::string> args,
+                                                            const std::string& stderr_file = "");
   ~ServeProcess();  // SIGTERM, then waits
 
   int tls_port() const { return tls_port_; }

@@ -1,0 +1,263 @@
+// `gpu-tenancy check` through the real binary: what it prints (kubectl's own shapes), and its exit
+// codes, over the manifests in test/testdata/check/.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+const std::string kTestData = GT_TESTDATA_DIR;
+const std::string kPolicy = kTestData + "/webhook/policy.yaml";
+
+std::string Data(const std::string& name) { return kTestData + "/check/" + name; }
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Quote(const std::string& arg) {
+  std::string q = "'";
+  for (char c : arg) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  return q + "'";
+}
+
+Result RunCheck(const std::vector<std::string>& args) {
+  static int counter = 0;
+  const std::string err_path =
+      absl::StrCat(testing::TempDir(), "/check_test_stderr_", getpid(), "_", counter++);
+  std::string command = absl::StrCat(Quote(GT_BINARY), " check");
+  for (const std::string& a : args) absl::StrAppend(&command, " ", Quote(a));
+  absl::StrAppend(&command, " 2>", Quote(err_path), " </dev/null");
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
+  int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = ReadAll(err_path);
+  std::remove(err_path.c_str());
+  return r;
+}
+
+std::string Denial(const std::string& file, const std::string& message) {
+  return absl::StrCat(
+      "Error from server (Forbidden): error when creating \"", file,
+      "\": admission webhook \"validate.gpu-tenancy.io\" denied the request: ", message, "\n");
+}
+
+TEST(CheckTest, PrintsWhatKubectlWould) {
+  const std::string kTimeSlice =
+      "Warning: no memory isolation on time-sliced GPUs; set gpu-tenancy.io/gpu-memory so the "
+      "scheduler keeps headroom\n";
+  struct Case {
+    std::string name;
+    std::vector<std::string> args;  // after --policy
+    int code;
+    std::string out, err;
+  } cases[] = {
+      {"all allowed, namespace labels from the manifests",
+       {Data("allowed.yaml")},
+       0,
+       "namespace/bank-prod allowed\npod/mig-pod allowed\ndeployment/web allowed\n"
+       "configmap/settings allowed\n",
+       ""},
+      {"a denial and an allowed pod",
+       {Data("denied.yaml")},
+       1,
+       "pod/whole-gpu allowed\n",
+       Denial(Data("denied.yaml"),
+              "[tier-shared] container \"engine\" requests nvidia.com/gpu.shared, but tenant "
+              "\"acme\" (tier untrusted) may use only exclusive, mig; request a MIG slice such as "
+              "nvidia.com/mig-1g.10gb")},
+      {"a warning", {Data("warn.yaml")}, 0, "pod/notebook allowed\n", kTimeSlice},
+      {"workloads are checked through their pod templates",
+       {Data("workloads.yaml")},
+       1,
+       "statefulset/db allowed\ndaemonset/exporter allowed\n",
+       Denial(Data("workloads.yaml"),
+              "[tenant-limits] container \"trainer\" requests nvidia.com/mig-7g.80gb, but tenant "
+              "\"acme\" may use only MIG profiles 1g.10gb, 2g.20gb, 3g.40gb; request one of those "
+              "instead") +
+           Denial(Data("workloads.yaml"),
+                  "[device-access] container \"report\" is privileged, but tenant \"acme\" (tier "
+                  "untrusted) has no device access; remove securityContext.privileged") +
+           Denial(
+               Data("workloads.yaml"),
+               "[device-access] container \"agent\" sets NVIDIA_VISIBLE_DEVICES=all without "
+               "requesting a GPU, which reaches every GPU on the node, but tenant \"acme\" (tier "
+               "untrusted) has no device access; remove it and request nvidia.com/gpu or a MIG "
+               "slice")},
+      {"no namespace means default",
+       {Data("no-namespace.yaml")},
+       1,
+       "",
+       Denial(
+           Data("no-namespace.yaml"),
+           "[unknown-tenant] namespace \"default\" belongs to no tenant and the policy denies "
+           "GPUs to unknown tenants, but container \"main\" requests nvidia.com/gpu; ask the GPU "
+           "platform team to add the namespace to a tenant")},
+      {"--namespace",
+       {"--namespace", "research", Data("no-namespace.yaml")},
+       0,
+       "pod/floating allowed\n",
+       ""},
+      {"claims: MPS limits written in, time-slicing refused",
+       {Data("claims.yaml")},
+       1,
+       "resourceclaim/mps-gpu allowed\n",
+       "Warning: MPS claim had no defaultActiveThreadPercentage; set to 50, the limit of tenant "
+       "\"research\"\n"
+       "Warning: MPS claim had no defaultPinnedDeviceMemoryLimit; set to 20480Mi, the limit of "
+       "tenant \"research\"\n" +
+           Denial(Data("claims.yaml"),
+                  "[claim-sharing] ResourceClaimTemplate \"ts-gpu\" config[0] (GpuConfig) asks for "
+                  "TimeSlicing sharing, but tenant \"acme\" (tier untrusted) may use only "
+                  "exclusive, mig; remove the sharing settings to get a dedicated device, or claim "
+                  "a MIG device")},
+      {"an unlabelled namespace belongs to nobody",
+       {Data("labelled-namespace.yaml")},
+       1,
+       "",
+       Denial(
+           Data("labelled-namespace.yaml"),
+           "[unknown-tenant] namespace \"team-x\" belongs to no tenant and the policy denies "
+           "GPUs to unknown tenants, but container \"main\" requests nvidia.com/mig-3g.40gb; ask "
+           "the GPU platform team to add the namespace to a tenant")},
+      {"--namespace-labels",
+       {"--namespace-labels", "team-x=gpu-tenancy.io/tenant=bank,env=prod",
+        Data("labelled-namespace.yaml")},
+       0,
+       "pod/payments allowed\n",
+       ""},
+      {"a JSON List",
+       {Data("list.json")},
+       1,
+       "pod/a allowed\n",
+       Denial(Data("list.json"),
+              "[tier-shared] container \"main\" requests nvidia.com/gpu.memory (GPU memory without "
+              "a whole device shares a GPU with other pods), but tenant \"acme\" (tier untrusted) "
+              "may use only exclusive, mig; request a MIG slice such as nvidia.com/mig-1g.10gb")},
+      {"several files",
+       {Data("warn.yaml"), Data("denied.yaml")},
+       1,
+       "pod/notebook allowed\npod/whole-gpu allowed\n",
+       kTimeSlice +
+           Denial(Data("denied.yaml"),
+                  "[tier-shared] container \"engine\" requests nvidia.com/gpu.shared, but "
+                  "tenant \"acme\" (tier untrusted) may use only exclusive, mig; request a "
+                  "MIG slice such as nvidia.com/mig-1g.10gb")},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> args = {"--policy", kPolicy};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    Result r = RunCheck(args);
+    EXPECT_EQ(r.code, c.code) << r.err;
+    EXPECT_EQ(r.out, c.out);
+    EXPECT_EQ(r.err, c.err);
+  }
+}
+
+TEST(CheckTest, UsageAndParseErrorsExit2) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> args;
+    std::string err_contains;
+  } cases[] = {
+      {"no policy", {Data("warn.yaml")}, "error: --policy FILE (or --demo) is required"},
+      {"no manifest", {"--policy", kPolicy}, "error: give at least one MANIFEST"},
+      {"unknown flag",
+       {"--policy", kPolicy, "--frobnicate", Data("warn.yaml")},
+       "error: unknown flag --frobnicate"},
+      {"bad --namespace-labels",
+       {"--policy", kPolicy, "--namespace-labels", "team-x", Data("warn.yaml")},
+       "expected NS=key=value"},
+      {"missing policy file", {"--policy", Data("nope.yaml"), Data("warn.yaml")}, "cannot read"},
+      {"missing manifest",
+       {"--policy", kPolicy, Data("nope.yaml")},
+       absl::StrCat("error: ", Data("nope.yaml"), ": cannot read")},
+      {"YAML that does not parse",
+       {"--policy", kPolicy, Data("bad.yaml")},
+       absl::StrCat("error: ", Data("bad.yaml"), ": ")},
+      {"a pod the webhook cannot read",
+       {"--policy", kPolicy, Data("broken-pod.yaml")},
+       absl::StrCat("error: ", Data("broken-pod.yaml"),
+                    ": pod/no-spec: request.object.spec: missing")},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Result r = RunCheck(c.args);
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(c.err_contains), std::string::npos) << r.err;
+  }
+  // A parse error wins over a denial in the same run.
+  Result r = RunCheck({"--policy", kPolicy, Data("denied.yaml"), Data("bad.yaml")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("pod/whole-gpu allowed"), std::string::npos);
+}
+
+// Our denial line has exactly the frame of the one kubectl printed against a real API server.
+TEST(CheckTest, DenialLineMatchesTheCapturedKubectlOutput) {
+  const std::regex frame(
+      R"re(^Error from server \(Forbidden\): error when creating "([^"]+)": admission webhook "([^"]+)" denied the request: (.+)$)re");
+  std::string captured;
+  for (absl::string_view line :
+       absl::StrSplit(ReadAll(kTestData + "/admission/kubectl-denial.txt"), '\n')) {
+    if (absl::StartsWith(line, "Error from server")) captured = std::string(line);
+  }
+  ASSERT_FALSE(captured.empty());
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(captured, m, frame)) << captured;
+
+  Result r = RunCheck({"--policy", kPolicy, Data("denied.yaml")});
+  std::string ours;
+  for (absl::string_view line : absl::StrSplit(r.err, '\n')) {
+    if (absl::StartsWith(line, "Error from server")) ours = std::string(line);
+  }
+  ASSERT_TRUE(std::regex_match(ours, m, frame)) << ours;
+  EXPECT_EQ(m[1].str(), Data("denied.yaml"));
+  EXPECT_EQ(m[2].str(), "validate.gpu-tenancy.io");
+  // Warnings come first, one per line, as kubectl prints them.
+  Result w = RunCheck({"--policy", kPolicy, Data("warn.yaml")});
+  EXPECT_EQ(w.err.rfind("Warning: ", 0), 0u);
+}
+
+TEST(CheckTest, HelpAndDemoPolicy) {
+  Result help = RunCheck({"--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("usage: gpu-tenancy check"), std::string::npos);
+  // The demo policy has the same tenants as the test policy for acme.
+  Result demo = RunCheck({"--demo", Data("denied.yaml")});
+  EXPECT_EQ(demo.code, 1);
+  EXPECT_EQ(demo.out, "pod/whole-gpu allowed\n");
+}
+
+}  // namespace

@@ -1,0 +1,133 @@
+// The admission webhook over real HTTPS: the gpu-tenancy binary serves the demo policy on
+// loopback port 0 and is sent AdmissionReviews as kube-apiserver sends them.
+#include <string>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/json.h"
+#include "gtest/gtest.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "test/support/serve_process.h"
+
+namespace {
+
+using testing_support::ParseOrDie;
+using testing_support::ReadTestData;
+using testing_support::ServeProcess;
+
+// The captured pod CREATE review, moved into `ns` and given `limits`.
+std::string PodReview(const std::string& ns, const std::string& limits_json) {
+  rapidjson::Document review = ParseOrDie(ReadTestData("admission/pod-create.validating.request.json"));
+  rapidjson::Document limits = ParseOrDie(limits_json);
+  auto& alloc = review.GetAllocator();
+  rapidjson::Value& request = review["request"];
+  request["namespace"].SetString(ns.c_str(), alloc);
+  rapidjson::Value& pod = request["object"];
+  pod["metadata"]["namespace"].SetString(ns.c_str(), alloc);
+  rapidjson::Value& resources = pod["spec"]["containers"][0]["resources"];
+  resources["limits"].CopyFrom(limits, alloc);
+  resources["requests"].CopyFrom(limits, alloc);
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  review.Accept(w);
+  return out.GetString();
+}
+
+class WebhookOverHttpsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start({"--demo"});
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = s->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static ServeProcess* server_;
+};
+ServeProcess* WebhookOverHttpsTest::server_ = nullptr;
+
+TEST_F(WebhookOverHttpsTest, ValidateDeniesAnUntrustedTenantOnASharedGpu) {
+  ServeProcess::Response r =
+      server_->Post("/webhook/validate?timeout=10s", PodReview("acme", R"({"nvidia.com/gpu.shared":"1"})"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  rapidjson::Document reply = ParseOrDie(r.body);
+  EXPECT_STREQ(reply["apiVersion"].GetString(), "admission.k8s.io/v1");
+  EXPECT_STREQ(reply["kind"].GetString(), "AdmissionReview");
+  const rapidjson::Value& response = reply["response"];
+  EXPECT_STREQ(response["uid"].GetString(), "a6f9752d-63da-4a05-bb99-5816e5685f28");
+  EXPECT_FALSE(response["allowed"].GetBool());
+  EXPECT_EQ(response["status"]["code"].GetInt(), 403);
+  EXPECT_STREQ(response["status"]["reason"].GetString(), "Forbidden");
+  EXPECT_EQ(std::string(response["status"]["message"].GetString()),
+            "[tier-shared] container \"main\" requests nvidia.com/gpu.shared, but tenant \"acme\" "
+            "(tier untrusted) may use only exclusive, mig; request a MIG slice such as "
+            "nvidia.com/mig-1g.10gb");
+  EXPECT_EQ(common::FindMember(response, "patch"), nullptr);
+  EXPECT_EQ(common::FindMember(response, "patchType"), nullptr);
+}
+
+TEST_F(WebhookOverHttpsTest, ValidateAllowsAMigSliceAndMutateAddsTenantAndPoolAffinity) {
+  std::string review = PodReview("acme", R"({"nvidia.com/mig-1g.10gb":"1"})");
+  ServeProcess::Response v = server_->Post("/webhook/validate", review);
+  ASSERT_EQ(v.status, 200);
+  EXPECT_TRUE(ParseOrDie(v.body)["response"]["allowed"].GetBool()) << v.body;
+
+  ServeProcess::Response m = server_->Post("/webhook/mutate", review);
+  ASSERT_EQ(m.status, 200);
+  rapidjson::Document reply = ParseOrDie(m.body);
+  const rapidjson::Value& response = reply["response"];
+  ASSERT_TRUE(response["allowed"].GetBool());
+  ASSERT_STREQ(response["patchType"].GetString(), "JSONPatch");
+  std::string patch;
+  ASSERT_TRUE(absl::Base64Unescape(response["patch"].GetString(), &patch));
+  rapidjson::Document ops = ParseOrDie(patch);
+  ASSERT_TRUE(ops.IsArray());
+  bool tenant_label = false, affinity = false;
+  for (const auto& op : ops.GetArray()) {
+    std::string path = op["path"].GetString();
+    tenant_label |= path == "/metadata/labels/gpu-tenancy.io~1tenant" &&
+                    std::string(op["value"].GetString()) == "acme";
+    affinity |= path.rfind("/spec/affinity", 0) == 0;
+  }
+  EXPECT_TRUE(tenant_label) << patch;
+  EXPECT_TRUE(affinity) << patch;
+}
+
+TEST_F(WebhookOverHttpsTest, CapturedReviewsGetAReplyForTheirUid) {
+  for (const char* file : {"admission/pod-create.validating.request.json",
+                           "admission/pod-update.validating.request.json",
+                           "admission/pod-dryrun.validating.request.json",
+                           "admission/resourceclaim-v1alpha2-create.validating.request.json"}) {
+    SCOPED_TRACE(file);
+    std::string body = ReadTestData(file);
+    ServeProcess::Response r = server_->Post("/webhook/validate?timeout=10s", body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    rapidjson::Document reply = ParseOrDie(r.body);
+    rapidjson::Document request = ParseOrDie(body);
+    EXPECT_STREQ(reply["response"]["uid"].GetString(), request["request"]["uid"].GetString());
+    EXPECT_TRUE(reply["response"]["allowed"].IsBool());
+  }
+}
+
+TEST_F(WebhookOverHttpsTest, MalformedReviewsGet400AndTheServerKeepsServing) {
+  struct Bad {
+    const char* name;
+    std::string body;
+  };
+  for (const Bad& c : {Bad{"not JSON", "{\"request\":"},
+                       Bad{"no request", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})"},
+                       Bad{"wrong kind", R"({"apiVersion":"v1","kind":"Pod","request":{"uid":"x"}})"}}) {
+    SCOPED_TRACE(c.name);
+    ServeProcess::Response r = server_->Post("/webhook/validate", c.body);
+    EXPECT_EQ(r.status, 400);
+    EXPECT_FALSE(std::string(common::StringOr(ParseOrDie(r.body), "error")).empty()) << r.body;
+  }
+  ServeProcess::Response ok =
+      server_->Post("/webhook/validate", PodReview("acme", R"({"nvidia.com/mig-1g.10gb":"1"})"));
+  EXPECT_EQ(ok.status, 200);
+}
+
+}  // namespace

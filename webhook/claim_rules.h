@@ -1,0 +1,77 @@
+// Rules and mutations for DRA ResourceClaims and ResourceClaimTemplates (resource.k8s.io v1,
+// v1beta1, v1beta2; the older v1alpha2/v1alpha3 shapes are read without failing). The NVIDIA DRA
+// driver's per-claim sharing lives in spec.devices.config[].opaque (driver gpu.nvidia.com) as
+//   parameters: {apiVersion: resource.nvidia.com/v1beta1, kind: GpuConfig | MigDeviceConfig,
+//                sharing: {strategy: TimeSlicing | MPS, timeSlicingConfig: {interval},
+//                          mpsConfig: {defaultActiveThreadPercentage: int,
+//                                      defaultPinnedDeviceMemoryLimit: quantity,
+//                                      defaultPerDevicePinnedMemoryLimit: {device: quantity}}}}
+// (k8s-dra-driver-gpu api/nvidia.com/resource/v1beta1/sharing.go). A template carries the claim
+// spec under spec.spec.
+//
+// Rules (validating):
+//   unknown-tenant     a claim for NVIDIA devices from a namespace no tenant owns (policy deny)
+//   claim-sharing      TimeSlicing / MPS sharing the tier does not allow (GpuConfig TimeSlicing
+//                      needs timeslice, MigDeviceConfig TimeSlicing mig-shared, MPS needs mps)
+//   claim-mps-limits   an MPS config must carry defaultActiveThreadPercentage and
+//                      defaultPinnedDeviceMemoryLimit within the tenant's limits.mps (each
+//                      per-device limit too), when the tenant sets those limits
+// Warnings: an MPS config that relies on the driver's defaults (no cap set and no tenant limit).
+// Mutation: labels gpu-tenancy.io/tenant and gpu-tenancy.io/tier; the tenant's MPS limits are
+// written into MPS configs that lack them, so the limits live in the cluster's objects.
+// A claim's spec is immutable, so on UPDATE only the labels are mutated and nothing is denied.
+#ifndef GPU_TENANCY_WEBHOOK_CLAIM_RULES_H_
+#define GPU_TENANCY_WEBHOOK_CLAIM_RULES_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "common/json.h"
+#include "topology/policy.h"
+#include "webhook/json_patch.h"
+#include "webhook/verdict.h"
+
+namespace webhook {
+
+inline constexpr absl::string_view kNvidiaDraDriver = "gpu.nvidia.com";
+
+// One gpu.nvidia.com opaque config that asks for sharing.
+struct SharingConfig {
+  size_t index = 0;                               // position in devices.config
+  std::string parameters_kind;                    // GpuConfig, MigDeviceConfig
+  std::string strategy;                           // TimeSlicing, MPS
+  const common::JsonValue* mps_config = nullptr;  // sharing.mpsConfig, may be null
+  std::string sharing_pointer;                    // JSON pointer of parameters.sharing
+};
+
+struct ClaimView {
+  std::string kind;  // ResourceClaim or ResourceClaimTemplate
+  std::string name;
+  std::vector<SharingConfig> sharing;
+  // Why the claim is for NVIDIA devices ("" when it is not): a gpu.nvidia.com config, a device
+  // class of *.nvidia.com, or an old-style resourceClassName naming nvidia.
+  std::string nvidia_use;
+};
+
+// Reads the claim; never fails (the API server has validated the object, and an unexpected
+// shape simply yields fewer findings).
+ClaimView ParseClaimView(const common::JsonValue& object, absl::string_view kind);
+
+struct ClaimValidation {
+  std::vector<Violation> violations;
+  std::vector<std::string> warnings;
+};
+
+ClaimValidation ValidateClaim(const ClaimView& claim, const topology::Policy& policy,
+                              const topology::TenantRef& tenant, absl::string_view namespace_name);
+
+// Appends the labels and the missing MPS limits to `patch`; warnings say what was filled in.
+void MutateClaim(const common::JsonValue& object, const ClaimView& claim,
+                 const topology::TenantRef& tenant, bool update, JsonPatch& patch,
+                 std::vector<std::string>& changed, std::vector<std::string>& warnings);
+
+}  // namespace webhook
+
+#endif  // GPU_TENANCY_WEBHOOK_CLAIM_RULES_H_

@@ -1,0 +1,140 @@
+// The validating rules for Pods, as a table of small named functions. Each rule reads a PodView
+// (the parts of the Pod the rules care about, parsed once) and appends Violations whose message
+// starts with the rule id:
+//
+//   unknown-tenant                  GPU requests or device access from a namespace no tenant owns,
+//                                   when the policy denies unknown tenants (CPU-only pods pass)
+//   tier-shared                     sharing modes (resources, GPU memory, selected pools) the
+//                                   tenant's tier does not allow
+//   fail-requests-greater-than-one  more than 1 of a shared resource in one container
+//   device-access                   privileged, CAP_SYS_ADMIN, device/MPS host paths, hostIPC,
+//                                   NVIDIA_* / CUDA_MPS_* env, unless the tier has deviceAccess
+//   tenant-limits                   GPU memory per pod, MIG profiles, shared replicas per pod
+//   invalid-gpu-request             GPU requests the model cannot read (a bad memory annotation)
+//
+// UPDATE: every pod field these rules read is immutable once the pod exists (resources,
+// containers, volumes, hostIPC, nodeSelector, affinity) except the GPU memory annotation. So on
+// UPDATE only the rules marked `mutable_inputs` run, and those only look at what changed.
+// Ephemeral containers arrive through the pods/ephemeralcontainers subresource; ValidatePod
+// with `ephemeral_only` checks just those containers (kubectl debug --privileged is device
+// access like any other).
+#ifndef GPU_TENANCY_WEBHOOK_POD_RULES_H_
+#define GPU_TENANCY_WEBHOOK_POD_RULES_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "common/json.h"
+#include "topology/demand.h"
+#include "topology/facts.h"
+#include "topology/policy.h"
+#include "webhook/verdict.h"
+
+namespace webhook {
+
+enum class ContainerList { kContainer, kInit, kEphemeral };
+
+struct EnvVar {
+  std::string name;
+  std::string value;  // "" when set through valueFrom
+};
+
+struct ContainerView {
+  ContainerList list = ContainerList::kContainer;
+  std::string name;
+  topology::ResourceList requests;
+  topology::ResourceList limits;
+  bool privileged = false;
+  std::vector<std::string> capabilities_added;
+  std::vector<EnvVar> env;
+
+  // `container "main"`, `init container "setup"`, `ephemeral container "debugger"`.
+  std::string Label() const;
+};
+
+struct HostPathVolume {
+  std::string volume;
+  std::string path;
+};
+
+// A pool the pod selects by name through nodeSelector or required node affinity (In).
+struct PoolSelection {
+  std::string pool;
+  std::string how;  // "nodeSelector" or "required node affinity"
+};
+
+struct PodView {
+  topology::PodFacts facts;
+  std::vector<ContainerView> containers;  // containers, then initContainers, then ephemeral
+  std::vector<HostPathVolume> host_paths;
+  bool host_ipc = false;
+  std::vector<PoolSelection> pool_selections;
+  // ComputeDemand's answer; an error (a bad memory annotation) is a violation, not a 400.
+  absl::StatusOr<topology::GpuDemand> demand = topology::GpuDemand{};
+
+  bool HasGpuRequests() const;  // any GPU device or GPU memory resource, or the annotation
+};
+
+// Reads a Pod object; `namespace_name` stands in when metadata.namespace is empty. InvalidArgument
+// naming the JSON path (under `path`) when the object is not a Pod the codecs can read (no
+// metadata or spec, quantities that do not parse).
+[[nodiscard]] absl::StatusOr<PodView> ParsePodView(const common::JsonValue& pod,
+                                                   const topology::Policy& policy,
+                                                   absl::string_view namespace_name,
+                                                   absl::string_view path);
+
+// How the webhook sees one pod resource name.
+enum class ResourceUse {
+  kNotGpu,
+  kWholeGpu,   // nvidia.com/gpu: a whole GPU, a single-strategy MIG device or a shared replica
+  kMig,        // nvidia.com/mig-<profile>
+  kMigShared,  // nvidia.com/mig-<profile>.shared
+  kShared,     // nvidia.com/gpu.shared and policy.shared_resources
+  kMps,        // nvidia.com/* names containing "mps"
+  kMemory,     // policy.memory_resources (memory-only fractions share a GPU)
+  kOtherGpu,   // any other nvidia.com/* name
+};
+ResourceUse ClassifyPodResource(absl::string_view resource, const topology::Policy& policy);
+// Shared replicas: more than one pod on one device, counted in replicas.
+bool IsSharedReplica(ResourceUse use);
+// The profile of a nvidia.com/mig-<profile>[.shared] name, else "".
+std::string MigProfileOf(absl::string_view resource);
+
+struct PodRuleContext {
+  const PodView& pod;
+  const PodView* old_pod = nullptr;  // UPDATE only
+  const topology::Policy& policy;
+  const topology::TenantRef& tenant;
+  absl::string_view namespace_name;
+};
+
+using PodRuleFn = void (*)(const PodRuleContext& ctx, std::vector<Violation>& out);
+
+struct PodRule {
+  absl::string_view id;
+  // True when the rule reads a field that may change on UPDATE (the memory annotation).
+  bool mutable_inputs = false;
+  PodRuleFn check = nullptr;
+};
+
+// The table, in the order violations are reported.
+absl::Span<const PodRule> PodRules();
+
+struct PodValidation {
+  std::vector<Violation> violations;
+  std::vector<std::string> warnings;
+};
+
+// Runs the table. `old_pod` non-null means UPDATE. `ephemeral_only` checks only the ephemeral
+// containers (the pods/ephemeralcontainers subresource).
+PodValidation ValidatePod(const PodView& pod, const PodView* old_pod,
+                          const topology::Policy& policy, const topology::TenantRef& tenant,
+                          absl::string_view namespace_name, bool ephemeral_only = false);
+
+}  // namespace webhook
+
+#endif  // GPU_TENANCY_WEBHOOK_POD_RULES_H_

@@ -1,0 +1,279 @@
+#include "webhook/review.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "webhook/claim_rules.h"
+#include "webhook/pod_mutation.h"
+#include "webhook/pod_rules.h"
+
+namespace webhook {
+namespace {
+
+using common::FindNonNull;
+using common::JsonValue;
+using common::StringOr;
+
+constexpr absl::string_view kDraGroup = "resource.k8s.io";
+constexpr absl::string_view kDraVersions[] = {"v1", "v1beta1", "v1beta2", "v1alpha2", "v1alpha3"};
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void String(Writer& w, absl::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+std::string ErrorBody(absl::string_view message) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("error");
+  String(w, message);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+ReviewOutcome BadRequest(absl::string_view message) {
+  ReviewOutcome out;
+  out.http_status = 400;
+  out.allowed = false;
+  out.message = std::string(message);
+  out.body = ErrorBody(message);
+  return out;
+}
+
+std::string ReplyBody(absl::string_view uid, const ObjectOutcome& o, ReviewKind kind) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("apiVersion");
+  String(w, kAdmissionApiVersion);
+  w.Key("kind");
+  String(w, "AdmissionReview");
+  w.Key("response");
+  w.StartObject();
+  w.Key("uid");
+  String(w, uid);
+  w.Key("allowed");
+  w.Bool(o.allowed);
+  if (!o.allowed) {
+    w.Key("status");
+    w.StartObject();
+    w.Key("code");
+    w.Int(403);
+    w.Key("reason");
+    String(w, "Forbidden");
+    w.Key("message");
+    String(w, o.message);
+    w.EndObject();
+  }
+  if (!o.warnings.empty()) {
+    w.Key("warnings");
+    w.StartArray();
+    for (const std::string& text : o.warnings) String(w, text);
+    w.EndArray();
+  }
+  if (!o.audit_annotations.empty()) {
+    w.Key("auditAnnotations");
+    w.StartObject();
+    for (const auto& [key, value] : o.audit_annotations) {
+      String(w, key);
+      String(w, value);
+    }
+    w.EndObject();
+  }
+  // A validating reply with patch or patchType is a call failure at the API server.
+  if (kind == ReviewKind::kMutate && !o.patch.empty()) {
+    w.Key("patchType");
+    String(w, "JSONPatch");
+    w.Key("patch");
+    String(w, o.patch.ToBase64());
+  }
+  w.EndObject();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+bool IsDraClaimKind(const ObjectRequest& r) {
+  if (r.group != kDraGroup) return false;
+  if (r.kind != "ResourceClaim" && r.kind != "ResourceClaimTemplate") return false;
+  for (absl::string_view v : kDraVersions) {
+    if (r.version == v) return true;
+  }
+  return false;
+}
+
+void FinishVerdict(const std::vector<Violation>& violations, ObjectOutcome& out) {
+  if (violations.empty()) return;
+  out.allowed = false;
+  out.rule = violations.front().rule;
+  out.message = DenialMessage(violations);
+  out.audit_annotations["rule"] = out.rule;
+  out.audit_annotations["violations"] = absl::StrCat(violations.size());
+}
+
+void TenantAudit(const topology::TenantRef& tenant, ObjectOutcome& out) {
+  out.audit_annotations["tenant"] = tenant.name;
+  out.audit_annotations["tier"] = tenant.tier ? tenant.tier->name : "none";
+}
+
+absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::Policy& policy,
+                       const topology::TenantRef& tenant, ObjectOutcome& out) {
+  const bool update = r.operation == "UPDATE";
+  const bool ephemeral = r.sub_resource == "ephemeralcontainers";
+  ASSIGN_OR_RETURN(PodView pod,
+                   ParsePodView(*r.object, policy, r.namespace_name, "request.object"));
+  std::optional<PodView> old_pod;
+  if (update && r.old_object && r.old_object->IsObject()) {
+    absl::StatusOr<PodView> parsed =
+        ParsePodView(*r.old_object, policy, r.namespace_name, "request.oldObject");
+    // The stored object is what it is; an unreadable one only means nothing to compare with.
+    if (parsed.ok()) old_pod = std::move(*parsed);
+  }
+  TenantAudit(tenant, out);
+  if (kind == ReviewKind::kMutate) {
+    std::vector<std::string> changed;
+    MutatePod(*r.object, pod, policy, tenant, update, out.patch, changed);
+    if (!changed.empty()) out.audit_annotations["mutated"] = absl::StrJoin(changed, ",");
+    return absl::OkStatus();
+  }
+  // UPDATE compares with the old pod; without one the mutable-input rules see it as changed.
+  const PodView no_old_pod;
+  const PodView* old = update ? (old_pod ? &*old_pod : &no_old_pod) : nullptr;
+  PodValidation v = ValidatePod(pod, old, policy, tenant, r.namespace_name, ephemeral);
+  out.warnings = std::move(v.warnings);
+  FinishVerdict(v.violations, out);
+  return absl::OkStatus();
+}
+
+void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy& policy,
+                 const topology::TenantRef& tenant, ObjectOutcome& out) {
+  const bool update = r.operation == "UPDATE";
+  ClaimView claim = ParseClaimView(*r.object, r.kind);
+  TenantAudit(tenant, out);
+  if (kind == ReviewKind::kMutate) {
+    std::vector<std::string> changed;
+    MutateClaim(*r.object, claim, tenant, update, out.patch, changed, out.warnings);
+    if (!changed.empty()) out.audit_annotations["mutated"] = absl::StrJoin(changed, ",");
+    return;
+  }
+  if (update) return;  // a claim's spec is immutable: it was judged at creation
+  ClaimValidation v = ValidateClaim(claim, policy, tenant, r.namespace_name);
+  out.warnings = std::move(v.warnings);
+  FinishVerdict(v.violations, out);
+}
+
+// group/version/kind from {"group","version","kind"}.
+void ReadGvk(const JsonValue& gvk, ObjectRequest& r) {
+  r.group = std::string(StringOr(gvk, "group"));
+  r.version = std::string(StringOr(gvk, "version"));
+  r.kind = std::string(StringOr(gvk, "kind"));
+}
+
+// group/version/kind from an object's apiVersion ("apps/v1", "v1") and kind.
+void ReadObjectGvk(const JsonValue& object, ObjectRequest& r) {
+  absl::string_view api_version = StringOr(object, "apiVersion");
+  size_t slash = api_version.find('/');
+  if (slash == absl::string_view::npos) {
+    r.group = "";
+    r.version = std::string(api_version);
+  } else {
+    r.group = std::string(api_version.substr(0, slash));
+    r.version = std::string(api_version.substr(slash + 1));
+  }
+  r.kind = std::string(StringOr(object, "kind"));
+}
+
+}  // namespace
+
+absl::StatusOr<ObjectOutcome> ReviewObject(const ObjectRequest& r, ReviewKind kind,
+                                           const topology::Policy& policy,
+                                           const topology::Labels& namespace_labels) {
+  ObjectOutcome out;
+  if (r.operation != "CREATE" && r.operation != "UPDATE") return out;
+  if (!r.object || !r.object->IsObject()) {
+    return absl::InvalidArgumentError("request.object: expected object");
+  }
+  const bool pod = r.group.empty() && r.version == "v1" && r.kind == "Pod";
+  const bool claim = IsDraClaimKind(r);
+  if (!pod && !claim) return out;
+  if (!r.sub_resource.empty() &&
+      !(pod && kind == ReviewKind::kValidate && r.sub_resource == "ephemeralcontainers")) {
+    return out;
+  }
+  out.handled = true;
+  topology::TenantRef tenant = topology::ResolveTenant(policy, r.namespace_name, namespace_labels);
+  if (pod) {
+    RETURN_IF_ERROR(ReviewPod(r, kind, policy, tenant, out));
+  } else {
+    ReviewClaim(r, kind, policy, tenant, out);
+  }
+  // The mutating webhook never denies: policy denials belong to validation.
+  if (kind == ReviewKind::kMutate) out.allowed = true;
+  return out;
+}
+
+ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Policy& policy,
+                     const topology::ClusterSnapshot& snapshot) {
+  absl::StatusOr<rapidjson::Document> doc = common::ParseJson(body);
+  if (!doc.ok()) return BadRequest(doc.status().message());
+  if (!doc->IsObject()) return BadRequest("body: expected an AdmissionReview object");
+  absl::string_view api_version = StringOr(*doc, "apiVersion");
+  if (api_version != kAdmissionApiVersion) {
+    return BadRequest(
+        absl::StrCat("apiVersion: expected ", kAdmissionApiVersion, ", got \"", api_version, "\""));
+  }
+  absl::string_view review_kind = StringOr(*doc, "kind");
+  if (review_kind != "AdmissionReview") {
+    return BadRequest(absl::StrCat("kind: expected AdmissionReview, got \"", review_kind, "\""));
+  }
+  absl::StatusOr<const JsonValue*> request = common::RequireObject(*doc, "request", "");
+  if (!request.ok()) return BadRequest(request.status().message());
+  const JsonValue& req = **request;
+  absl::StatusOr<absl::string_view> uid = common::RequireString(req, "uid", "request");
+  if (!uid.ok()) return BadRequest(uid.status().message());
+  if (uid->empty()) return BadRequest("request.uid: empty");
+  absl::StatusOr<absl::string_view> operation = common::RequireString(req, "operation", "request");
+  if (!operation.ok()) return BadRequest(operation.status().message());
+
+  ObjectRequest r;
+  r.operation = std::string(*operation);
+  r.object = FindNonNull(req, "object");
+  r.old_object = FindNonNull(req, "oldObject");
+  r.sub_resource = std::string(StringOr(req, "subResource"));
+  if (const JsonValue* gvk = common::FindMember(req, "kind")) {
+    if (!gvk->IsObject()) return BadRequest("request.kind: expected object");
+    ReadGvk(*gvk, r);
+  } else if (r.object && r.object->IsObject()) {
+    ReadObjectGvk(*r.object, r);
+  }
+  r.namespace_name = std::string(StringOr(req, "namespace"));
+  if (r.namespace_name.empty() && r.object && r.object->IsObject()) {
+    if (const JsonValue* meta = FindNonNull(*r.object, "metadata")) {
+      r.namespace_name = std::string(StringOr(*meta, "namespace"));
+    }
+  }
+  // dryRun is deliberately not read: the webhook has no side effects, so a dry run gets the
+  // same verdict, warnings and patch as the real request.
+
+  absl::StatusOr<ObjectOutcome> outcome =
+      ReviewObject(r, kind, policy, snapshot.NamespaceLabels(r.namespace_name));
+  if (!outcome.ok()) return BadRequest(outcome.status().message());
+  ReviewOutcome out;
+  out.allowed = outcome->allowed;
+  out.rule = outcome->rule;
+  out.message = outcome->message;
+  out.warnings = outcome->warnings;
+  if (kind == ReviewKind::kMutate && !outcome->patch.empty()) {
+    out.patch_json = outcome->patch.ToJson();
+  }
+  out.body = ReplyBody(*uid, *outcome, kind);
+  return out;
+}
+
+}  // namespace webhook

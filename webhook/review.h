@@ -1,0 +1,92 @@
+// The admission webhook: an admission.k8s.io/v1 AdmissionReview in, the reply out. Pure: no
+// sockets, no clocks, no side effects (so dryRun requests get exactly the verdict a real request
+// would). server/ routes POST /webhook/validate and /webhook/mutate here:
+//
+//   webhook::ReviewOutcome out = webhook::Review(body, webhook::ReviewKind::kValidate, policy,
+//                                                snapshot);
+//   reply(out.http_status, out.body);
+//
+// What is handled: CREATE and UPDATE of core/v1 Pods (pod_rules.h, pod_mutation.h) and of
+// resource.k8s.io ResourceClaims / ResourceClaimTemplates (claim_rules.h); for the validating
+// webhook also the pods/ephemeralcontainers subresource (device access of debug containers).
+// Everything else (DELETE, CONNECT, other kinds, other subresources) is allowed unchanged.
+//
+// Reply: apiVersion, kind, response.uid copied from the request, response.allowed; a denial
+// carries status {code: 403, reason: Forbidden, message: one line starting with the rule id};
+// warnings; auditAnnotations (tenant, tier, and the denying rule or what was mutated). Only the
+// mutating webhook ever returns patch (standard base64 of a JSON Patch) with patchType
+// "JSONPatch", and only when something changes. The mutating webhook never denies.
+// A malformed review (bad JSON, no request, no uid, wrong apiVersion/kind, an object that is not
+// an object or not a readable Pod) is HTTP 400 with {"error": "..."} naming what was wrong.
+//
+// Thread-safe: reads only its arguments.
+#ifndef GPU_TENANCY_WEBHOOK_REVIEW_H_
+#define GPU_TENANCY_WEBHOOK_REVIEW_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/json.h"
+#include "topology/facts.h"
+#include "topology/policy.h"
+#include "topology/snapshot.h"
+#include "webhook/json_patch.h"
+
+namespace webhook {
+
+enum class ReviewKind { kValidate, kMutate };
+
+inline constexpr absl::string_view kValidatingWebhookName = "validate.gpu-tenancy.io";
+inline constexpr absl::string_view kMutatingWebhookName = "mutate.gpu-tenancy.io";
+inline constexpr absl::string_view kAdmissionApiVersion = "admission.k8s.io/v1";
+
+struct ReviewOutcome {
+  int http_status = 200;  // 400 for a malformed review (body is {"error":"..."})
+  std::string body;       // the AdmissionReview reply JSON (or the error JSON)
+  bool allowed = true;
+  std::string rule;  // id of the denying rule, empty when allowed
+  // Extra detail for logs and metrics.
+  std::string message;  // the denial message, or the 400 error text
+  std::vector<std::string> warnings;
+  std::string patch_json;  // the JSON Patch (not base64), empty when none
+};
+
+ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Policy& policy,
+                     const topology::ClusterSnapshot& snapshot /* namespace labels */);
+
+// One object reviewed without the AdmissionReview envelope (used by Review and by
+// `gpu-tenancy check`).
+struct ObjectRequest {
+  const common::JsonValue* object = nullptr;      // required
+  const common::JsonValue* old_object = nullptr;  // UPDATE
+  std::string group;                              // "" for core
+  std::string version;                            // "v1"
+  std::string kind;                               // "Pod"
+  std::string operation = "CREATE";
+  std::string sub_resource;
+  std::string namespace_name;
+};
+
+struct ObjectOutcome {
+  bool handled = false;  // false: not a kind/operation the webhook looks at; allowed unchanged
+  bool allowed = true;
+  std::string rule;
+  std::string message;
+  std::vector<std::string> warnings;
+  std::map<std::string, std::string> audit_annotations;
+  JsonPatch patch;  // mutate only
+};
+
+// InvalidArgument (naming the JSON path under "request.object") when a handled object cannot be
+// read; callers turn it into HTTP 400 (Review) or a usage error (check).
+[[nodiscard]] absl::StatusOr<ObjectOutcome> ReviewObject(const ObjectRequest& request,
+                                                         ReviewKind kind,
+                                                         const topology::Policy& policy,
+                                                         const topology::Labels& namespace_labels);
+
+}  // namespace webhook
+
+#endif  // GPU_TENANCY_WEBHOOK_REVIEW_H_
