@@ -27,6 +27,7 @@ constexpr char kUsage[] =
     "commands:\n"
     "  serve     run the scheduler extender and admission webhook (HTTPS)\n"
     "  explain   why a pod fits or does not fit each node of a cluster file\n"
+    "  plan      pick each workload's isolation, cut the cards, write the configuration\n"
     "  check     run the admission webhook's rules over manifest files, offline\n"
     "  version   print the version\n\n"
     "Run 'gpu-tenancy COMMAND --help' for a command's flags.\n";
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "explain") return cmd::RunExplain(args);
+  if (command == "plan") return cmd::RunPlan(args);
   if (command == "check") return cmd::RunCheck(args);
   if (command == "serve") return cmd::RunServe(args);
   if (command == "version" || command == "--version") {

@@ -1,5 +1,7 @@
 #include "common/k8s_codec.h"
 
+#include <charconv>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -29,7 +31,13 @@ absl::StatusOr<Quantity> ParseQuantityValue(const JsonValue& value, absl::string
     return Quantity::FromUnits(units);
   }
   if (value.IsNumber()) {
-    absl::StatusOr<Quantity> q = Quantity::Parse(absl::StrCat(value.GetDouble()));
+    // Kubernetes parses an unquoted number's own text. The shortest text that round-trips is
+    // that text for any number a person writes ("0.1", "1234567.5"); StrCat's six significant
+    // digits would turn 1234567.5 into 1.23457e+06.
+    char text[64];
+    std::to_chars_result written = std::to_chars(text, text + sizeof(text), value.GetDouble());
+    absl::StatusOr<Quantity> q =
+        Quantity::Parse(absl::string_view(text, static_cast<size_t>(written.ptr - text)));
     if (!q.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", q.status().message()));
     return q;
   }

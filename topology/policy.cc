@@ -83,11 +83,17 @@ bool Policy::IsConfiguredShared(absl::string_view resource) const {
 }
 
 absl::Status Policy::Validate() const {
+  // Messages name the YAML path of the offending entry ("tenants[2].tier"), as the loader's own
+  // errors do, so a reader can find it in the file.
   std::set<std::string, std::less<>> seen;
-  for (const Tier& t : tiers) {
-    if (t.name.empty()) return absl::InvalidArgumentError("tiers: a tier has no name");
+  for (size_t i = 0; i < tiers.size(); ++i) {
+    const Tier& t = tiers[i];
+    if (t.name.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("tiers[", i, "].name: empty"));
+    }
     if (!seen.insert(t.name).second) {
-      return absl::InvalidArgumentError(absl::StrCat("tiers: duplicate tier \"", t.name, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tiers[", i, "].name: duplicate tier \"", t.name, "\""));
     }
   }
   if (unknown_tenant_tier && !FindTier(*unknown_tenant_tier)) {
@@ -96,33 +102,41 @@ absl::Status Policy::Validate() const {
   }
   seen.clear();
   std::map<std::string, std::string, std::less<>> namespace_owner;
-  for (const Tenant& t : tenants) {
-    if (t.name.empty()) return absl::InvalidArgumentError("tenants: a tenant has no name");
+  for (size_t i = 0; i < tenants.size(); ++i) {
+    const Tenant& t = tenants[i];
+    const std::string path = absl::StrCat("tenants[", i, "]");
+    if (t.name.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".name: empty"));
     if (!seen.insert(t.name).second) {
-      return absl::InvalidArgumentError(absl::StrCat("tenants: duplicate tenant \"", t.name, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ".name: duplicate tenant \"", t.name, "\""));
     }
     if (!FindTier(t.tier)) {
-      return absl::InvalidArgumentError(absl::StrCat("tenants[", t.name, "].tier: tier \"", t.tier,
+      return absl::InvalidArgumentError(absl::StrCat(path, ".tier: tier \"", t.tier,
+                                                     "\" of tenant \"", t.name,
                                                      "\" is not defined"));
     }
     if (t.namespaces.empty() && t.namespace_selector.empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("tenants[", t.name, "]: needs namespaces or namespaceSelector"));
+          absl::StrCat(path, ": tenant \"", t.name, "\" needs namespaces or namespaceSelector"));
     }
     for (const std::string& ns : t.namespaces) {
       auto [it, inserted] = namespace_owner.emplace(ns, t.name);
       if (!inserted) {
-        return absl::InvalidArgumentError(absl::StrCat("tenants[", t.name, "].namespaces: \"", ns,
+        return absl::InvalidArgumentError(absl::StrCat(path, ".namespaces: \"", ns,
                                                        "\" already belongs to tenant \"",
                                                        it->second, "\""));
       }
     }
   }
   seen.clear();
-  for (const Pool& p : pools) {
-    if (p.name.empty()) return absl::InvalidArgumentError("pools: a pool has no name");
+  for (size_t i = 0; i < pools.size(); ++i) {
+    const Pool& p = pools[i];
+    if (p.name.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("pools[", i, "].name: empty"));
+    }
     if (!seen.insert(p.name).second) {
-      return absl::InvalidArgumentError(absl::StrCat("pools: duplicate pool \"", p.name, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("pools[", i, "].name: duplicate pool \"", p.name, "\""));
     }
   }
   if (canary && canary->reserve < 0) {

@@ -15,6 +15,11 @@ using Int128 = __int128;
 
 constexpr int kMaxSignificantDigits = 30;  // keeps the mantissa well inside 128 bits
 constexpr Int128 kInt64Max = std::numeric_limits<int64_t>::max();
+// Bound for intermediate products: one more *10 or *2 still fits in 128 bits. A binary suffix is
+// applied before the fraction is divided out, so "1.0000000000000000Ki" passes through values
+// far above int64 on its way to 1024.
+constexpr Int128 kIntermediateMax = static_cast<Int128>(1'000'000'000'000'000'000) *
+                                    static_cast<Int128>(1'000'000'000'000'000'000) * 10;
 
 absl::Status Junk(absl::string_view text, absl::string_view why) {
   return absl::InvalidArgumentError(
@@ -35,6 +40,8 @@ bool ParseSuffix(absl::string_view suffix, int& pow2, int& pow10) {
   }
   if (suffix.size() != 1) return false;
   switch (suffix[0]) {
+    case 'n': pow10 = -9; return true;
+    case 'u': pow10 = -6; return true;
     case 'm': pow10 = -3; return true;
     case 'k': pow10 = 3; return true;
     case 'M': pow10 = 6; return true;
@@ -111,9 +118,14 @@ absl::StatusOr<Quantity> Quantity::Parse(absl::string_view text) {
 
   Int128 milli = mantissa;
   bool inexact = dropped_nonzero;
+  // Trailing zeros of the fraction are exact: drop them before scaling.
+  while (exp10 < 0 && milli != 0 && milli % 10 == 0) {
+    milli /= 10;
+    ++exp10;
+  }
   for (int k = 0; k < pow2; ++k) {
     milli *= 2;
-    if (milli > kInt64Max) return Junk(text, "too large");
+    if (milli > kIntermediateMax) return Junk(text, "too large");
   }
   if (milli == 0) return Quantity(0);
   for (; exp10 > 0; --exp10) {

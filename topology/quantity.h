@@ -20,8 +20,8 @@ class Quantity {
   constexpr Quantity() = default;
 
   // Parses the Kubernetes quantity grammar: an optional sign, digits with an optional fraction,
-  // and one suffix out of the binary SI (Ki..Ei), decimal SI (m, k, M..E) or an exponent (e3,
-  // E-2). Returns InvalidArgument naming the text for junk, empty strings, spaces, or a value
+  // and one suffix out of the binary SI (Ki..Ei), decimal SI (n, u, m, k, M..E) or an exponent
+  // (e3, E-2). Returns InvalidArgument naming the text for junk, empty strings, spaces, or a value
   // whose milli-units do not fit in 64 bits. Fractions finer than 1m round away from zero.
   [[nodiscard]] static absl::StatusOr<Quantity> Parse(absl::string_view text);
 

@@ -137,7 +137,13 @@ NodeSupply BuildNodeSupply(const NodeFacts& node, const Catalog& catalog, const 
   if (!pool_label.empty()) {
     supply.pool = std::string(pool_label);
     supply.pool_labelled = true;
-    if (const Pool* pool = policy.FindPool(pool_label)) supply.pool_mode = pool->mode;
+    if (const Pool* pool = policy.FindPool(pool_label)) {
+      supply.pool_mode = pool->mode;
+    } else if (policy.pools.empty() && supply.HasGpus()) {
+      // A policy that defines no pools judges a labelled node by what it offers. One that
+      // defines pools fails closed on a label it does not know (likely a typo).
+      supply.pool_mode = DerivedPoolMode(supply.resources);
+    }
   } else if (supply.HasGpus()) {
     supply.pool_mode = DerivedPoolMode(supply.resources);
     supply.pool = std::string(ModeName(*supply.pool_mode));

@@ -48,7 +48,8 @@ struct NodeSupply {
   int replicas_per_gpu = 1;
   std::vector<OfferedResource> resources;  // sorted by name
   std::string pool;  // label value, or derived from the sharing labels
-  std::optional<SharingMode> pool_mode;  // nullopt: labelled with a pool the policy lacks
+  // nullopt: no GPUs, or labelled with a pool that a policy defining pools lacks.
+  std::optional<SharingMode> pool_mode;
   bool pool_labelled = false;
   // Non-empty while mig-manager reconfigures the node ("pending", "rebooting", "failed") or
   // has paused the device plugin for it.

@@ -227,6 +227,7 @@ TEST_F(DemoExtenderTest, MalformedRequestsGet400AndServerKeepsServing) {
 }
 
 TEST_F(DemoExtenderTest, HealthAndReadiness) {
+  ASSERT_EQ(Filter(*server_, FilterRequest("acme", R"({"nvidia.com/mig-3g.40gb":"1"})")).status, 200);
   EXPECT_EQ(server_->Get("/healthz").status, 200);
   EXPECT_EQ(server_->Get("/readyz").status, 200);
   ServeProcess::Response metrics = server_->Get("/metrics");

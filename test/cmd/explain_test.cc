@@ -1,0 +1,334 @@
+// `gpu-tenancy explain` through the built binary: the demo pods get the verdicts and reasons a
+// user would read, JSON output parses, and usage mistakes exit 2.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+
+namespace {
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;  // stdout only
+};
+
+// Runs the binary with `args` (already shell-quoted where needed); stderr is discarded.
+ProcessResult Explain(const std::string& args) {
+  std::string command = absl::StrCat("'", GT_BINARY, "' explain ", args, " 2>/dev/null");
+  ProcessResult run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "popen failed: " << command;
+    return run;
+  }
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
+  int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::string DemoPod(const std::string& name) {
+  return absl::StrCat("'", GT_SOURCE_DIR, "/cmd/demo/pods/", name, ".yaml'");
+}
+
+struct NodeVerdict {
+  std::string verdict;
+  std::string reason;
+  int score = -1;
+};
+
+struct Decision {
+  std::string pod, tenant, tier;
+  std::map<std::string, int64_t> demand;
+  std::map<std::string, NodeVerdict> nodes;
+};
+
+std::string Str(const rapidjson::Value& object, const char* key) {
+  auto it = object.FindMember(key);
+  if (it == object.MemberEnd() || !it->value.IsString()) return "<missing>";
+  return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+Decision ParseDecision(const std::string& json) {
+  Decision d;
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  EXPECT_FALSE(doc.HasParseError()) << "not JSON: " << json;
+  if (doc.HasParseError() || !doc.IsObject()) return d;
+  d.pod = Str(doc, "pod");
+  d.tenant = Str(doc, "tenant");
+  auto tier = doc.FindMember("tier");
+  d.tier = tier != doc.MemberEnd() && tier->value.IsString() ? tier->value.GetString() : "<null>";
+  auto demand = doc.FindMember("demand");
+  if (demand != doc.MemberEnd() && demand->value.IsObject()) {
+    for (auto it = demand->value.MemberBegin(); it != demand->value.MemberEnd(); ++it) {
+      if (it->value.IsInt64()) d.demand[it->name.GetString()] = it->value.GetInt64();
+    }
+  }
+  auto nodes = doc.FindMember("nodes");
+  EXPECT_TRUE(nodes != doc.MemberEnd() && nodes->value.IsArray());
+  if (nodes == doc.MemberEnd() || !nodes->value.IsArray()) return d;
+  for (const rapidjson::Value& n : nodes->value.GetArray()) {
+    NodeVerdict v;
+    v.verdict = Str(n, "verdict");
+    v.reason = Str(n, "reason");
+    auto score = n.FindMember("score");
+    if (score != n.MemberEnd() && score->value.IsInt()) v.score = score->value.GetInt();
+    d.nodes[Str(n, "name")] = v;
+  }
+  return d;
+}
+
+const std::vector<std::string> kDemoNodes = {"cpu-a", "excl-a", "mig-1g", "mig-a",
+                                             "mig-b", "mig-c",  "ts-a"};
+
+struct Expected {
+  std::string verdict;
+  std::string reason;
+};
+
+struct Row {
+  std::string name;
+  std::string pod_arg;
+  std::string pod;
+  std::string tenant;
+  std::string tier;
+  std::map<std::string, int64_t> demand;
+  std::map<std::string, Expected> nodes;  // every demo node
+  std::map<std::string, int> scores;      // nodes that fit
+};
+
+const Expected kNoGpu = {"unresolvable", "no NVIDIA GPU on node"};
+const Expected kReconfiguring = {
+    "unresolvable", "MIG reconfiguration in progress (nvidia.com/mig.config.state=pending)"};
+Expected NotOffered(const std::string& resource) {
+  return {"unresolvable", absl::StrCat(resource, ": not offered by node")};
+}
+const Expected kFits = {"fits", ""};
+
+std::vector<Row> DemoRows() {
+  const Expected mig_rows_mig_b = {"unschedulable",
+                                   "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2"};
+  const Expected ts_untrusted = {
+      "unresolvable", "pool gpu-timeslice (timeslice) is not allowed for tier untrusted"};
+  const std::map<std::string, Expected> mig_3g_nodes = {
+      {"cpu-a", kNoGpu},
+      {"excl-a", NotOffered("nvidia.com/mig-3g.40gb")},
+      {"mig-1g", NotOffered("nvidia.com/mig-3g.40gb")},
+      {"mig-a", kFits},
+      {"mig-b", mig_rows_mig_b},
+      {"mig-c", kReconfiguring},
+      {"ts-a", ts_untrusted},
+  };
+  return {
+      {"MIG inference pod fits mig-a only",
+       DemoPod("mig-inference"),
+       "acme/llm-b",
+       "acme",
+       "untrusted",
+       {{"nvidia.com/mig-3g.40gb", 1}, {"gpuMemoryMiB", 0}},
+       mig_3g_nodes,
+       {{"mig-a", 5}}},
+      {"pending pod from the cluster",
+       "acme/waiting",
+       "acme/waiting",
+       "acme",
+       "untrusted",
+       {{"nvidia.com/mig-3g.40gb", 1}, {"gpuMemoryMiB", 0}},
+       mig_3g_nodes,
+       {{"mig-a", 5}}},
+      {"shared notebook fits ts-a",
+       DemoPod("shared-notebook"),
+       "research/notebook-3",
+       "research",
+       "trusted",
+       {{"nvidia.com/gpu.shared", 1}, {"gpuMemoryMiB", 16384}},
+       {{"cpu-a", kNoGpu},
+        {"excl-a", NotOffered("nvidia.com/gpu.shared")},
+        {"mig-1g", NotOffered("nvidia.com/gpu.shared")},
+        {"mig-a", NotOffered("nvidia.com/gpu.shared")},
+        {"mig-b", NotOffered("nvidia.com/gpu.shared")},
+        {"mig-c", kReconfiguring},
+        {"ts-a", kFits}},
+       {{"ts-a", 7}}},
+      {"exclusive training fits excl-a",
+       DemoPod("exclusive-training"),
+       "research/finetune",
+       "research",
+       "trusted",
+       {{"nvidia.com/gpu", 1}, {"gpuMemoryMiB", 0}},
+       {{"cpu-a", kNoGpu},
+        {"excl-a", kFits},
+        {"mig-1g", NotOffered("nvidia.com/gpu")},
+        {"mig-a", NotOffered("nvidia.com/gpu")},
+        {"mig-b", NotOffered("nvidia.com/gpu")},
+        {"mig-c", kReconfiguring},
+        {"ts-a", NotOffered("nvidia.com/gpu")}},
+       {{"excl-a", 10}}},
+      {"too big fits nowhere",
+       DemoPod("too-big"),
+       "research/pretrain",
+       "research",
+       "trusted",
+       {{"nvidia.com/gpu", 8}, {"gpuMemoryMiB", 0}},
+       {{"cpu-a", kNoGpu},
+        {"excl-a", {"unresolvable", "nvidia.com/gpu: requested 8, node has 4"}},
+        {"mig-1g", NotOffered("nvidia.com/gpu")},
+        {"mig-a", NotOffered("nvidia.com/gpu")},
+        {"mig-b", NotOffered("nvidia.com/gpu")},
+        {"mig-c", kReconfiguring},
+        {"ts-a", NotOffered("nvidia.com/gpu")}},
+       {}},
+      {"untrusted tenant kept off shared GPUs",
+       DemoPod("untrusted-shared"),
+       "acme/cheap-inference",
+       "acme",
+       "untrusted",
+       {{"nvidia.com/gpu.shared", 1}, {"gpuMemoryMiB", 0}},
+       {{"cpu-a", kNoGpu},
+        {"excl-a", NotOffered("nvidia.com/gpu.shared")},
+        {"mig-1g", NotOffered("nvidia.com/gpu.shared")},
+        {"mig-a", NotOffered("nvidia.com/gpu.shared")},
+        {"mig-b", NotOffered("nvidia.com/gpu.shared")},
+        {"mig-c", kReconfiguring},
+        {"ts-a", ts_untrusted}},
+       {}},
+  };
+}
+
+void ExpectDecision(const Row& row, const ProcessResult& run) {
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  Decision d = ParseDecision(run.out);
+  EXPECT_EQ(d.pod, row.pod);
+  EXPECT_EQ(d.tenant, row.tenant);
+  EXPECT_EQ(d.tier, row.tier);
+  EXPECT_EQ(d.demand, row.demand);
+  std::vector<std::string> names;
+  for (const auto& [name, v] : d.nodes) names.push_back(name);
+  EXPECT_EQ(names, kDemoNodes);
+  for (const auto& [name, want] : row.nodes) {
+    SCOPED_TRACE(name);
+    auto it = d.nodes.find(name);
+    ASSERT_NE(it, d.nodes.end());
+    EXPECT_EQ(it->second.verdict, want.verdict);
+    EXPECT_EQ(it->second.reason, want.reason);
+    auto score = row.scores.find(name);
+    EXPECT_EQ(it->second.score, score == row.scores.end() ? 0 : score->second);
+  }
+}
+
+TEST(ExplainTest, DemoPodsJson) {
+  for (const Row& row : DemoRows()) {
+    SCOPED_TRACE(row.name);
+    ExpectDecision(row, Explain(absl::StrCat("--demo --pod ", row.pod_arg, " -o json")));
+  }
+}
+
+TEST(ExplainTest, ClusterFileAndPolicyFileMatchTheDemo) {
+  const Row row = DemoRows().front();
+  ExpectDecision(
+      row, Explain(absl::StrCat("--cluster-file '", GT_SOURCE_DIR,
+                                "/cmd/demo/cluster.yaml' --policy '", GT_SOURCE_DIR,
+                                "/cmd/demo/policy.yaml' --pod ", row.pod_arg, " --output=json")));
+}
+
+TEST(ExplainTest, WithoutAPolicyEveryTenantGetsTheDefaultTier) {
+  ProcessResult run =
+      Explain(absl::StrCat("--cluster-file '", GT_SOURCE_DIR, "/cmd/demo/cluster.yaml' --pod ",
+                           DemoPod("untrusted-shared"), " -o json"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  Decision d = ParseDecision(run.out);
+  EXPECT_EQ(d.tenant, "unknown");
+  EXPECT_EQ(d.tier, "default");
+  EXPECT_EQ(d.nodes["cpu-a"].verdict, "unresolvable");
+  EXPECT_EQ(d.nodes["cpu-a"].reason, "no NVIDIA GPU on node");
+  EXPECT_EQ(d.nodes.size(), kDemoNodes.size());
+}
+
+TEST(ExplainTest, TextOutput) {
+  ProcessResult run = Explain(absl::StrCat("--demo --pod ", DemoPod("mig-inference")));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out, "pod     acme/llm-b\n")) << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out, "tenant  acme (tier untrusted)\n")) << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out, "demand  nvidia.com/mig-3g.40gb=1\n")) << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out, "NODE    VERDICT        SCORE  REASON\n")) << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out, "mig-a   fits               5  -\n")) << run.out;
+  EXPECT_TRUE(absl::StrContains(
+      run.out, "mig-b   unschedulable      0  nvidia.com/mig-3g.40gb: requested 1, free 0 of 2\n"))
+      << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out, "1 of 7 nodes can take the pod\n")) << run.out;
+
+  ProcessResult memory =
+      Explain(absl::StrCat("--demo --pod ", DemoPod("shared-notebook"), " -o text"));
+  ASSERT_EQ(memory.exit_code, 0);
+  EXPECT_TRUE(
+      absl::StrContains(memory.out, "demand  nvidia.com/gpu.shared=1, gpu-memory=16384Mi\n"))
+      << memory.out;
+}
+
+TEST(ExplainTest, DeniedTenantInText) {
+  // The demo policy denies namespaces no tenant claims; the pod manifest here has none, so it
+  // lands in "default".
+  ProcessResult run =
+      Explain(absl::StrCat("--demo --pod '", GT_TESTDATA_DIR, "/cmd/default-namespace-pod.yaml'"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out, "tenant  unknown (tier none: denied)\n")) << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out, "tenant unknown is not allowed GPUs by policy"))
+      << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out, "0 of 7 nodes can take the pod\n")) << run.out;
+}
+
+TEST(ExplainTest, UsageErrorsExit2) {
+  struct UsageRow {
+    std::string name;
+    std::string args;
+    int exit_code;
+  };
+  const std::vector<UsageRow> rows = {
+      {"unknown flag", "--demo --pod acme/waiting --bogus", 2},
+      {"flag without its value", "--demo --pod", 2},
+      {"switch given a value", "--demo=yes --pod acme/waiting", 2},
+      {"no pod", "--demo", 2},
+      {"pod neither a file nor in the cluster", "--demo --pod acme/nosuch", 2},
+      {"missing pod file", "--demo --pod /nonexistent/pod.yaml", 2},
+      {"bad output format", "--demo --pod acme/waiting -o yaml", 2},
+      {"no cluster", "--pod acme/waiting", 2},
+      {"missing cluster file", "--cluster-file /nonexistent/cluster.yaml --pod acme/waiting", 2},
+      {"missing policy file", "--demo --policy /nonexistent/policy.yaml --pod acme/waiting", 2},
+      {"help", "--help", 0},
+  };
+  for (const UsageRow& row : rows) {
+    SCOPED_TRACE(row.name);
+    ProcessResult run = Explain(row.args);
+    EXPECT_EQ(run.exit_code, row.exit_code) << run.out;
+    if (row.exit_code != 0) {
+      EXPECT_EQ(run.out, "") << "errors go to stderr";
+    }
+  }
+}
+
+TEST(ExplainTest, UsageGoesToStderr) {
+  std::string command = absl::StrCat("'", GT_BINARY, "' explain --bogus 2>&1 >/dev/null");
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string err;
+  char buffer[1024];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) err.append(buffer, n);
+  int status = pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_TRUE(absl::StartsWith(err, "error: unknown flag --bogus\n")) << err;
+  EXPECT_TRUE(absl::StrContains(err, "usage: gpu-tenancy explain")) << err;
+}
+
+}  // namespace
