@@ -67,6 +67,8 @@ constexpr char kDemoFilterRequest[] =
     R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
     R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
 
+constexpr absl::string_view kLeaderLabel = "gpu-tenancy.io/extender-leader";
+
 absl::Status SplitHostPort(const std::string& text, std::string& host, int& port) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos) {
@@ -222,6 +224,23 @@ int RunServe(const std::vector<std::string>& args) {
       char host[256] = {};
       gethostname(host, sizeof(host) - 1);
       lo.identity = flags->Get("identity", pod_name ? pod_name : host);
+      const char* pod_namespace = std::getenv("POD_NAMESPACE");
+      if (pod_name && pod_namespace) {
+        // The leader labels its own pod; the extender Service selects that label, so
+        // kube-scheduler always reaches the one replica whose assume cache is authoritative.
+        std::string pod_path = absl::StrCat("/api/v1/namespaces/", pod_namespace, "/pods/", pod_name);
+        kube::ApiClient* client = api.get();
+        lo.on_change = [client, pod_path](bool leader) {
+          std::string patch = absl::StrCat(R"({"metadata":{"labels":{")", kLeaderLabel,
+                                           R"(":")", leader ? "true" : "false", R"("}}})");
+          absl::StatusOr<kube::ApiResponse> r =
+              client->Patch(pod_path, patch, "application/merge-patch+json");
+          if (!r.ok() || r->status != 200) {
+            common::Log(common::LogLevel::kWarn, "cannot label own pod as extender leader",
+                        {{"error", r.ok() ? kube::DescribeError(*r) : std::string(r.status().message())}});
+          }
+        };
+      }
       elector = std::make_unique<kube::LeaderElector>(*api, lo);
     }
   } else {

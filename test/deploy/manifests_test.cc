@@ -737,7 +737,7 @@ std::string ExtenderSansCa(const Value* config) {
 }
 
 TEST_F(DeployTest, SchedulerConfigsWireTheExtender) {
-  const std::string url = "https://gpu-tenancy.gpu-tenancy-system.svc:8443/extender";
+  const std::string url = "https://gpu-tenancy-extender.gpu-tenancy-system.svc:8443/extender";
   std::map<std::string, rapidjson::Document> configs;
 
   // The second scheduler, as rendered (caFile from the serving Secret).
@@ -789,9 +789,11 @@ TEST_F(DeployTest, SchedulerConfigsWireTheExtender) {
   EXPECT_EQ(ExtenderSansCa(&configs["second scheduler"]), ExtenderSansCa(&*committed));
   EXPECT_EQ(ExtenderSansCa(&*rendered), ExtenderSansCa(&*committed));
 
-  // The URL's port is the Service's https port.
-  const Value* svc = Get("base").Find("Service", "gpu-tenancy");
+  // The URL names the extender Service, which selects only the lease holder, on its https port.
+  const Value* svc = Get("base").Find("Service", "gpu-tenancy-extender");
+  ASSERT_NE(svc, nullptr);
   EXPECT_EQ(Json(At(svc, "/spec/ports/0/port")), "8443");
+  EXPECT_EQ(Str(svc, "/spec/selector/gpu-tenancy.io~1extender-leader"), "true");
 }
 
 TEST_F(DeployTest, DockerfileRunsTheBinaryAsNonRootWithItsLibraries) {
