@@ -25,6 +25,7 @@
 #include "extender/verbs.h"
 #include "absl/time/time.h"
 #include "extender/bind.h"
+#include "extender/inventory.h"
 #include "kube/api_client.h"
 #include "kube/binder.h"
 #include "kube/cluster_state.h"
@@ -46,6 +47,7 @@ constexpr char kUsage[] =
     "                         [--assume-ttl 30s] [--resync 5m] [--leader-elect true|false]\n"
     "                         [--lease-namespace NS] [--identity NAME] [--bench-routes]\n"
     "                         [--client-ca FILE] [--threads N] [--max-body-bytes N]\n"
+    "                         [--shutdown-delay 0s]\n"
     "                         [--log-level debug|info|warn|error] [--config FILE]\n"
     "       gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
     "\n"
@@ -58,7 +60,8 @@ const std::set<std::string> kValueFlags = {"cluster-file", "policy",       "list
                                            "client-ca",    "threads",      "max-body-bytes",
                                            "log-level",    "config",       "kubeconfig",
                                            "context",      "assume-ttl",   "resync",
-                                           "leader-elect", "lease-namespace", "identity"};
+                                           "leader-elect", "lease-namespace", "identity",
+                                           "shutdown-delay"};
 
 // The demo's ready-to-paste filter request: an untrusted tenant's MIG pod, names-only.
 constexpr char kDemoFilterRequest[] =
@@ -128,6 +131,16 @@ absl::StatusOr<ServeSetup> BuildOptions(const ParsedFlags& flags) {
   if (flags.Has("max-body-bytes") &&
       (!absl::SimpleAtoi(flags.Get("max-body-bytes"), &o.max_body_bytes) || o.max_body_bytes < 1024)) {
     return absl::InvalidArgumentError("--max-body-bytes must be at least 1024");
+  }
+  if (flags.Has("shutdown-delay")) {
+    // After SIGTERM, /readyz fails at once but requests are still served this long, so the
+    // endpoints controller can drop the pod before its listeners close.
+    absl::Duration delay;
+    if (!absl::ParseDuration(flags.Get("shutdown-delay"), &delay) || delay < absl::ZeroDuration() ||
+        delay > absl::Minutes(10)) {
+      return absl::InvalidArgumentError("--shutdown-delay takes a duration such as 5s (0s..10m)");
+    }
+    o.shutdown_delay_millis = static_cast<int>(absl::ToInt64Milliseconds(delay));
   }
   o.client_ca_file = flags.Get("client-ca");
   if (demo && !flags.Has("tls-cert")) {
@@ -201,6 +214,7 @@ int RunServe(const std::vector<std::string>& args) {
   std::unique_ptr<kube::LiveSource> source;
   std::unique_ptr<kube::EventRecorder> events;
   std::unique_ptr<kube::ApiBinder> binder;
+  std::unique_ptr<kube::LeaderFence> fence;  // outlives the elector, whose Stop() calls it
   std::unique_ptr<kube::LeaderElector> elector;
   std::optional<topology::ClusterData> file_cluster;
   if (live) {
@@ -241,7 +255,15 @@ int RunServe(const std::vector<std::string>& args) {
           }
         };
       }
+      // A new leader lists pods again before it binds: its watch may lag the old leader's
+      // last binds. Only the caught-up leader binds, whatever the Service routes to it.
+      fence = std::make_unique<kube::LeaderFence>(*source);
+      lo.on_change = [f = fence.get(), then = std::move(lo.on_change)](bool leading) {
+        f->OnLeadership(leading);
+        if (then) then(leading);
+      };
       elector = std::make_unique<kube::LeaderElector>(*api, lo);
+      binder->SetGate([e = elector.get(), f = fence.get()] { return e->is_leader() && f->Ready(); });
     }
   } else {
     absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
@@ -251,9 +273,21 @@ int RunServe(const std::vector<std::string>& args) {
   }
 
   std::vector<server::PostRoute> routes;
-  routes.push_back({"/extender/filter", [state](absl::string_view body) {
+  // Decision counters, labelled by rule codes only: bounded however large the cluster.
+  auto filter_rejections = std::make_shared<server::LabeledCounter>(
+      "gpu_tenancy_filter_rejections_total", "Nodes the filter rejected, by verdict and rule.",
+      std::vector<std::string>{"verdict", "rule"});
+  auto admissions = std::make_shared<server::LabeledCounter>(
+      "gpu_tenancy_admission_reviews_total", "Admission reviews answered, by webhook, outcome and rule.",
+      std::vector<std::string>{"webhook", "allowed", "rule"});
+  auto binds = std::make_shared<server::LabeledCounter>(
+      "gpu_tenancy_binds_total", "Bind calls, by result.", std::vector<std::string>{"result"});
+  routes.push_back({"/extender/filter", [state, filter_rejections](absl::string_view body) {
                       std::shared_ptr<const topology::ModelState> s = state->Current();
                       extender::VerbReply r = extender::Filter(body, s.get());
+                      for (const auto& [key, n] : r.rejections) {
+                        filter_rejections->Add({key.first, key.second}, static_cast<uint64_t>(n));
+                      }
                       return server::Reply{r.http_status, std::move(r.body), {}};
                     }});
   routes.push_back({"/extender/prioritize", [state](absl::string_view body) {
@@ -263,7 +297,7 @@ int RunServe(const std::vector<std::string>& args) {
                     }});
   for (auto [path, kind] : {std::pair{"/webhook/validate", webhook::ReviewKind::kValidate},
                             std::pair{"/webhook/mutate", webhook::ReviewKind::kMutate}}) {
-    routes.push_back({path, [state, kind = kind](absl::string_view body) {
+    routes.push_back({path, [state, admissions, kind = kind](absl::string_view body) {
                         std::shared_ptr<const topology::ModelState> s = state->Current();
                         if (!s) {
                           // Tenants resolve through namespace labels: without them we cannot
@@ -271,17 +305,22 @@ int RunServe(const std::vector<std::string>& args) {
                           return server::Reply{503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
                         }
                         webhook::ReviewOutcome r = webhook::Review(body, kind, *s->policy, *s->snapshot);
+                        if (r.http_status == 200) {
+                          admissions->Add({kind == webhook::ReviewKind::kValidate ? "validate" : "mutate",
+                                           r.allowed ? "true" : "false", r.rule});
+                        }
                         return server::Reply{r.http_status, std::move(r.body), {}};
                       }});
   }
   kube::ApiBinder* bind_backend = binder.get();
-  routes.push_back({"/extender/bind", [bind_backend](absl::string_view body) {
+  routes.push_back({"/extender/bind", [bind_backend, binds](absl::string_view body) {
                       if (!bind_backend) {
                         return server::Reply{200, common::EncodeBindingResult(
                             "gpu-tenancy: bind needs a live cluster (--kubeconfig or in-cluster), "
                             "not a cluster file"), {}};
                       }
                       extender::VerbReply r = extender::Bind(body, *bind_backend);
+                      if (r.http_status == 200) binds->Add({r.kept ? "bound" : "failed"});
                       return server::Reply{r.http_status, std::move(r.body), {}};
                     }});
 
@@ -313,17 +352,30 @@ int RunServe(const std::vector<std::string>& args) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   kube::LeaderElector* leader = elector.get();
+  kube::LeaderFence* leader_fence = fence.get();
   std::vector<server::ReadyCheck> readiness = {
       // Every replica serves the stateless webhook once it knows the cluster.
       {"/readyz", [state] { return state->Current() != nullptr; }},
       // Only the leader serves the extender: one assume cache, no double allocation.
       {"/readyz/extender",
-       [state, leader] { return state->Current() != nullptr && (!leader || leader->is_leader()); }},
+       [state, leader, leader_fence] {
+         return state->Current() != nullptr &&
+                (!leader || (leader->is_leader() && leader_fence->Ready()));
+       }},
   };
   kube::LiveSource* live_source = source.get();
   absl::StatusOr<std::unique_ptr<server::Server>> srv = server::Server::Create(
       setup->options, std::move(routes), std::move(readiness),
-      [state, live_source, leader](std::string& out) {
+      [state, live_source, leader, filter_rejections, admissions, binds](std::string& out) {
+        filter_rejections->AppendPrometheus(out);
+        admissions->AppendPrometheus(out);
+        binds->AppendPrometheus(out);
+        absl::StrAppend(&out, "# HELP gpu_tenancy_build_info Version of the running binary.\n",
+                        "# TYPE gpu_tenancy_build_info gauge\n",
+                        "gpu_tenancy_build_info{version=\"", GPU_TENANCY_VERSION, "\"} 1\n");
+        if (std::shared_ptr<const topology::ModelState> current = state->Current()) {
+          extender::AppendInventoryMetrics(*current, out);
+        }
         kube::StateCounters c = state->counters();
         absl::StrAppend(
             &out, "# HELP gpu_tenancy_cache_synced 1 once the cluster has been listed completely.\n",

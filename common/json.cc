@@ -1,5 +1,8 @@
 #include "common/json.h"
 
+#include <utility>
+#include <vector>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -28,6 +31,31 @@ absl::Status WrongType(absl::string_view path, absl::string_view want, const Jso
       absl::StrCat(path, ": expected ", want, ", got ", TypeName(got)));
 }
 
+// Deepest nesting accepted. Kubernetes objects stay far below it; the limit exists because
+// RapidJSON's Accept() (the encoder) and copies recurse per level, so a 100,000-deep value
+// echoed back (a Node in a names-and-objects filter reply) would overflow a worker's stack.
+constexpr size_t kMaxDepth = 512;
+
+// Iterative, so the check itself cannot overflow the stack.
+bool DeeperThan(const JsonValue& root, size_t limit) {
+  std::vector<std::pair<const JsonValue*, size_t>> pending = {{&root, 1}};
+  while (!pending.empty()) {
+    auto [value, depth] = pending.back();
+    pending.pop_back();
+    if (depth > limit) return true;
+    if (value->IsObject()) {
+      for (auto it = value->MemberBegin(); it != value->MemberEnd(); ++it) {
+        if (it->value.IsObject() || it->value.IsArray()) pending.push_back({&it->value, depth + 1});
+      }
+    } else if (value->IsArray()) {
+      for (const JsonValue& item : value->GetArray()) {
+        if (item.IsObject() || item.IsArray()) pending.push_back({&item, depth + 1});
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<rapidjson::Document> ParseJson(absl::string_view text) {
@@ -37,6 +65,10 @@ absl::StatusOr<rapidjson::Document> ParseJson(absl::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat("invalid JSON at byte ", doc.GetErrorOffset(),
                                                    ": ",
                                                    rapidjson::GetParseError_En(doc.GetParseError())));
+  }
+  if (DeeperThan(doc, kMaxDepth)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid JSON: nested deeper than ", kMaxDepth, " levels"));
   }
   return doc;
 }

@@ -18,7 +18,8 @@ namespace common {
 using JsonValue = rapidjson::Value;
 
 // Parses with the iterative parser (bounded stack, so deep nesting cannot overflow it).
-// InvalidArgument with the parser's message and byte offset on malformed input or trailing junk.
+// InvalidArgument with the parser's message and byte offset on malformed input or trailing junk,
+// and for nesting deeper than 512 levels (encoders and copies recurse per level).
 [[nodiscard]] absl::StatusOr<rapidjson::Document> ParseJson(absl::string_view text);
 
 // The member, or nullptr if `object` is not an object or lacks the key.

@@ -39,7 +39,7 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
     }
     const topology::NodeState* state = lookup(i);
     if (!state) {
-      d.fit = FitResult{Verdict::kUnschedulable, "node not yet known to gpu-tenancy"};
+      d.fit = FitResult{Verdict::kUnschedulable, "node not yet known to gpu-tenancy", "unknown-node"};
     } else {
       d.fit = topology::Fit(out.demand, ctx, state->supply, state->occupancy);
       if (with_scores && d.fit.fits()) {

@@ -77,6 +77,7 @@ VerbReply Filter(absl::string_view body, const topology::ModelState* state) {
   result.kept.reserve(decision->nodes.size());
   for (size_t i = 0; i < decision->nodes.size(); ++i) {
     NodeDecision& d = decision->nodes[i];
+    if (!d.fit.fits()) ++reply.rejections[{topology::VerdictName(d.fit.verdict), d.fit.code}];
     switch (d.fit.verdict) {
       case topology::Verdict::kFits:
         result.kept.push_back(i);

@@ -8,7 +8,9 @@
 #ifndef GPU_TENANCY_EXTENDER_VERBS_H_
 #define GPU_TENANCY_EXTENDER_VERBS_H_
 
+#include <map>
 #include <string>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 #include "topology/snapshot.h"
@@ -24,6 +26,8 @@ struct VerbReply {
   int failed = 0;
   int unresolvable = 0;
   bool gpu_pod = false;
+  // Filter: rejected nodes per (verdict, rule code), e.g. {"unschedulable", "exhausted"} -> 3.
+  std::map<std::pair<absl::string_view, absl::string_view>, int> rejections = {};
 };
 
 // `state` is null before the first cluster sync: filter then answers with Error so

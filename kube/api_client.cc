@@ -106,7 +106,7 @@ void ApiClient::Return(std::unique_ptr<httplib::SSLClient> client) {
   if (idle_->clients.size() < 16) idle_->clients.push_back(std::move(client));
 }
 
-std::string ApiClient::Token() {
+std::string ApiClient::Token(bool reread) {
   if (config_.token_file.empty()) return config_.token;
   struct stat st = {};
   std::string stamp;
@@ -114,7 +114,7 @@ std::string ApiClient::Token() {
     stamp = absl::StrCat(st.st_ino, ":", st.st_size, ":", st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec);
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (stamp != token_stamp_) {
+  if (reread || stamp != token_stamp_) {
     std::ifstream in(config_.token_file);
     std::ostringstream text;
     text << in.rdbuf();
@@ -126,25 +126,37 @@ std::string ApiClient::Token() {
 
 template <typename Call>
 absl::StatusOr<ApiResponse> ApiClient::Send(Call call) {
-  httplib::Headers headers = {{"Accept", "application/json"}};
+  auto send_once = [&](const std::string& token) -> absl::StatusOr<ApiResponse> {
+    httplib::Headers headers = {{"Accept", "application/json"}};
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    // A pooled keep-alive connection may have been closed by the server meanwhile: retry once
+    // on a fresh connection before calling the API server unavailable.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      std::unique_ptr<httplib::SSLClient> cli = attempt == 0 ? Borrow() : NewConnection(30);
+      httplib::Result r = call(*cli, headers);
+      if (r) {
+        ApiResponse out{r->status, std::move(r->body)};
+        Return(std::move(cli));
+        return out;
+      }
+      if (attempt == 1) {
+        return absl::UnavailableError(absl::StrCat("kube-apiserver ", config_.host, ":",
+                                                   config_.port, ": ",
+                                                   httplib::to_string(r.error())));
+      }
+    }
+    return absl::UnavailableError("kube-apiserver unreachable");
+  };
   std::string token = Token();
-  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-  // A pooled keep-alive connection may have been closed by the server meanwhile: retry once
-  // on a fresh connection before calling the API server unavailable.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    std::unique_ptr<httplib::SSLClient> cli = attempt == 0 ? Borrow() : NewConnection(30);
-    httplib::Result r = call(*cli, headers);
-    if (r) {
-      ApiResponse out{r->status, std::move(r->body)};
-      Return(std::move(cli));
-      return out;
-    }
-    if (attempt == 1) {
-      return absl::UnavailableError(absl::StrCat("kube-apiserver ", config_.host, ":", config_.port,
-                                                 ": ", httplib::to_string(r.error())));
-    }
+  absl::StatusOr<ApiResponse> r = send_once(token);
+  // A 401 may mean the token file was rotated without its stamp showing it (same inode, size
+  // and a coarse file clock's mtime): read it again and retry once if it changed, as client-go
+  // resets its cached token on 401.
+  if (r.ok() && r->status == 401 && !config_.token_file.empty()) {
+    std::string fresh = Token(/*reread=*/true);
+    if (fresh != token) r = send_once(fresh);
   }
-  return absl::UnavailableError("kube-apiserver unreachable");
+  return r;
 }
 
 absl::StatusOr<ApiResponse> ApiClient::Get(const std::string& path) {
@@ -178,6 +190,11 @@ absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
   if (cancel_handle) {
     std::lock_guard<std::mutex> lock(cancel_handle->mu_);
     if (cancel_handle->cancelled()) return absl::CancelledError("watch cancelled");
+    if (cancel_handle->interrupt_pending_) {
+      cancel_handle->interrupt_pending_ = false;
+      return absl::AbortedError("watch interrupted");
+    }
+    cancel_handle->interrupted_.store(false);
     cancel_handle->active_ = cli.get();
   }
   httplib::Headers headers = {{"Accept", "application/json"}};
@@ -186,13 +203,19 @@ absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
   int status = 0;
   std::string pending;
   bool stopped = false;
+  // Cancel() may come before the connection exists (stop() then has nothing to close): the
+  // handlers check it, so a cancelled watch ends at its first byte instead of its timeout.
+  auto cancelled = [cancel_handle] {
+    return cancel_handle && (cancel_handle->cancelled() || cancel_handle->interrupted_.load());
+  };
   httplib::Result r = cli->Get(
       path.c_str(), headers,
       [&](const httplib::Response& res) {
         status = res.status;
-        return true;
+        return !cancelled();
       },
       [&](const char* data, size_t length) {
+        if (cancelled()) return false;
         pending.append(data, length);
         if (status != 200) return pending.size() < (1u << 20);
         size_t start = 0;
@@ -211,8 +234,11 @@ absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
     cancel_handle->active_ = nullptr;
   }
   if (status != 200 && !pending.empty()) on_line(pending);
+  // As in Send(): after a 401 the token file is read again for the next attempt.
+  if (status == 401 && !config_.token_file.empty()) Token(/*reread=*/true);
+  if (cancel_handle && cancel_handle->cancelled()) return absl::CancelledError("watch cancelled");
+  if (cancelled()) return absl::AbortedError("watch interrupted");
   if (!r && !stopped && status == 0) {
-    if (cancel_handle && cancel_handle->cancelled()) return absl::CancelledError("watch cancelled");
     return absl::UnavailableError(absl::StrCat("watch ", path, ": ", httplib::to_string(r.error())));
   }
   return status;
@@ -222,6 +248,16 @@ void ApiClient::Stream::Cancel() {
   std::lock_guard<std::mutex> lock(mu_);
   cancelled_.store(true);
   if (active_) active_->stop();
+}
+
+void ApiClient::Stream::Interrupt() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (active_) {
+    interrupted_.store(true);
+    active_->stop();
+  } else {
+    interrupt_pending_ = true;
+  }
 }
 
 std::string DescribeError(const ApiResponse& response) {

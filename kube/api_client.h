@@ -43,7 +43,8 @@ class ApiClient {
 
   // A GET whose body is consumed as it arrives: `on_line` gets each complete line (watch event)
   // and returns false to stop. Returns the HTTP status once the stream ends; a non-200 reply's
-  // body is delivered as one line. `cancel` closes the connection from another thread.
+  // body is delivered as one line. `cancel_handle` closes the connection from another thread:
+  // Cancelled after Cancel(), Aborted after Interrupt().
   class Stream;
   [[nodiscard]] absl::StatusOr<int> StreamLines(const std::string& path,
                                                 const std::function<bool(absl::string_view)>& on_line,
@@ -56,7 +57,8 @@ class ApiClient {
   std::unique_ptr<httplib::SSLClient> NewConnection(int read_timeout_seconds) const;
   std::unique_ptr<httplib::SSLClient> Borrow();
   void Return(std::unique_ptr<httplib::SSLClient> client);
-  std::string Token();
+  // The bearer token; from token_file, read again when its stamp changes or when `reread`.
+  std::string Token(bool reread = false);
   template <typename Call>
   absl::StatusOr<ApiResponse> Send(Call call);
 
@@ -70,16 +72,20 @@ class ApiClient {
   std::string token_stamp_;
 };
 
-// Lets another thread abort a running StreamLines (e.g. on shutdown).
+// Lets another thread abort a running StreamLines: Cancel() for good (shutdown), Interrupt()
+// for the current or next stream only (StreamLines then returns Aborted).
 class ApiClient::Stream {
  public:
   void Cancel();
+  void Interrupt();
   bool cancelled() const { return cancelled_.load(); }
 
  private:
   friend class ApiClient;
   std::mutex mu_;
   httplib::SSLClient* active_ = nullptr;
+  bool interrupt_pending_ = false;        // an Interrupt() that found no stream running
+  std::atomic<bool> interrupted_{false};  // the running stream was interrupted
   std::atomic<bool> cancelled_{false};
 };
 

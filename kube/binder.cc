@@ -46,6 +46,10 @@ std::string BindingJson(const common::BindingArgs& args, const topology::Labels&
 }
 
 absl::StatusOr<topology::PodFacts> ApiBinder::LookupPod(const common::BindingArgs& args) {
+  if (gate_ && !gate_()) {
+    return absl::FailedPreconditionError(
+        "this replica is not the extender leader (or its cache is still catching up); retry");
+  }
   if (std::optional<topology::PodFacts> cached = state_.PendingPod(args.pod_uid)) return *cached;
   absl::StatusOr<ApiResponse> r =
       client_.Get(absl::StrCat("/api/v1/namespaces/", args.pod_namespace, "/pods/", args.pod_name));

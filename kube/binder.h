@@ -4,6 +4,7 @@
 #define GPU_TENANCY_KUBE_BINDER_H_
 
 #include <chrono>
+#include <functional>
 
 #include "extender/bind.h"
 #include "kube/api_client.h"
@@ -19,6 +20,12 @@ class ApiBinder : public extender::BindBackend {
             EventRecorder* events = nullptr)
       : client_(client), state_(state), assume_ttl_(assume_ttl), events_(events) {}
 
+  // With a gate, every bind is refused while it says no (Error in the reply, so kube-scheduler
+  // retries): with several replicas only the leader, its cache caught up since it took the
+  // lease, may assume and bind. Routing alone cannot promise that, since endpoints lag a
+  // change of leader. Set before serving; not thread-safe against binds.
+  void SetGate(std::function<bool()> may_bind) { gate_ = std::move(may_bind); }
+
   absl::StatusOr<topology::PodFacts> LookupPod(const common::BindingArgs& args) override;
   absl::StatusOr<topology::Placement> Assume(const topology::PodFacts& pod,
                                              const std::string& node) override;
@@ -33,6 +40,7 @@ class ApiBinder : public extender::BindBackend {
   ClusterState& state_;
   std::chrono::milliseconds assume_ttl_;
   EventRecorder* events_;
+  std::function<bool()> gate_;
 };
 
 // The Binding object for a pod: target node, our annotations, and the pod UID as a

@@ -68,7 +68,10 @@ std::shared_ptr<const topology::NodeState> ClusterState::BuildNodeLocked(const N
 void ClusterState::PublishLocked(topology::ClusterSnapshot snapshot) {
   snapshot_ = std::make_shared<const topology::ClusterSnapshot>(std::move(snapshot));
   ++counters_.publications;
-  if (!policy_ || !nodes_synced_ || !pods_synced_) return;
+  if (!policy_ || !nodes_synced_ || !pods_synced_ ||
+      (namespaces_required_ && !namespaces_synced_)) {
+    return;
+  }
   auto state = std::make_shared<topology::ModelState>();
   state->policy = policy_;
   state->snapshot = snapshot_;
@@ -197,7 +200,13 @@ void ClusterState::ReplaceNamespaces(absl::flat_hash_map<std::string, topology::
   std::lock_guard<std::mutex> lock(mu_);
   namespaces_ = std::make_shared<const topology::ClusterSnapshot::NamespaceMap>(
       std::make_move_iterator(namespaces.begin()), std::make_move_iterator(namespaces.end()));
+  namespaces_synced_ = true;
   PublishNodesLocked({});
+}
+
+void ClusterState::RequireNamespaces() {
+  std::lock_guard<std::mutex> lock(mu_);
+  namespaces_required_ = true;
 }
 
 void ClusterState::ReplaceAll(topology::ClusterData data) {

@@ -55,6 +55,11 @@ class ClusterState {
   void UpsertNamespace(const std::string& name, topology::Labels labels);
   void DeleteNamespace(const std::string& name);
 
+  // Live sources list namespaces separately: with this set, nothing is published until they
+  // have been listed too, since tenants resolve through namespace labels and a decision made
+  // without them can put a pod in the wrong tenant. (ReplaceAll brings all three at once.)
+  void RequireNamespaces();
+
   // Swaps the policy (start-up or reload) and rebuilds every node with it.
   void SetPolicy(std::shared_ptr<const topology::Policy> policy);
 
@@ -72,7 +77,8 @@ class ClusterState {
   // A pending pod seen by the watch, for bind to read without an API call.
   std::optional<topology::PodFacts> PendingPod(const std::string& uid) const;
 
-  // The latest published state; null until the policy and the first cluster sync are known.
+  // The latest published state; null until the policy and the first cluster sync (nodes, pods
+  // and, with RequireNamespaces(), namespaces) are known.
   std::shared_ptr<const topology::ModelState> Current() const { return current_.load(); }
   StateCounters counters() const;
   size_t assumption_count() const;
@@ -107,6 +113,7 @@ class ClusterState {
   mutable std::mutex mu_;
   std::shared_ptr<const topology::Policy> policy_;
   bool nodes_synced_ = false, pods_synced_ = false;
+  bool namespaces_required_ = false, namespaces_synced_ = false;
   absl::flat_hash_map<std::string, topology::NodeFacts> nodes_;
   absl::flat_hash_map<std::string, PodRecord> bound_;          // uid -> bound GPU pod
   absl::flat_hash_map<std::string, topology::PodFacts> pending_;  // uid -> unbound GPU pod

@@ -1,5 +1,7 @@
 #include "kube/leader.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -90,6 +92,11 @@ LeaderElector::LeaderElector(ApiClient& client, LeaderOptions options)
 
 LeaderElector::~LeaderElector() { Stop(); }
 
+bool LeaderElector::is_leader() const {
+  return leader_.load() &&
+         std::chrono::steady_clock::now().time_since_epoch().count() < leader_until_.load();
+}
+
 void LeaderElector::Start() { thread_ = std::thread([this] { Run(); }); }
 
 void LeaderElector::Stop() {
@@ -102,18 +109,26 @@ void LeaderElector::Stop() {
   if (leader_.load()) Release();
 }
 
+// Only the elector's thread changes leader_ (and Stop() once that thread has ended).
 void LeaderElector::SetLeader(bool leader) {
-  if (leader_.exchange(leader) == leader) return;
+  if (!leader) leader_until_.store(0);
+  if (leader_.load() == leader) return;
   transitions_.fetch_add(1);
   common::Log(common::LogLevel::kInfo, leader ? "became leader" : "lost leadership",
               {{"lease", options_.lease_name}, {"identity", options_.identity}});
-  if (options_.on_change) options_.on_change(leader);
+  // Whatever must be in place before this replica acts as leader happens first.
+  if (leader && options_.on_change) options_.on_change(true);
+  leader_.store(leader);
+  if (!leader && options_.on_change) options_.on_change(false);
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
   auto now = std::chrono::steady_clock::now();
   std::string item = absl::StrCat(path_, "/", options_.lease_name);
   absl::StatusOr<ApiResponse> got = client_.Get(item);
+  // When the record was seen, for the expiry clock: after the GET returned, so a peer's renewal
+  // that landed while the GET was in flight never makes its lease look older than it is.
+  auto seen_at = std::chrono::steady_clock::now();
   if (!got.ok()) return false;
   if (got->status == 404) {
     LeaseRecord fresh{options_.identity, MicroTimeNow(), MicroTimeNow(), 0, ""};
@@ -127,7 +142,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   std::string seen = absl::StrCat(record.holder, "|", record.renew_time, "|", record.transitions);
   if (seen != observed_record_) {
     observed_record_ = seen;
-    observed_at_ = now;
+    observed_at_ = seen_at;
   }
   const bool mine = record.holder == options_.identity;
   const bool expired = record.holder.empty() || now - observed_at_ > options_.lease_duration;
@@ -148,6 +163,9 @@ bool LeaderElector::TryAcquireOrRenew() {
 }
 
 void LeaderElector::Release() {
+  // Step down before the lease is handed over: once the holder is cleared a peer may take it
+  // at once, and two leaders must never overlap.
+  SetLeader(false);
   std::string item = absl::StrCat(path_, "/", options_.lease_name);
   absl::StatusOr<ApiResponse> got = client_.Get(item);
   if (got.ok() && got->status == 200) {
@@ -161,22 +179,25 @@ void LeaderElector::Release() {
       }
     }
   }
-  SetLeader(false);
 }
 
 void LeaderElector::Run() {
+  // A peer takes over no sooner than a lease duration after it saw our last renewal, which
+  // was after that renewal's attempt began; we stop claiming a margin before that.
+  const auto margin = std::min<std::chrono::steady_clock::duration>(options_.retry_period,
+                                                                    options_.lease_duration / 2);
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_.load()) {
     lock.unlock();
+    auto attempt = std::chrono::steady_clock::now();
     bool held = TryAcquireOrRenew();
     auto now = std::chrono::steady_clock::now();
     if (held) {
-      last_renew_ = now;
+      last_renew_ = attempt;
+      leader_until_.store((attempt + options_.lease_duration - margin).time_since_epoch().count());
       SetLeader(true);
-    } else if (leader_.load() && now - last_renew_ >= options_.lease_duration - options_.retry_period) {
-      // Could not renew in time: step down before a peer may take over.
-      SetLeader(false);
-    } else if (!leader_.load()) {
+    } else if (leader_.load() && now - last_renew_ >= options_.lease_duration - margin) {
+      // Could not renew in time: step down (is_leader() already says no).
       SetLeader(false);
     }
     lock.lock();

@@ -23,7 +23,8 @@ struct LeaderOptions {
   std::string identity;  // unique per replica (the pod name)
   std::chrono::milliseconds lease_duration{std::chrono::seconds(15)};
   std::chrono::milliseconds retry_period{std::chrono::seconds(2)};
-  // Called (on the elector's thread) when leadership is gained (true) or lost (false).
+  // Called when leadership is gained (true, on the elector's thread, before is_leader() turns
+  // true) or lost (false, after it turned false; on the thread of Stop() when releasing).
   std::function<void(bool)> on_change;
 };
 
@@ -34,7 +35,10 @@ class LeaderElector {
 
   void Start();
   void Stop();
-  bool is_leader() const { return leader_.load(); }
+  // True while the lease is held and was renewed recently enough: a leader that cannot renew
+  // (API server unreachable, or a renew call that hangs) stops claiming leadership a margin
+  // before any peer may take the lease over, even while its own thread is still blocked.
+  bool is_leader() const;
   uint64_t transitions() const { return transitions_.load(); }
 
  private:
@@ -47,6 +51,9 @@ class LeaderElector {
   LeaderOptions options_;
   std::string path_;
   std::atomic<bool> leader_{false};
+  // steady_clock ticks after which a leader no longer claims leadership without a renewal:
+  // the start of the last successful renew attempt + lease duration - a safety margin.
+  std::atomic<int64_t> leader_until_{0};
   std::atomic<uint64_t> transitions_{0};
   std::string observed_record_;  // holder + renewTime + transitions as last seen
   std::chrono::steady_clock::time_point observed_at_;

@@ -28,6 +28,7 @@ std::string UidOrKey(const common::JsonValue& object) {
 
 LiveSource::LiveSource(ApiClient& client, ClusterState& state, LiveSourceOptions options)
     : state_(state), options_(options) {
+  state_.RequireNamespaces();
   nodes_ = std::make_unique<Reflector>(
       client, "/api/v1/nodes",
       ReflectorHandler{

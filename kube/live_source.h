@@ -3,6 +3,7 @@
 #ifndef GPU_TENANCY_KUBE_LIVE_SOURCE_H_
 #define GPU_TENANCY_KUBE_LIVE_SOURCE_H_
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -29,6 +30,10 @@ class LiveSource {
   // True once nodes, pods and namespaces have each been listed completely.
   bool synced() const;
   uint64_t watch_restarts() const;
+  // Lists pods again now; PodsListedSince(ticket) is true once a pod list that began after
+  // this call has been applied.
+  uint64_t RequestPodRelist() { return pods_->RequestRelist(); }
+  bool PodsListedSince(uint64_t ticket) const { return pods_->ListedSince(ticket); }
 
  private:
   ClusterState& state_;
@@ -38,6 +43,28 @@ class LiveSource {
   std::mutex mu_;
   std::condition_variable cv_;
   std::thread expiry_thread_;
+};
+
+// Guards the bind path of a replica that has just become leader. The previous leader's last
+// binds may not have reached this replica's watch yet; assuming against that stale cache would
+// hand out the same slice twice. So on gaining leadership the pods are listed again, and the
+// replica serves the extender only once that list (which sees every bind committed before the
+// lease changed hands) has been applied.
+//   LeaderFence fence(source);
+//   leader_options.on_change = [&fence](bool leading) { fence.OnLeadership(leading); };
+//   ready_for_extender = elector.is_leader() && fence.Ready();
+// LeaderElector calls on_change(true) before is_leader() turns true, so no window is open.
+class LeaderFence {
+ public:
+  explicit LeaderFence(LiveSource& source) : source_(source) {}
+  void OnLeadership(bool leading) {
+    if (leading) ticket_.store(source_.RequestPodRelist());
+  }
+  bool Ready() const { return source_.PodsListedSince(ticket_.load()); }
+
+ private:
+  LiveSource& source_;
+  std::atomic<uint64_t> ticket_{0};
 };
 
 }  // namespace kube

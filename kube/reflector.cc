@@ -37,12 +37,24 @@ void Reflector::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+uint64_t Reflector::RequestRelist() {
+  uint64_t ticket = lists_begun_.load();
+  relist_requested_.store(true);
+  stream_.Interrupt();
+  {
+    std::lock_guard<std::mutex> lock(sleep_mu_);  // so a backoff Sleep() cannot miss it
+  }
+  sleep_cv_.notify_all();
+  return ticket;
+}
+
 void Reflector::Sleep(std::chrono::milliseconds d) {
   std::unique_lock<std::mutex> lock(sleep_mu_);
-  sleep_cv_.wait_for(lock, d, [this] { return stop_.load(); });
+  sleep_cv_.wait_for(lock, d, [this] { return stop_.load() || relist_requested_.load(); });
 }
 
 bool Reflector::ListAll() {
+  const uint64_t number = ++lists_begun_;
   std::vector<rapidjson::Document> pages;
   std::string continue_token;
   std::string version;
@@ -77,6 +89,7 @@ bool Reflector::ListAll() {
   resource_version_ = version;
   counters_.lists.fetch_add(1);
   next_resync_ = std::chrono::steady_clock::now() + options_.resync;
+  applied_list_.store(number);
   synced_.store(true);
   return true;
 }
@@ -96,6 +109,10 @@ Reflector::WatchEnd Reflector::WatchOnce() {
       [&](absl::string_view line) {
         if (stop_.load()) {
           end = WatchEnd::kStopped;
+          return false;
+        }
+        if (relist_requested_.load()) {
+          end = WatchEnd::kRelist;
           return false;
         }
         absl::StatusOr<rapidjson::Document> event = common::ParseJson(line);
@@ -136,6 +153,9 @@ Reflector::WatchEnd Reflector::WatchOnce() {
       },
       &stream_, options_.read_timeout_seconds);
   if (stop_.load()) return WatchEnd::kStopped;
+  if (relist_requested_.load()) return WatchEnd::kRelist;  // Run() lists at once
+  // An interruption meant for a relist that has already happened: just watch again.
+  if (status.status().code() == absl::StatusCode::kAborted) return WatchEnd::kRewatch;
   if (!status.ok()) {
     common::Log(common::LogLevel::kWarn, "watch connection lost",
                 {{"path", path_}, {"error", status.status().message()}});
@@ -155,6 +175,7 @@ void Reflector::Run() {
   std::chrono::milliseconds backoff = options_.backoff_initial;
   bool need_list = true;
   while (!stop_.load()) {
+    if (relist_requested_.exchange(false)) need_list = true;
     if (need_list) {
       if (!ListAll()) {
         if (stop_.load()) break;
@@ -172,7 +193,9 @@ void Reflector::Run() {
         return;
       case WatchEnd::kRelist:
         need_list = true;
-        if (std::chrono::steady_clock::now() < next_resync_) counters_.watch_restarts.fetch_add(1);
+        if (std::chrono::steady_clock::now() < next_resync_ && !relist_requested_.load()) {
+          counters_.watch_restarts.fetch_add(1);
+        }
         break;
       case WatchEnd::kRewatch:
         backoff = options_.backoff_initial;

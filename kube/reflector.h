@@ -51,6 +51,10 @@ class Reflector {
 
   void Start();
   void Stop();
+  // Lists again now, interrupting the running watch. Returns a ticket for ListedSince().
+  uint64_t RequestRelist();
+  // True once a complete list that began after RequestRelist() returned `ticket` was applied.
+  bool ListedSince(uint64_t ticket) const { return applied_list_.load() > ticket; }
   bool synced() const { return synced_.load(); }
   const ReflectorCounters& counters() const { return counters_; }
   const std::string& path() const { return path_; }
@@ -70,6 +74,9 @@ class Reflector {
   std::chrono::steady_clock::time_point next_resync_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
+  std::atomic<bool> relist_requested_{false};
+  std::atomic<uint64_t> lists_begun_{0};   // numbers the lists as they begin
+  std::atomic<uint64_t> applied_list_{0};  // the number of the latest list applied
   ReflectorCounters counters_;
   ApiClient::Stream stream_;
   std::mutex sleep_mu_;

@@ -60,4 +60,27 @@ void RequestMetrics::AppendPrometheus(std::string& out) const {
   }
 }
 
+void LabeledCounter::Add(const std::vector<absl::string_view>& label_values, uint64_t n) {
+  std::vector<std::string> key(label_values.begin(), label_values.end());
+  std::lock_guard<std::mutex> lock(mu_);
+  values_[std::move(key)] += n;
+}
+
+void LabeledCounter::AppendPrometheus(std::string& out) const {
+  absl::StrAppend(&out, "# HELP ", name_, " ", help_, "\n# TYPE ", name_, " counter\n");
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [values, n] : values_) {
+    absl::StrAppend(&out, name_, "{");
+    for (size_t i = 0; i < values.size() && i < label_names_.size(); ++i) {
+      std::string escaped;
+      for (char c : values[i]) {
+        if (c == '\\' || c == '"') escaped.push_back('\\');
+        escaped.push_back(c == '\n' ? ' ' : c);
+      }
+      absl::StrAppend(&out, i ? "," : "", label_names_[i], "=\"", escaped, "\"");
+    }
+    absl::StrAppend(&out, "} ", n, "\n");
+  }
+}
+
 }  // namespace server

@@ -7,7 +7,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,22 @@ class RequestMetrics {
     std::atomic<uint64_t> sum_nanos{0};
   };
   std::vector<std::unique_ptr<Route>> routes_;
+};
+
+// A counter family with a few string labels (rule codes, verdicts): bounded by the code base,
+// never by the cluster. Thread-safe.
+class LabeledCounter {
+ public:
+  LabeledCounter(std::string name, std::string help, std::vector<std::string> label_names)
+      : name_(std::move(name)), help_(std::move(help)), label_names_(std::move(label_names)) {}
+  void Add(const std::vector<absl::string_view>& label_values, uint64_t n = 1);
+  void AppendPrometheus(std::string& out) const;
+
+ private:
+  std::string name_, help_;
+  std::vector<std::string> label_names_;
+  mutable std::mutex mu_;
+  std::map<std::vector<std::string>, uint64_t> values_;
 };
 
 }  // namespace server

@@ -169,6 +169,9 @@ void Server::Start() {
 
 void Server::Stop() {
   if (stopping_.exchange(true)) return;
+  if (options_.shutdown_delay_millis > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.shutdown_delay_millis));
+  }
   cert_watch_.reset();
   // httplib's stop() closes the listening socket; the worker pool then drains the requests in
   // flight before listen_after_bind() returns.

@@ -41,6 +41,9 @@ struct Options {
   int read_timeout_seconds = 4;
   int write_timeout_seconds = 4;
   int cert_poll_millis = 1000;  // certificate file polling for hot reload
+  // Stop() first fails readiness, then keeps serving this long before closing the listeners,
+  // so Kubernetes can drop the pod from its Service endpoints (and callers stop sending).
+  int shutdown_delay_millis = 0;
 };
 
 struct Reply {
@@ -72,7 +75,8 @@ class Server {
       std::function<void(std::string&)> extra_metrics = nullptr);
 
   void Start();  // serves on background threads
-  // Graceful stop: /readyz fails at once, requests in flight finish, then listeners close.
+  // Graceful stop: /readyz fails at once; after Options::shutdown_delay_millis (still serving)
+  // the listeners close and requests in flight finish.
   void Stop();
 
   int tls_port() const { return tls_port_; }

@@ -8,8 +8,12 @@
 namespace topology {
 namespace {
 
-FitResult Unresolvable(std::string reason) { return {Verdict::kUnresolvable, std::move(reason)}; }
-FitResult Unschedulable(std::string reason) { return {Verdict::kUnschedulable, std::move(reason)}; }
+FitResult Unresolvable(absl::string_view code, std::string reason) {
+  return {Verdict::kUnresolvable, std::move(reason), code};
+}
+FitResult Unschedulable(absl::string_view code, std::string reason) {
+  return {Verdict::kUnschedulable, std::move(reason), code};
+}
 
 // Instances of the canary profile held back from pods that are not canaries.
 int64_t CanaryHold(const PodContext& pod, const OfferedResource& r) {
@@ -52,13 +56,13 @@ FitResult FitSharedMemory(const GpuDemand& demand, const NodeSupply& supply,
   std::optional<SharedGpus> gpus = SharedGpusFor(demand, supply);
   if (!gpus) {
     if (demand.devices.empty()) {
-      return Unresolvable("GPU memory: node has no shared GPU to hold a memory-only request");
+      return Unresolvable("memory-no-shared-gpu", "GPU memory: node has no shared GPU to hold a memory-only request");
     }
-    return Unresolvable(
+    return Unresolvable("memory-unknown", 
         "GPU memory: size unknown (no nvidia.com/gpu.memory label and product not in catalog)");
   }
   if (demand.memory_mib > gpus->memory_mib) {
-    return Unresolvable(absl::StrCat("GPU memory: requested ", demand.memory_mib,
+    return Unresolvable("memory-larger-than-gpu", absl::StrCat("GPU memory: requested ", demand.memory_mib,
                                      " MiB, larger than one GPU (", gpus->memory_mib, " MiB)"));
   }
   int64_t node_free = gpus->count * gpus->memory_mib - occupancy.SharedMemoryUsedMiB();
@@ -66,7 +70,7 @@ FitResult FitSharedMemory(const GpuDemand& demand, const NodeSupply& supply,
   for (int i = 0; i < gpus->count; ++i) best = std::max(best, FreeOnGpu(occupancy, i, gpus->memory_mib));
   best = std::min(best, node_free);
   if (best < demand.memory_mib) {
-    return Unschedulable(absl::StrCat("GPU memory: requested ", demand.memory_mib,
+    return Unschedulable("memory-exhausted", absl::StrCat("GPU memory: requested ", demand.memory_mib,
                                       " MiB, largest free on one GPU ", std::max<int64_t>(0, best),
                                       " MiB of ", gpus->memory_mib));
   }
@@ -101,18 +105,18 @@ FitResult Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& 
               const NodeOccupancy& occupancy) {
   if (demand.empty()) return {};
   if (pod.tenant.Denied()) {
-    return Unresolvable(absl::StrCat("tenant ", pod.tenant.name, " is not allowed GPUs by policy"));
+    return Unresolvable("tenant-denied", absl::StrCat("tenant ", pod.tenant.name, " is not allowed GPUs by policy"));
   }
   const Tier& tier = *pod.tenant.tier;
-  if (!supply.HasGpus()) return Unresolvable("no NVIDIA GPU on node");
+  if (!supply.HasGpus()) return Unresolvable("no-gpu", "no NVIDIA GPU on node");
   if (!supply.mig_unsettled.empty()) {
-    return Unresolvable(absl::StrCat("MIG reconfiguration in progress (", supply.mig_unsettled, ")"));
+    return Unresolvable("mig-reconfiguring", absl::StrCat("MIG reconfiguration in progress (", supply.mig_unsettled, ")"));
   }
   if (!supply.pool_mode) {
-    return Unresolvable(absl::StrCat("pool ", supply.pool, " is not defined in the policy"));
+    return Unresolvable("pool-undefined", absl::StrCat("pool ", supply.pool, " is not defined in the policy"));
   }
   if (!tier.modes.Has(*supply.pool_mode)) {
-    return Unresolvable(absl::StrCat("pool ", supply.pool, " (", ModeName(*supply.pool_mode),
+    return Unresolvable("tier-pool", absl::StrCat("pool ", supply.pool, " (", ModeName(*supply.pool_mode),
                                      ") is not allowed for tier ", tier.name));
   }
   // Resource and mode checks first: they never change by waiting, so they win over counts.
@@ -121,13 +125,13 @@ FitResult Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& 
     if (!r || r->allocatable == 0) {
       if (r && !r->mig_profile.empty() && supply.model &&
           !supply.model->FindProfile(r->mig_profile)) {
-        return Unresolvable(absl::StrCat("GPU model ", supply.model->model, " has no MIG profile ",
+        return Unresolvable("profile-unsupported", absl::StrCat("GPU model ", supply.model->model, " has no MIG profile ",
                                          r->mig_profile));
       }
-      return Unresolvable(absl::StrCat(name, ": not offered by node"));
+      return Unresolvable("not-offered", absl::StrCat(name, ": not offered by node"));
     }
     if (!tier.modes.Has(r->mode)) {
-      return Unresolvable(absl::StrCat(name, " is ", ModeName(r->mode),
+      return Unresolvable("tier-resource", absl::StrCat(name, " is ", ModeName(r->mode),
                                        " here, not allowed for tier ", tier.name));
     }
   }
@@ -136,11 +140,11 @@ FitResult Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& 
     int64_t hold = CanaryHold(pod, r);
     int64_t free = std::max<int64_t>(0, r.allocatable - occupancy.Used(name) - hold);
     if (count > r.allocatable - hold) {
-      return Unresolvable(absl::StrCat(name, ": requested ", count, ", node has ",
+      return Unresolvable("exceeds-node", absl::StrCat(name, ": requested ", count, ", node has ",
                                        r.allocatable - hold, hold ? " outside the canary reserve" : ""));
     }
     if (count > free) {
-      return Unschedulable(absl::StrCat(name, ": requested ", count, ", free ", free, " of ",
+      return Unschedulable("exhausted", absl::StrCat(name, ": requested ", count, ", free ", free, " of ",
                                         r.allocatable, hold ? " (canary reserve held)" : ""));
     }
   }
@@ -149,7 +153,7 @@ FitResult Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& 
     std::string named;
     std::optional<int64_t> dedicated = DedicatedMemory(demand, supply, named);
     if (dedicated && *dedicated < demand.memory_mib) {
-      return Unresolvable(absl::StrCat("GPU memory: requested ", demand.memory_mib, " MiB, ", named,
+      return Unresolvable("memory-larger-than-slice", absl::StrCat("GPU memory: requested ", demand.memory_mib, " MiB, ", named,
                                        " gives ", *dedicated, " MiB"));
     }
   }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "topology/demand.h"
 #include "topology/occupancy.h"
 #include "topology/policy.h"
@@ -26,6 +27,9 @@ absl::string_view VerdictName(Verdict v);  // "fits", "unschedulable", "unresolv
 struct FitResult {
   Verdict verdict = Verdict::kFits;
   std::string reason;  // empty when it fits
+  // A fixed, short name of the rule that decided ("exhausted", "tier-pool"...), for metrics:
+  // reasons carry counts and names, codes stay a bounded label set.
+  absl::string_view code;
   bool fits() const { return verdict == Verdict::kFits; }
 };
 

@@ -1,5 +1,6 @@
 // The extender over real HTTPS: the gpu-tenancy binary serves on loopback port 0 and is driven
 // with kube-scheduler's own payloads and with golden requests for each placement rule.
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -224,6 +225,36 @@ TEST_F(DemoExtenderTest, MalformedRequestsGet400AndServerKeepsServing) {
   FilterView ok = Filter(*server_, FilterRequest("acme", R"({"nvidia.com/mig-3g.40gb":"1"})"));
   EXPECT_EQ(ok.status, 200);
   EXPECT_EQ(ok.kept, std::vector<std::string>{"mig-a"});
+}
+
+TEST_F(DemoExtenderTest, MetricsShowInventoryAndDecisionsAndPassPromtool) {
+  ASSERT_EQ(Filter(*server_, FilterRequest("acme", R"({"nvidia.com/mig-3g.40gb":"1"})")).status, 200);
+  ServeProcess::Response metrics = server_->Get("/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  const std::string& text = metrics.body;
+  for (const char* line : {
+           "gpu_tenancy_node_resource_free{node=\"mig-b\",pool=\"gpu-mig\",resource=\"nvidia.com/mig-3g.40gb\",kind=\"mig\"} 0\n",
+           "gpu_tenancy_node_resource_free{node=\"mig-a\",pool=\"gpu-mig\",resource=\"nvidia.com/mig-1g.10gb\",kind=\"mig\"} 3\n",
+           "gpu_tenancy_pool_resource_free{pool=\"gpu-mig\",resource=\"nvidia.com/mig-3g.40gb\",kind=\"mig\"} 4\n",
+           "gpu_tenancy_node_shared_memory_free_mib{node=\"ts-a\",pool=\"gpu-timeslice\"} 49152\n",
+           "gpu_tenancy_nodes_mig_unsettled 1\n",
+           "gpu_tenancy_cache_synced 1\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line;
+  }
+  EXPECT_NE(text.find("gpu_tenancy_filter_rejections_total{verdict=\"unschedulable\",rule=\"exhausted\"}"),
+            std::string::npos);
+  EXPECT_NE(text.find("gpu_tenancy_filter_rejections_total{verdict=\"unresolvable\",rule=\"tier-pool\"}"),
+            std::string::npos);
+  // The exposition format itself, as Prometheus' own linter reads it.
+  testing_support::TempDir dir;
+  std::string file = dir.File("metrics.txt");
+  {
+    std::ofstream out(file);
+    out << text;
+  }
+  int rc = std::system(("promtool check metrics < " + file + " > " + dir.File("promtool.out") + " 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << std::ifstream(dir.File("promtool.out")).rdbuf();
 }
 
 TEST_F(DemoExtenderTest, HealthAndReadiness) {

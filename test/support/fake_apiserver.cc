@@ -1192,6 +1192,8 @@ class FakeApiServer::Impl {
   std::chrono::milliseconds bookmark_interval_;
   std::chrono::milliseconds latency_{0};
   int open_watches_ = 0;
+  int bindings_in_flight_ = 0;
+  int max_bindings_in_flight_ = 0;
   // etcd starts at revision 1, so no list ever reports "0" (which means "any" to a watch).
   int64_t rv_ = 1;
   std::deque<std::pair<uint64_t, RequestRecord>> requests_;
@@ -1969,9 +1971,11 @@ class FakeApiServer::Impl {
       {
         std::unique_lock<std::mutex> lock(mu_);
         latency = latency_;
+        max_bindings_in_flight_ = std::max(max_bindings_in_flight_, ++bindings_in_flight_);
         // Waits without holding the lock across the client's call; Stop() cuts it short.
         cv_.wait_for(lock, latency, [this] { return stopping_; });
         *reply = BindLocked(route.ns, route.name, req.body);
+        --bindings_in_flight_;
       }
       return false;
     }
@@ -2159,6 +2163,11 @@ int64_t FakeApiServer::CountRequests(absl::string_view method, absl::string_view
 void FakeApiServer::ClearRequests() {
   std::lock_guard<std::mutex> lock(impl_->mu_);
   impl_->requests_.clear();
+  impl_->max_bindings_in_flight_ = impl_->bindings_in_flight_;
+}
+int FakeApiServer::MaxConcurrentBindings() const {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  return impl_->max_bindings_in_flight_;
 }
 
 }  // namespace testing_support

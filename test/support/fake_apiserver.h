@@ -163,6 +163,9 @@ class FakeApiServer {
   // ---- Faults.
   // Delay applied to every binding POST before it is handled (no lock held meanwhile).
   void SetLatency(std::chrono::milliseconds latency);
+  // The most binding POSTs that were being served at the same time (since the start or the
+  // last ClearRequests()): shows whether a client's binds overlap or are serialised.
+  int MaxConcurrentBindings() const;
   // The next `times` requests whose method equals `method` ("" = any) and whose path starts with
   // `path_prefix` get `http_status` with a Status body (reason from the code: 429
   // TooManyRequests with Retry-After: 1, 500 InternalError, 503 ServiceUnavailable, 504 Timeout,

@@ -168,6 +168,20 @@ int ServeProcess::Terminate() {
   return status;
 }
 
+int ServeProcess::WaitForExit(int timeout_millis) {
+  if (pid_ <= 0) return -1;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_millis);
+  do {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return status;
+    }
+    usleep(10 * 1000);
+  } while (std::chrono::steady_clock::now() < deadline);
+  return -1;
+}
+
 ServeProcess::Response ServeProcess::Post(const std::string& path, const std::string& body,
                                           const std::string& content_type) {
   Response out;

@@ -65,6 +65,9 @@ class ServeProcess {
 
   // Sends SIGTERM and returns the exit status (as from waitpid).
   int Terminate();
+  // Waits up to `timeout_millis` for the process to exit on its own (after a signal the test
+  // sent) and reaps it: the status as from waitpid, or -1 if it is still running.
+  int WaitForExit(int timeout_millis);
 
  private:
   ServeProcess() = default;

@@ -1,0 +1,218 @@
+// micro_bench: the model's per-node and per-event costs, each next to a baseline from the same run.
+//   Fit / Score per node       for MIG, time-sliced and exclusive nodes (synthetic fleet)
+//   Quantity::Parse            Kubernetes quantities as found on nodes and pods
+//   Publish after a pod event  kube::ClusterState::UpsertPod of a bound GPU pod at 5,000 nodes and
+//                              150,000 pods; baseline: copying a 5,000-entry node map, which is
+//                              what a naive non-incremental publish costs at least
+//   RSS                        VmRSS with that state loaded (counter rss_mb, and a printed line)
+#include <malloc.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "benchmark/benchmark.h"
+#include "bench/synthetic.h"
+#include "common/config_loader.h"
+#include "common/k8s_codec.h"
+#include "kube/cluster_state.h"
+#include "topology/fit.h"
+#include "topology/quantity.h"
+#include "topology/snapshot.h"
+
+namespace {
+
+constexpr int kBigNodes = 5000;
+
+double RssMb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
+  }
+  return 0;
+}
+
+std::shared_ptr<const topology::Policy> BenchPolicy() {
+  static auto* policy = [] {
+    absl::StatusOr<topology::Policy> p = common::LoadPolicy(bench::PermissivePolicyYaml());
+    if (!p.ok()) {
+      std::fprintf(stderr, "policy: %s\n", p.status().ToString().c_str());
+      std::abort();
+    }
+    return new std::shared_ptr<const topology::Policy>(std::make_shared<topology::Policy>(*std::move(p)));
+  }();
+  return *policy;
+}
+
+topology::ClusterData ParseOrDie(const std::string& text) {
+  absl::StatusOr<topology::ClusterData> data = common::ParseClusterText(text);
+  if (!data.ok()) {
+    std::fprintf(stderr, "cluster: %s\n", data.status().ToString().c_str());
+    std::abort();
+  }
+  return *std::move(data);
+}
+
+// Pending pods: 0 = one MIG 1g.10gb, 1 = one time-sliced replica.
+std::vector<topology::PodFacts> PendingPods() {
+  std::vector<std::string> items;
+  for (const std::string& pod : {bench::MigPodJson(), bench::SharedPodJson()}) {
+    items.push_back(absl::StrCat(R"({"apiVersion":"v1","kind":"Pod",)", pod.substr(1)));
+  }
+  return ParseOrDie(absl::StrCat(R"({"apiVersion":"v1","kind":"List","items":[)", absl::StrJoin(items, ","), "]}"))
+      .pods;
+}
+
+// A small fleet: node 0 is MIG, 5 time-sliced, 8 exclusive (see bench::KindOf), with their pods.
+struct SmallFleet {
+  topology::ClusterData data;
+  topology::ClusterSnapshot snapshot;
+  std::vector<topology::PodFacts> pending;
+  std::vector<topology::GpuDemand> demand;
+  std::vector<topology::PodContext> context;
+};
+
+const SmallFleet& Fleet() {
+  static SmallFleet* fleet = [] {
+    auto* f = new SmallFleet;
+    f->data = ParseOrDie(bench::ClusterListJson(10));
+    f->snapshot = topology::BuildSnapshot(f->data, common::BuiltinCatalog(), *BenchPolicy());
+    f->pending = PendingPods();
+    for (const topology::PodFacts& pod : f->pending) {
+      absl::StatusOr<topology::GpuDemand> d = topology::ComputeDemand(pod, *BenchPolicy());
+      absl::StatusOr<topology::PodContext> c =
+          topology::MakePodContext(pod, *BenchPolicy(), f->snapshot.NamespaceLabels(pod.namespace_name));
+      if (!d.ok() || !c.ok()) std::abort();
+      f->demand.push_back(*d);
+      f->context.push_back(*c);
+    }
+    return f;
+  }();
+  return *fleet;
+}
+
+const char* kKindNames[] = {"mig", "", "", "", "", "timesliced", "", "", "exclusive"};
+const char* kPodNames[] = {"mig_pod", "shared_pod"};
+
+void BM_Fit(benchmark::State& state) {
+  const SmallFleet& f = Fleet();
+  int node = static_cast<int>(state.range(0)), pod = static_cast<int>(state.range(1));
+  const topology::NodeState* n = f.snapshot.FindNode(bench::NodeName(node));
+  if (!n) return state.SkipWithError("node missing");
+  bool fits = false;
+  for (auto _ : state) {
+    topology::FitResult r = topology::Fit(f.demand[pod], f.context[pod], n->supply, n->occupancy);
+    fits = r.fits();
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetLabel(absl::StrCat(kKindNames[node], " node, ", kPodNames[pod], fits ? " (fits)" : " (does not fit)"));
+}
+BENCHMARK(BM_Fit)->ArgsProduct({{0, 5, 8}, {0, 1}});
+
+void BM_Score(benchmark::State& state) {
+  const SmallFleet& f = Fleet();
+  int node = static_cast<int>(state.range(0)), pod = static_cast<int>(state.range(1));
+  const topology::NodeState* n = f.snapshot.FindNode(bench::NodeName(node));
+  if (!n) return state.SkipWithError("node missing");
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(topology::Score(f.demand[pod], f.context[pod], n->supply, n->occupancy));
+  }
+  state.SetLabel(absl::StrCat(kKindNames[node], " node, ", kPodNames[pod]));
+}
+BENCHMARK(BM_Score)->ArgsProduct({{0, 5, 8}, {0, 1}});
+
+void BM_QuantityParse(benchmark::State& state) {
+  const char* inputs[] = {"1.5Gi", "100m", "81559", "2064384Mi", "3463790064Ki", "16"};
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(topology::Quantity::Parse(inputs[i++ % 6]));
+  }
+}
+BENCHMARK(BM_QuantityParse);
+
+// The 5,000-node, 150,000-pod state, loaded once.
+struct BigState {
+  std::unique_ptr<kube::ClusterState> state;
+  std::vector<topology::PodFacts> events;  // bound GPU pods, one per MIG node
+  double rss_mb = 0;
+  double rss_before_mb = 0;
+};
+
+BigState& Big() {
+  static BigState* big = [] {
+    auto* b = new BigState;
+    b->rss_before_mb = RssMb();
+    {
+      topology::ClusterData data = ParseOrDie(bench::ClusterListJson(kBigNodes));
+      // Pods to add: copies of bound MIG pods with fresh uids, spread over MIG nodes.
+      for (const topology::PodFacts& p : data.pods) {
+        if (b->events.size() >= 512) break;
+        if (bench::KindOf(static_cast<int>(&p - data.pods.data()) / bench::kPodsPerNode) != bench::NodeKind::kMig) continue;
+        if (p.namespace_name != "research") continue;
+        topology::PodFacts e = p;
+        e.uid = absl::StrCat("event-", b->events.size());
+        e.name = e.uid;
+        b->events.push_back(std::move(e));
+      }
+      b->state = std::make_unique<kube::ClusterState>(common::BuiltinCatalog());
+      b->state->SetPolicy(BenchPolicy());
+      b->state->ReplaceAll(std::move(data));
+    }
+    malloc_trim(0);  // the parsed text and ClusterData are gone; count what the state holds
+    b->rss_mb = RssMb();
+    std::printf("RSS with %d nodes and %d pods loaded in kube::ClusterState: %.1f MB (process before loading: %.1f MB)\n",
+                kBigNodes, kBigNodes * bench::kPodsPerNode, b->rss_mb, b->rss_before_mb);
+    std::fflush(stdout);
+    if (!b->state->Current() || b->state->Current()->snapshot->node_count() != kBigNodes) std::abort();
+    return b;
+  }();
+  return *big;
+}
+
+// One watch event (a bound GPU pod appears) through to a published snapshot. The pod is deleted
+// again outside the timed region so the state does not grow.
+void BM_PublishAfterPodEvent(benchmark::State& state) {
+  BigState& b = Big();
+  size_t i = 0;
+  uint64_t before = b.state->counters().publications;
+  for (auto _ : state) {
+    const topology::PodFacts& pod = b.events[i++ % b.events.size()];
+    auto t0 = std::chrono::steady_clock::now();
+    b.state->UpsertPod(pod);
+    auto t1 = std::chrono::steady_clock::now();
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+    b.state->DeletePod(pod.uid);
+  }
+  uint64_t published = b.state->counters().publications - before;
+  if (published < static_cast<uint64_t>(state.iterations())) state.SkipWithError("an event did not publish a snapshot");
+  state.counters["rss_mb"] = b.rss_mb;
+  state.counters["nodes"] = kBigNodes;
+  state.counters["pods"] = kBigNodes * bench::kPodsPerNode;
+}
+BENCHMARK(BM_PublishAfterPodEvent)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// Baseline: copying the 5,000-entry node map, the least a publish that copies the cluster pays.
+void BM_BaselineCopyNodeMap(benchmark::State& state) {
+  BigState& b = Big();
+  absl::flat_hash_map<std::string, std::shared_ptr<const topology::NodeState>> map;
+  std::shared_ptr<const topology::ModelState> current = b.state->Current();
+  for (const std::string& name : current->snapshot->SortedNodeNames()) {
+    map[name] = current->snapshot->FindNodeShared(name);
+  }
+  for (auto _ : state) {
+    auto copy = map;
+    benchmark::DoNotOptimize(copy);
+  }
+  state.counters["nodes"] = static_cast<double>(map.size());
+}
+BENCHMARK(BM_BaselineCopyNodeMap)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

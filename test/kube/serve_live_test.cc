@@ -1,0 +1,271 @@
+// `gpu-tenancy serve --kubeconfig FILE` end to end: the real binary lists and watches the
+// kube-apiserver emulation over HTTPS, reports ready once synced, filters from live state, binds
+// through the Binding API, and sees capacity come back when a pod is deleted.
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/json.h"
+#include "gtest/gtest.h"
+#include "test/support/fake_apiserver.h"
+#include "test/support/serve_process.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using testing_support::FakeApiServer;
+using testing_support::ParseOrDie;
+using testing_support::Resource;
+using testing_support::ServeProcess;
+using testing_support::TempDir;
+
+template <typename Pred>
+bool WaitFor(Pred done, std::chrono::milliseconds limit = 10s) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string MigNode(const std::string& name, int slices) {
+  return absl::StrCat(
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")", name,
+      R"(","labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3","nvidia.com/mig.strategy":"mixed",)"
+      R"("nvidia.com/mig.config.state":"success"}},"status":{"allocatable":{"cpu":"31",)"
+      R"("nvidia.com/mig-3g.40gb":")",
+      slices, R"(","nvidia.com/mig-1g.10gb":"0"}}})");
+}
+
+constexpr char kCpuNode[] =
+    R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"cpu-1"},"status":{"allocatable":{"cpu":"31"}}})";
+
+std::string PodJson(const std::string& name) {
+  return absl::StrCat(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")", name,
+      R"(","namespace":"acme","uid":"uid-)", name,
+      R"("},"spec":{"containers":[{"name":"main","image":"x","resources":{"limits":{"nvidia.com/mig-3g.40gb":"1"},)"
+      R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}})");
+}
+
+std::string FilterRequest(const std::string& name) {
+  return absl::StrCat(
+      R"({"Pod":{"metadata":{"name":")", name, R"(","namespace":"acme","uid":"uid-)", name,
+      R"("},"spec":{"containers":[{"name":"main","resources":{"limits":{"nvidia.com/mig-3g.40gb":"1"},)"
+      R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
+      R"("Nodes":null,"NodeNames":["mig-1","cpu-1"]})");
+}
+
+struct FilterView {
+  int status = 0;
+  std::set<std::string> kept;
+  std::string failed_mig;  // reason for mig-1 when it failed
+  std::string error;
+};
+
+FilterView Filter(ServeProcess& serve, const std::string& pod) {
+  ServeProcess::Response r = serve.Post("/extender/filter", FilterRequest(pod));
+  FilterView v;
+  v.status = r.status;
+  if (r.status != 200) return v;
+  rapidjson::Document doc = ParseOrDie(r.body);
+  if (const common::JsonValue* names = common::FindNonNull(doc, "NodeNames");
+      names && names->IsArray()) {
+    for (const auto& n : names->GetArray()) v.kept.insert(n.GetString());
+  }
+  if (const common::JsonValue* failed = common::FindNonNull(doc, "FailedNodes")) {
+    v.failed_mig = std::string(common::StringOr(*failed, "mig-1"));
+  }
+  v.error = std::string(common::StringOr(doc, "Error"));
+  return v;
+}
+
+std::string BindError(ServeProcess& serve, const std::string& pod, const std::string& node) {
+  ServeProcess::Response r =
+      serve.Post("/extender/bind",
+                 absl::StrCat(R"({"PodName":")", pod, R"(","PodNamespace":"acme","PodUID":"uid-)",
+                              pod, R"(","Node":")", node, R"("})"));
+  if (r.status != 200) return absl::StrCat("HTTP ", r.status, ": ", r.body);
+  return std::string(common::StringOr(ParseOrDie(r.body), "Error"));
+}
+
+std::string Kubeconfig(const FakeApiServer& api, const std::string& user) {
+  return absl::StrCat(R"(apiVersion: v1
+kind: Config
+current-context: emulator
+clusters:
+- name: emulator
+  cluster:
+    server: )",
+                      api.url(), R"(
+    certificate-authority-data: )",
+                      absl::Base64Escape(ReadWhole(api.ca_file())), R"(
+users:
+- name: tester
+  user:
+)",
+                      user, R"(
+contexts:
+- name: emulator
+  context:
+    cluster: emulator
+    user: tester
+    namespace: gpu-system
+)");
+}
+
+class ServeLiveTest : public ::testing::Test {
+ protected:
+  void StartApi(testing_support::FakeApiServerOptions options = {}) {
+    absl::StatusOr<std::unique_ptr<FakeApiServer>> api = FakeApiServer::Start(options);
+    ASSERT_TRUE(api.ok()) << api.status();
+    api_ = *std::move(api);
+    ASSERT_TRUE(api_->AddNamespace("acme").ok());
+    ASSERT_TRUE(api_->AddNode(MigNode("mig-1", 2)).ok());
+    ASSERT_TRUE(api_->AddNode(kCpuNode).ok());
+    for (const char* p : {"p1", "p2", "p3"}) ASSERT_TRUE(api_->AddPod(PodJson(p)).ok());
+  }
+  void StartServe(const std::string& user) {
+    std::string kubeconfig = dir_.File("kubeconfig");
+    std::ofstream(kubeconfig) << Kubeconfig(*api_, user);
+    absl::StatusOr<std::unique_ptr<ServeProcess>> s =
+        ServeProcess::Start({"--kubeconfig", kubeconfig, "--policy",
+                             std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml", "--leader-elect",
+                             "false", "--resync", "2s", "--assume-ttl", "10s"},
+                            dir_.File("serve.log"));
+    ASSERT_TRUE(s.ok()) << s.status();
+    serve_ = *std::move(s);
+  }
+  std::string Log() { return ReadWhole(dir_.File("serve.log")); }
+
+  TempDir dir_;
+  std::unique_ptr<FakeApiServer> api_;
+  std::unique_ptr<ServeProcess> serve_;
+};
+
+TEST_F(ServeLiveTest, SyncsFiltersBindsAndFreesCapacity) {
+  StartApi();
+  // The pod list fails for a while: the binary must not report ready nor decide meanwhile.
+  api_->InjectFailure("GET", "/api/v1/pods", 503, 4);
+  StartServe("    token: test-token");
+  ServeProcess::Response early = serve_->Get("/readyz");
+  FilterView early_filter = Filter(*serve_, "p1");
+  bool pods_listed = false;
+  for (const testing_support::RequestRecord& r : api_->Requests()) {
+    pods_listed |= r.path == "/api/v1/pods" && r.status == 200;
+  }
+  if (!pods_listed) {
+    EXPECT_NE(early.status, 200) << early.body;
+    EXPECT_EQ(early_filter.error, "gpu-tenancy: cache not synced");
+  }
+  ASSERT_TRUE(WaitFor([&] { return serve_->Get("/readyz").status == 200; })) << Log();
+  EXPECT_EQ(serve_->Get("/readyz/extender").status, 200);  // no election: always the extender
+  EXPECT_TRUE(absl::StrContains(serve_->Get("/metrics").body, "gpu_tenancy_cache_synced 1"));
+  EXPECT_TRUE(WaitFor([&] { return api_->CountRequests("GET", "/api/v1/pods", "watch=1") >= 1; }));
+
+  FilterView f = Filter(*serve_, "p1");
+  EXPECT_EQ(f.error, "");
+  EXPECT_EQ(f.kept, std::set<std::string>{"mig-1"});
+
+  ASSERT_EQ(BindError(*serve_, "p1", "mig-1"), "") << Log();
+  rapidjson::Document pod = ParseOrDie(api_->GetObject(Resource::kPods, "acme", "p1"));
+  EXPECT_EQ(common::StringOr(*common::FindMember(pod, "spec"), "nodeName"), "mig-1");
+  const common::JsonValue* annotations =
+      common::FindMember(*common::FindMember(pod, "metadata"), "annotations");
+  ASSERT_NE(annotations, nullptr);
+  EXPECT_EQ(common::StringOr(*annotations, "gpu-tenancy.io/tenant"), "acme");
+  EXPECT_EQ(common::StringOr(*annotations, "gpu-tenancy.io/tier"), "untrusted");
+  EXPECT_EQ(common::StringOr(*annotations, "gpu-tenancy.io/mig-profile"), "3g.40gb");
+  EXPECT_FALSE(common::StringOr(*annotations, "gpu-tenancy.io/pool").empty());
+
+  ASSERT_EQ(BindError(*serve_, "p2", "mig-1"), "");
+  // Both slices are taken: the third pod waits, and a bind for it is refused.
+  FilterView full = Filter(*serve_, "p3");
+  EXPECT_TRUE(full.kept.empty());
+  EXPECT_EQ(full.failed_mig, "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2");
+  EXPECT_NE(BindError(*serve_, "p3", "mig-1"), "");
+
+  // A deleted pod frees its slice for the next filter.
+  ASSERT_TRUE(api_->DeletePod("acme", "p1").ok());
+  EXPECT_TRUE(
+      WaitFor([&] { return Filter(*serve_, "p3").kept == std::set<std::string>{"mig-1"}; }));
+  EXPECT_EQ(BindError(*serve_, "p3", "mig-1"), "");
+  EXPECT_TRUE(WaitFor([&] {
+    int bound_events = 0;
+    for (const std::string& e : api_->Events())
+      bound_events += absl::StrContains(e, "GpuTenancyBound");
+    return bound_events == 3;
+  }));
+  EXPECT_EQ(serve_->Terminate(), 0);
+}
+
+// Two replicas with leader election: one serves the extender, the other refuses binds; when the
+// leader shuts down it releases the lease and the other takes over.
+TEST_F(ServeLiveTest, OnlyTheLeaderBindsAndAShutdownHandsOver) {
+  StartApi();
+  std::string kubeconfig = dir_.File("kubeconfig");
+  std::ofstream(kubeconfig) << Kubeconfig(*api_, "    token: test-token");
+  auto start = [&](const std::string& identity) {
+    absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start(
+        {"--kubeconfig", kubeconfig, "--policy",
+         std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml", "--leader-elect", "true",
+         "--identity", identity, "--lease-namespace", "gpu-system", "--resync", "2s"},
+        dir_.File("serve-" + identity + ".log"));
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? *std::move(s) : nullptr;
+  };
+  std::unique_ptr<ServeProcess> first = start("replica-1");
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return first->Get("/readyz/extender").status == 200; }));
+  std::unique_ptr<ServeProcess> second = start("replica-2");
+  ASSERT_NE(second, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return second->Get("/readyz").status == 200; }));
+  EXPECT_NE(second->Get("/readyz/extender").status, 200);
+  // A bind that reaches the follower (endpoints lag a change of leader) is refused.
+  std::string refused = BindError(*second, "p1", "mig-1");
+  EXPECT_TRUE(absl::StrContains(refused, "not the extender leader")) << refused;
+  EXPECT_EQ(BindError(*first, "p1", "mig-1"), "");
+
+  EXPECT_EQ(first->Terminate(), 0);  // releases the lease
+  EXPECT_TRUE(WaitFor([&] { return second->Get("/readyz/extender").status == 200; }));
+  EXPECT_EQ(BindError(*second, "p2", "mig-1"), "");
+  // The new leader's cache has the old leader's bind: the node is full now.
+  EXPECT_NE(BindError(*second, "p3", "mig-1"), "");
+  int on_node = 0;
+  for (const std::string& pod : api_->ListObjects(Resource::kPods, "acme")) {
+    on_node += absl::StrContains(pod, R"("nodeName":"mig-1")");
+  }
+  EXPECT_EQ(on_node, 2);
+}
+
+TEST_F(ServeLiveTest, ClientCertificateFromKubeconfigData) {
+  testing_support::FakeApiServerOptions options;
+  options.require_client_cert = true;
+  options.tokens = {"not-the-one-we-have"};  // only the certificate can authenticate us
+  StartApi(options);
+  StartServe(absl::StrCat(
+      "    client-certificate-data: ", absl::Base64Escape(ReadWhole(api_->client_cert_file())),
+      "\n    client-key-data: ", absl::Base64Escape(ReadWhole(api_->client_key_file()))));
+  ASSERT_TRUE(WaitFor([&] { return serve_->Get("/readyz").status == 200; })) << Log();
+  EXPECT_EQ(Filter(*serve_, "p1").kept, std::set<std::string>{"mig-1"});
+  EXPECT_EQ(BindError(*serve_, "p1", "mig-1"), "");
+  bool by_cert = false;
+  for (const testing_support::RequestRecord& r : api_->Requests()) {
+    EXPECT_NE(r.status, 401) << r.method << " " << r.target;
+    by_cert |= r.client_cn == "client" && r.token.empty();
+  }
+  EXPECT_TRUE(by_cert);
+}
+
+}  // namespace
