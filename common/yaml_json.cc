@@ -1,10 +1,13 @@
 #include "common/yaml_json.h"
 
+#include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
 
 namespace common {
@@ -45,7 +48,10 @@ void ScalarToJson(const YAML::Node& node, rapidjson::Value& out,
       numeric_chars &= (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' ||
                        c == '+';
     }
-    if (numeric_chars && absl::SimpleAtod(text, &d)) {
+    // JSON has no infinity: "1e999" overflows to inf, which RapidJSON's writer cannot encode
+    // (it emitted truncated, invalid JSON; found by fuzz/pod_mutation_fuzz). Such a scalar stays
+    // a string, so whatever reads it reports a type error instead.
+    if (numeric_chars && absl::SimpleAtod(text, &d) && std::isfinite(d)) {
       out.SetDouble(d);
       return;
     }
@@ -92,12 +98,50 @@ absl::Status NodeToJson(const YAML::Node& node, rapidjson::Value& out,
   return absl::OkStatus();
 }
 
+// yaml-cpp 0.7's LoadAll never returns on some malformed streams (a stray "," at the top level):
+// the parser reports the same empty document over and over without consuming input, growing
+// memory until the process dies (jbeder/yaml-cpp#1040, fixed upstream after 0.8 by #1319; found
+// by fuzz/policy_fuzz). A first pass over the parser's events refuses a stream whose next
+// document starts where the previous one did, before LoadAll can loop on it.
+class ProgressCheck : public YAML::EventHandler {
+ public:
+  YAML::Mark start = YAML::Mark::null_mark();
+  void OnDocumentStart(const YAML::Mark& mark) override { start = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// Throws YAML::Exception like the parser does.
+void CheckParserProgress(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  ProgressCheck check;
+  int previous = -1;
+  while (parser.HandleNextDocument(check)) {
+    if (check.start.pos == previous) {
+      throw YAML::ParserException(check.start, "unexpected token at the top level");
+    }
+    previous = check.start.pos;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<rapidjson::Document>> YamlDocumentsToJson(absl::string_view text) {
   std::vector<rapidjson::Document> docs;
   try {
-    for (const YAML::Node& node : YAML::LoadAll(std::string(text))) {
+    const std::string owned(text);
+    CheckParserProgress(owned);
+    for (const YAML::Node& node : YAML::LoadAll(owned)) {
       if (node.IsNull()) continue;
       rapidjson::Document doc;
       absl::Status s = NodeToJson(node, doc, doc.GetAllocator(), 0);

@@ -58,8 +58,18 @@ class OverlapWatch {
     stop_.store(true);
     if (thread_.joinable()) thread_.join();
   }
-  // Replaces one elector being sampled (a replica that restarted its elector).
-  void Set(size_t i, const kube::LeaderElector* e) { slots_[i].store(e); }
+  // Replaces one elector being sampled (a replica that restarted its elector). Returns once a
+  // whole sampling round has started after the swap, so no round still holds the old elector
+  // and the caller may delete it: the round that may have held it has ended, and its
+  // samples_.fetch_add orders its last read before our load (ThreadSanitizer found the
+  // use-after-free when a test deleted the elector right after Set).
+  void Set(size_t i, const kube::LeaderElector* e) {
+    slots_[i].store(e);
+    const int64_t seen = samples_.load();
+    while (!stop_.load() && samples_.load() < seen + 2) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
   int overlaps() const { return overlaps_.load(); }
   int64_t samples() const { return samples_.load(); }
 
