@@ -3,7 +3,8 @@
 #   bench/run.sh                      full run (about 3 minutes on 2 cores)
 #   SECONDS_PER_WORKLOAD=3 SIZES=100,1000 bench/run.sh
 # CI runs only the smoke tests: ctest -R bench (bench_smoke, bench_micro_smoke).
-# Builds Release in build-bench with Ninja if needed. Needs gnuplot (Debian: gnuplot-nox).
+# Builds Release in build-bench (BUILD_DIR overrides) with Ninja if needed. Needs gnuplot
+# (Debian: gnuplot-nox).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build-bench}"
@@ -44,15 +45,31 @@ plot "$tmp/latency.dat" using 1:2 with linespoints title "server p50", \
 GP
 
 # micro_bench JSON -> markdown rows and the figures the targets need.
-read -r publish_us copy_us rss_mb < <(python3 - "$tmp/micro.json" "$tmp/micro_table.md" <<'PY'
+read -r publish_us copy_us rss_mb < <(python3 - "$tmp/micro.json" "$tmp/micro_table.md" "$tmp/decision_table.md" <<'PY'
 import json, sys
 runs = json.load(open(sys.argv[1]))["benchmarks"]
-rows, fig = [], {}
+rows, fig, by_name = [], {}, {}
 for b in runs:
     extra = ", ".join(f"{k}={b[k]:.1f}" for k in ("rss_mb",) if k in b)
     rows.append(f"| {b['name']} | {b.get('label', '')} | {b['real_time']:.3f} {b['time_unit']} | {extra} |")
     fig[b["name"].split("/")[0]] = b
+    by_name[b["name"]] = b
 open(sys.argv[2], "w").write("\n".join(rows) + "\n")
+# Whole decisions without HTTP against parsing the same bytes (CPU time, same run).
+decision = []
+for name, b in by_name.items():
+    head, _, args = name.partition("/")
+    if head in ("BM_ExtenderFilter", "BM_ExtenderPrioritize"):
+        base = by_name.get(f"BM_ExtenderParseOnly/{args}")
+    elif head == "BM_WebhookReview":
+        base = by_name.get("BM_WebhookParseOnly")
+    else:
+        continue
+    if not base:
+        continue
+    decision.append(f"| {name} | {b.get('label', '')} | {b['cpu_time']:.1f} us | {base['cpu_time']:.1f} us | "
+                    f"{b['cpu_time'] / base['cpu_time']:.2f}x |")
+open(sys.argv[3], "w").write("\n".join(decision) + "\n")
 p, c = fig["BM_PublishAfterPodEvent"], fig["BM_BaselineCopyNodeMap"]
 print(f"{p['real_time']:.1f} {c['real_time']:.1f} {p['rss_mb']:.1f}")
 PY
@@ -69,7 +86,7 @@ verdict() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0 <= b+0) print "met"; else pr
   echo "Load average before the run: ${load_before}; after: $(cut -d' ' -f1-3 /proc/loadavg) (anything above"
   echo "the core count means other work shared the CPUs and inflates tails)."
   echo
-  echo "Reproduce with \`bench/run.sh\` (Release build in build-bench; about 3 minutes on 2 cores)."
+  echo "Reproduce with \`bench/run.sh\` (Release build in \`${build#$root/}\`; about 3 minutes on 2 cores)."
   echo
   echo "Baselines: \`echo\` = transport + TLS + HTTP (reads the body, fixed reply); \`parse\` = JSON parse only;"
   echo "\`parse-echo\` = parse ExtenderArgs and write back every Node (the least a full-Node filter must do)."
@@ -82,6 +99,13 @@ verdict() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0 <= b+0) print "met"; else pr
   echo "|---|---|---|"
   echo "| snapshot publish after one pod event, 5,000 nodes / 150,000 pods <= 50 us | ${publish_us} us (baseline: copying the 5,000-entry node map ${copy_us} us) | $(verdict "$publish_us" 50) |"
   echo "| RSS with that state loaded <= 200 MB | ${rss_mb} MB | $(verdict "$rss_mb" 200) |"
+  echo
+  echo "Whole decisions without HTTP (parse + decide + encode the reply), CPU time next to parsing"
+  echo "the same bytes (\`common::ParseJson\`, what \`/bench/parse\` does):"
+  echo
+  echo "| benchmark | case | decision | parse only | ratio |"
+  echo "|---|---|---|---|---|"
+  cat "$tmp/decision_table.md"
   echo
   echo "| benchmark | case | time | |"
   echo "|---|---|---|---|"

@@ -41,6 +41,18 @@ struct FilterReply {
 };
 std::string EncodeFilterResult(const ExtenderArgs& args, const FilterReply& reply);
 
+// The same reply from reasons the caller already holds, without a map of strings: each failed
+// entry is a candidate (an index into args.node_names) and its reason, written in the order
+// given; give one entry per node name (a JSON object must not repeat a key). Equal as JSON to
+// EncodeFilterResult's reply (which orders the objects' members by name).
+struct FailedNode {
+  size_t candidate = 0;
+  absl::string_view reason;
+};
+std::string EncodeFilterResult(const ExtenderArgs& args, const std::vector<size_t>& kept,
+                               const std::vector<FailedNode>& failed,
+                               const std::vector<FailedNode>& failed_unresolvable);
+
 // HostPriorityList: [{"Host": name, "Score": n}, ...].
 struct HostScore {
   absl::string_view host;

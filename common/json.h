@@ -21,6 +21,11 @@ using JsonValue = rapidjson::Value;
 // InvalidArgument with the parser's message and byte offset on malformed input or trailing junk,
 // and for nesting deeper than 512 levels (encoders and copies recurse per level).
 [[nodiscard]] absl::StatusOr<rapidjson::Document> ParseJson(absl::string_view text);
+// Same result, faster for request bodies: the document's strings point into one copy of `text`
+// held by the document's own allocator, instead of a copy per string. Values of such a document
+// must not be copied into a document that outlives it (RapidJSON copies only the pointer of
+// these strings), so use it for documents that are only read, such as a request being decided.
+[[nodiscard]] absl::StatusOr<rapidjson::Document> ParseJsonInPlace(absl::string_view text);
 
 // The member, or nullptr if `object` is not an object or lacks the key.
 const JsonValue* FindMember(const JsonValue& object, absl::string_view key);

@@ -1,5 +1,6 @@
 #include "common/k8s_codec.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "absl/strings/match.h"
@@ -56,7 +57,12 @@ absl::StatusOr<ResourceList> ParseResourceList(const JsonValue& value, absl::str
   return out;
 }
 
-absl::StatusOr<Labels> ParseStringMap(const JsonValue& value, absl::string_view path) {
+namespace {
+
+// ParseStringMap storing only the keys `keep` accepts (every value is checked all the same).
+template <typename Keep>
+absl::StatusOr<Labels> ParseStringMapKeeping(const JsonValue& value, absl::string_view path,
+                                             Keep keep) {
   Labels out;
   if (value.IsNull()) return out;
   if (!value.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
@@ -66,9 +72,15 @@ absl::StatusOr<Labels> ParseStringMap(const JsonValue& value, absl::string_view 
       return absl::InvalidArgumentError(
           absl::StrCat(JoinPath(path, key), ": expected string value"));
     }
-    out.insert_or_assign(std::string(key), std::string(AsStringView(it->value)));
+    if (keep(key)) out.insert_or_assign(std::string(key), std::string(AsStringView(it->value)));
   }
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Labels> ParseStringMap(const JsonValue& value, absl::string_view path) {
+  return ParseStringMapKeeping(value, path, [](absl::string_view) { return true; });
 }
 
 namespace {
@@ -78,8 +90,11 @@ struct Metadata {
   Labels labels, annotations;
 };
 
+const PodMetadataFilter kKeepAll{};
+
 absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, absl::string_view path,
-                                       bool name_required) {
+                                       bool name_required,
+                                       const PodMetadataFilter& keep = kKeepAll) {
   Metadata m;
   std::string meta_path = JoinPath(path, "metadata");
   ASSIGN_OR_RETURN(const JsonValue* meta, RequireObject(object, "metadata", path));
@@ -93,11 +108,18 @@ absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, absl::string_vie
   m.namespace_name = std::string(StringOr(*meta, "namespace"));
   m.uid = std::string(StringOr(*meta, "uid"));
   if (const JsonValue* labels = FindMember(*meta, "labels")) {
-    ASSIGN_OR_RETURN(m.labels, ParseStringMap(*labels, JoinPath(meta_path, "labels")));
+    ASSIGN_OR_RETURN(m.labels, ParseStringMapKeeping(*labels, JoinPath(meta_path, "labels"),
+                                                     [&](absl::string_view) { return keep.all_labels; }));
   }
   if (const JsonValue* annotations = FindMember(*meta, "annotations")) {
     ASSIGN_OR_RETURN(m.annotations,
-                     ParseStringMap(*annotations, JoinPath(meta_path, "annotations")));
+                     ParseStringMapKeeping(*annotations, JoinPath(meta_path, "annotations"),
+                                           [&](absl::string_view key) {
+                                             return keep.all_annotations ||
+                                                    std::find(keep.annotations.begin(),
+                                                              keep.annotations.end(),
+                                                              key) != keep.annotations.end();
+                                           }));
   }
   return m;
 }
@@ -160,8 +182,13 @@ absl::StatusOr<NodeFacts> ParseNode(const JsonValue& node, absl::string_view pat
 }
 
 absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path) {
+  return ParsePod(pod, path, kKeepAll);
+}
+
+absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
+                                  const PodMetadataFilter& keep) {
   if (!pod.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
-  ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(pod, path, /*name_required=*/false));
+  ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(pod, path, /*name_required=*/false, keep));
   PodFacts facts;
   facts.name = std::move(meta.name);
   facts.namespace_name = std::move(meta.namespace_name);

@@ -4,6 +4,8 @@
 #ifndef GPU_TENANCY_COMMON_K8S_CODEC_H_
 #define GPU_TENANCY_COMMON_K8S_CODEC_H_
 
+#include <vector>
+
 #include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
@@ -29,6 +31,18 @@ namespace common {
 // metadata.name may be empty (CREATE with generateName).
 [[nodiscard]] absl::StatusOr<topology::PodFacts> ParsePod(const JsonValue& pod,
                                                           absl::string_view path = "pod");
+
+// Which labels and annotations ParsePod stores. Every value is still checked, so a pod is
+// accepted or refused exactly as without a filter; only the copies differ. For callers that
+// read a few known keys of pods that may carry dozens (the webhook reads one annotation).
+struct PodMetadataFilter {
+  bool all_labels = true;
+  bool all_annotations = true;
+  std::vector<absl::string_view> annotations;  // kept when !all_annotations
+};
+[[nodiscard]] absl::StatusOr<topology::PodFacts> ParsePod(const JsonValue& pod,
+                                                          absl::string_view path,
+                                                          const PodMetadataFilter& keep);
 
 // A List (or NodeList/PodList/NamespaceList) of Nodes, Pods and Namespaces; items of other
 // kinds are ignored. Items without `kind` inside a NodeList/PodList take the list's item kind.

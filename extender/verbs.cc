@@ -1,7 +1,13 @@
 #include "extender/verbs.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/extender_codec.h"
@@ -24,24 +30,93 @@ class RequestNodes {
   RequestNodes(const common::ExtenderArgs& args, const topology::ModelState& state)
       : args_(args), state_(state) {}
 
-  const topology::NodeState* Lookup(size_t i) {
-    if (const topology::NodeState* known = state_.snapshot->FindNode(args_.node_names[i])) {
-      return known;
+  topology::NodeRef Lookup(size_t i) {
+    if (known_.empty() && !args_.node_names.empty()) {
+      // All candidates at once, on the first call: the snapshot overlaps the lookups' misses.
+      known_.resize(args_.node_names.size());
+      state_.snapshot->FindNodes(args_.node_names, absl::MakeSpan(known_));
     }
-    if (args_.names_only) return nullptr;
+    if (known_[i].state) return known_[i];
+    if (args_.names_only) return {};
     absl::StatusOr<topology::NodeFacts> facts = common::ParseNode(*args_.node_items[i]);
-    if (!facts.ok()) return nullptr;
+    if (!facts.ok()) return {};
     auto node = std::make_unique<topology::NodeState>();
     node->supply = topology::BuildNodeSupply(*facts, *state_.catalog, *state_.policy);
     node->facts = *std::move(facts);
     extra_.push_back(std::move(node));
-    return extra_.back().get();
+    return {extra_.back().get(), nullptr};
   }
+
+  // The snapshot's entry for candidate i's name (one per name), null when it has none. Only
+  // after Lookup(i).
+  const void* Identity(size_t i) const { return i < known_.size() ? known_[i].fit : nullptr; }
 
  private:
   const common::ExtenderArgs& args_;
   const topology::ModelState& state_;
+  std::vector<topology::NodeRef> known_;
   std::vector<std::unique_ptr<topology::NodeState>> extra_;
+};
+
+// Rejected candidates of one verdict, collected without a string per node: reasons go into one
+// buffer (a run of nodes rejected for the same reason shares one copy). Entries() gives what
+// the reply's object needs: one entry per node name, the last one winning, as a map keyed by
+// name would hold (kube-scheduler sends distinct names; a repeated name must not repeat a key).
+class Rejected {
+ public:
+  void Add(size_t candidate, absl::string_view reason) {
+    if (entries_.empty() || reason != Last()) {
+      begin_ = reasons_.size();
+      reasons_.append(reason.data(), reason.size());
+    }
+    entries_.push_back({candidate, begin_, reasons_.size() - begin_});
+  }
+
+  size_t size() const { return entries_.size(); }
+
+  // `identity(candidate)` is the snapshot's entry for that name (one per name), or null.
+  template <typename Identity>
+  std::vector<common::FailedNode> Entries(const std::vector<absl::string_view>& names,
+                                          Identity identity) const {
+    std::vector<common::FailedNode> out;
+    out.reserve(entries_.size());
+    if (!MayRepeat(identity)) {
+      for (const Entry& e : entries_) out.push_back({e.candidate, Reason(e)});
+      return out;
+    }
+    absl::flat_hash_map<absl::string_view, size_t> last;  // name -> its last entry
+    last.reserve(entries_.size());
+    for (size_t k = 0; k < entries_.size(); ++k) last[names[entries_[k].candidate]] = k;
+    for (size_t k = 0; k < entries_.size(); ++k) {
+      if (last[names[entries_[k].candidate]] == k) out.push_back({entries_[k].candidate, Reason(entries_[k])});
+    }
+    return out;
+  }
+
+ private:
+  struct Entry {
+    size_t candidate;
+    size_t begin, size;
+  };
+  absl::string_view Last() const { return absl::string_view(reasons_).substr(begin_); }
+  absl::string_view Reason(const Entry& e) const {
+    return absl::string_view(reasons_).substr(e.begin, e.size);
+  }
+  // False when every candidate is a distinct node of the snapshot: distinct entries have
+  // distinct names, so no name repeats (checked by pointer, without hashing names).
+  template <typename Identity>
+  bool MayRepeat(Identity identity) const {
+    absl::flat_hash_set<const void*> seen;
+    seen.reserve(entries_.size());
+    for (const Entry& e : entries_) {
+      const void* id = identity(e.candidate);
+      if (!id || !seen.insert(id).second) return true;
+    }
+    return false;
+  }
+  std::vector<Entry> entries_;
+  std::string reasons_;
+  size_t begin_ = 0;
 };
 
 struct Parsed {
@@ -66,34 +141,46 @@ VerbReply Filter(absl::string_view body, const topology::ModelState* state) {
   if (!state) return VerbReply{200, common::EncodeFilterError(kNotSynced)};
 
   RequestNodes nodes(args, *state);
-  absl::StatusOr<PodDecision> decision =
-      Decide(req->pod, *state->snapshot, *state->policy, args.node_names,
-             [&](size_t i) { return nodes.Lookup(i); }, /*with_scores=*/false);
+  std::vector<size_t> kept;
+  kept.reserve(args.node_names.size());
+  Rejected failed, unresolvable;
+  // Rejections per (verdict, rule code): a handful of codes, counted without a map per node.
+  absl::InlinedVector<std::pair<std::pair<absl::string_view, absl::string_view>, int>, 8> counts;
+  absl::StatusOr<PodDecision> decision = DecideEach(
+      req->pod, *state->snapshot, *state->policy, args.node_names,
+      [&](size_t i) { return nodes.Lookup(i); }, /*with_scores=*/false,
+      [&](size_t i, const NodeOutcome& o) {
+        switch (o.verdict) {
+          case topology::Verdict::kFits:
+            kept.push_back(i);
+            return;
+          case topology::Verdict::kUnschedulable:
+            failed.Add(i, o.reason);
+            break;
+          case topology::Verdict::kUnresolvable:
+            unresolvable.Add(i, o.reason);
+            break;
+        }
+        std::pair<absl::string_view, absl::string_view> key{topology::VerdictName(o.verdict), o.code};
+        auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == key; });
+        if (it == counts.end()) {
+          counts.push_back({key, 1});
+        } else {
+          ++it->second;
+        }
+      });
   if (!decision.ok()) return BadRequest(decision.status());
 
   VerbReply reply;
   reply.gpu_pod = !decision->demand.empty();
-  common::FilterReply result;
-  result.kept.reserve(decision->nodes.size());
-  for (size_t i = 0; i < decision->nodes.size(); ++i) {
-    NodeDecision& d = decision->nodes[i];
-    if (!d.fit.fits()) ++reply.rejections[{topology::VerdictName(d.fit.verdict), d.fit.code}];
-    switch (d.fit.verdict) {
-      case topology::Verdict::kFits:
-        result.kept.push_back(i);
-        break;
-      case topology::Verdict::kUnschedulable:
-        result.failed.insert_or_assign(std::move(d.node), std::move(d.fit.reason));
-        break;
-      case topology::Verdict::kUnresolvable:
-        result.failed_unresolvable.insert_or_assign(std::move(d.node), std::move(d.fit.reason));
-        break;
-    }
-  }
-  reply.kept = static_cast<int>(result.kept.size());
-  reply.failed = static_cast<int>(result.failed.size());
-  reply.unresolvable = static_cast<int>(result.failed_unresolvable.size());
-  reply.body = common::EncodeFilterResult(args, result);
+  for (const auto& [key, n] : counts) reply.rejections[key] += n;
+  auto identity = [&](size_t i) { return nodes.Identity(i); };
+  std::vector<common::FailedNode> failed_nodes = failed.Entries(args.node_names, identity);
+  std::vector<common::FailedNode> unresolvable_nodes = unresolvable.Entries(args.node_names, identity);
+  reply.kept = static_cast<int>(kept.size());
+  reply.failed = static_cast<int>(failed_nodes.size());
+  reply.unresolvable = static_cast<int>(unresolvable_nodes.size());
+  reply.body = common::EncodeFilterResult(args, kept, failed_nodes, unresolvable_nodes);
   return reply;
 }
 
@@ -109,16 +196,16 @@ VerbReply Prioritize(absl::string_view body, const topology::ModelState* state) 
     return VerbReply{200, common::EncodeHostPriorityList(scores)};
   }
   RequestNodes nodes(args, *state);
-  absl::StatusOr<PodDecision> decision =
-      Decide(req->pod, *state->snapshot, *state->policy, args.node_names,
-             [&](size_t i) { return nodes.Lookup(i); }, /*with_scores=*/true);
-  if (!decision.ok()) return BadRequest(decision.status());
   VerbReply reply;
+  absl::StatusOr<PodDecision> decision = DecideEach(
+      req->pod, *state->snapshot, *state->policy, args.node_names,
+      [&](size_t i) { return nodes.Lookup(i); }, /*with_scores=*/true,
+      [&](size_t i, const NodeOutcome& o) {
+        scores.push_back({args.node_names[i], o.score});
+        reply.kept += o.fits();
+      });
+  if (!decision.ok()) return BadRequest(decision.status());
   reply.gpu_pod = !decision->demand.empty();
-  for (size_t i = 0; i < decision->nodes.size(); ++i) {
-    scores.push_back({args.node_names[i], decision->nodes[i].score});
-    reply.kept += decision->nodes[i].fit.fits();
-  }
   reply.body = common::EncodeHostPriorityList(scores);
   return reply;
 }

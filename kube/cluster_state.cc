@@ -1,5 +1,7 @@
 #include "kube/cluster_state.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "topology/fit.h"
@@ -13,9 +15,21 @@ namespace {
 
 std::string PodKey(const PodFacts& pod) { return pod.uid.empty() ? pod.Key() : pod.uid; }
 
+std::shared_ptr<const topology::PodHold> MakeHold(const PodFacts& pod, topology::GpuDemand demand,
+                                                 std::optional<int> gpu_index, bool assumed) {
+  return std::make_shared<const topology::PodHold>(topology::PodHold{
+      PodKey(pod), pod.namespace_name, pod.name, std::move(demand), gpu_index, assumed});
+}
+
 bool SameOccupancy(const topology::NodeOccupancy& a, const topology::NodeOccupancy& b) {
   return a.used == b.used && a.shared_memory_by_gpu == b.shared_memory_by_gpu &&
          a.shared_memory_unassigned_mib == b.shared_memory_unassigned_mib && a.pods == b.pods;
+}
+
+bool SameHolders(const std::vector<std::shared_ptr<const topology::PodHold>>& a,
+                 const std::vector<std::shared_ptr<const topology::PodHold>>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const auto& x, const auto& y) { return x->uid == y->uid; });
 }
 
 }  // namespace
@@ -37,7 +51,8 @@ std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const Nod
   state->facts = facts;
   state->supply = topology::BuildNodeSupply(facts, catalog_, *policy_);
   auto apply = [&](const PodRecord& r) {
-    topology::ApplyPod(state->occupancy, r.demand, state->supply, r.gpu_index, +1);
+    topology::ApplyPod(state->occupancy, r.hold->demand, state->supply, r.hold->gpu_index, +1);
+    state->holds.push_back(r.hold);
   };
   if (from_scratch) {
     for (const auto& [uid, r] : bound_) {
@@ -46,6 +61,7 @@ std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const Nod
     for (const auto& [uid, a] : assumed_) {
       if (a.record.node == facts.name && !bound_.contains(uid)) apply(a.record);
     }
+    topology::SortHolds(state->holds);
     return state;
   }
   auto it = uids_by_node_.find(facts.name);
@@ -58,6 +74,7 @@ std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const Nod
       }
     }
   }
+  topology::SortHolds(state->holds);
   return state;
 }
 
@@ -144,7 +161,8 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
   }
   if (!gpu || terminal) return;
   if (pod.HoldsResources()) {
-    PodRecord record{pod.node_name, *std::move(demand), topology::RecordedGpuIndex(pod)};
+    PodRecord record{pod.node_name, MakeHold(pod, *std::move(demand),
+                                             topology::RecordedGpuIndex(pod), /*assumed=*/false)};
     touched.insert(record.node);
     Count(uid, record);
     bound_.insert_or_assign(uid, std::move(record));
@@ -312,7 +330,7 @@ absl::StatusOr<Placement> ClusterState::Assume(const PodFacts& pod, const std::s
       break;
     }
   }
-  PodRecord record{node, *std::move(demand), placement.gpu_index};
+  PodRecord record{node, MakeHold(pod, *std::move(demand), placement.gpu_index, /*assumed=*/true)};
   Count(uid, record);
   assumed_.insert_or_assign(uid, Assumption{std::move(record), expiry});
   ++counters_.assumptions;
@@ -372,7 +390,8 @@ bool ClusterState::OccupancyConsistent() const {
   for (const auto& [name, facts] : nodes_) {
     const topology::NodeState* published = snapshot_->FindNode(name);
     std::shared_ptr<const topology::NodeState> fresh = RecountLocked(facts, /*from_scratch=*/true);
-    if (!published || !SameOccupancy(published->occupancy, fresh->occupancy)) {
+    if (!published || !SameOccupancy(published->occupancy, fresh->occupancy) ||
+        !SameHolders(published->holds, fresh->holds)) {
       common::Log(common::LogLevel::kError, "occupancy drift", {{"node", name}});
       ok = false;
     }

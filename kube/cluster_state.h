@@ -89,8 +89,7 @@ class ClusterState {
  private:
   struct PodRecord {
     std::string node;
-    topology::GpuDemand demand;
-    std::optional<int> gpu_index;
+    std::shared_ptr<const topology::PodHold> hold;  // shared with the published node states
   };
   struct Assumption {
     PodRecord record;

@@ -61,9 +61,12 @@ void RequestMetrics::AppendPrometheus(std::string& out) const {
 }
 
 void LabeledCounter::Add(const std::vector<absl::string_view>& label_values, uint64_t n) {
-  std::vector<std::string> key(label_values.begin(), label_values.end());
   std::lock_guard<std::mutex> lock(mu_);
-  values_[std::move(key)] += n;
+  auto it = values_.find(label_values);
+  if (it == values_.end()) {
+    it = values_.emplace(std::vector<std::string>(label_values.begin(), label_values.end()), 0).first;
+  }
+  it->second += n;
 }
 
 void LabeledCounter::AppendPrometheus(std::string& out) const {

@@ -4,6 +4,7 @@
 #ifndef GPU_TENANCY_SERVER_METRICS_H_
 #define GPU_TENANCY_SERVER_METRICS_H_
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -48,10 +49,21 @@ class LabeledCounter {
   void AppendPrometheus(std::string& out) const;
 
  private:
+  // Orders label-value lists of std::string and of absl::string_view alike, so Add finds an
+  // existing series without copying its values (only a new series allocates).
+  struct ValuesLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return std::lexicographical_compare(
+          a.begin(), a.end(), b.begin(), b.end(),
+          [](absl::string_view x, absl::string_view y) { return x < y; });
+    }
+  };
   std::string name_, help_;
   std::vector<std::string> label_names_;
   mutable std::mutex mu_;
-  std::map<std::vector<std::string>, uint64_t> values_;
+  std::map<std::vector<std::string>, uint64_t, ValuesLess> values_;
 };
 
 }  // namespace server

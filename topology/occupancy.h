@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 #include "absl/strings/string_view.h"
 
 #include "topology/demand.h"
@@ -28,6 +29,18 @@ struct NodeOccupancy {
     return it == used.end() ? 0 : it->second;
   }
   int64_t SharedMemoryUsedMiB() const;
+};
+
+// One pod's hold on a node: who it is and what it counts for. Node states keep the holds their
+// occupancy sums, so the allocation inventory an auditor reads and the numbers the scheduler
+// decides on come from the same records and cannot disagree.
+struct PodHold {
+  std::string uid;
+  std::string namespace_name;
+  std::string name;
+  GpuDemand demand;
+  std::optional<int> gpu_index;  // the shared GPU whose memory it was promised, if known
+  bool assumed = false;          // placed by bind, not yet confirmed by the watch
 };
 
 // True when the pod's GPU memory comes out of a shared GPU's heap on this node (it uses a

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "topology/catalog.h"
 #include "topology/demand.h"
 #include "topology/facts.h"
@@ -26,6 +27,16 @@ struct NodeState {
   NodeFacts facts;
   NodeSupply supply;
   NodeOccupancy occupancy;
+  // The pods `occupancy` adds up, sorted by namespace and name. Shared with the state that
+  // recorded them, so keeping them here costs a pointer per pod.
+  std::vector<std::shared_ptr<const PodHold>> holds;
+};
+
+// A node as the extender's hot path reads it: the state, and Fit's summary of it kept inline in
+// the snapshot's index (see NodeFitSummary). Both null for unknown nodes.
+struct NodeRef {
+  const NodeState* state = nullptr;
+  const NodeFitSummary* fit = nullptr;
 };
 
 // Raw cluster contents, as listed from the API server or read from a cluster file.
@@ -41,12 +52,19 @@ struct ClusterData {
 class ClusterSnapshot {
  public:
   static constexpr size_t kShards = 256;
-  using Shard = absl::flat_hash_map<std::string, std::shared_ptr<const NodeState>>;
+  struct Entry {
+    std::shared_ptr<const NodeState> state;
+    NodeFitSummary fit;  // of *state, which it points into
+  };
+  using Shard = absl::flat_hash_map<std::string, Entry>;
   using NamespaceMap = absl::flat_hash_map<std::string, Labels>;
 
   ClusterSnapshot();
 
   const NodeState* FindNode(absl::string_view name) const;
+  // FindNode for each of `names`, with Fit's summary, into `out` (same length; null for unknown
+  // names): for the extender's few hundred candidates per call.
+  void FindNodes(absl::Span<const absl::string_view> names, absl::Span<NodeRef> out) const;
   std::shared_ptr<const NodeState> FindNodeShared(absl::string_view name) const;
   size_t node_count() const { return node_count_; }
   // Node names in sorted order, for stable output.
@@ -54,7 +72,7 @@ class ClusterSnapshot {
   template <typename F>
   void ForEachNode(F f) const {
     for (const auto& shard : shards_) {
-      for (const auto& [name, state] : *shard) f(*state);
+      for (const auto& [name, entry] : *shard) f(*entry.state);
     }
   }
   const Labels& NamespaceLabels(absl::string_view ns) const;
@@ -63,6 +81,7 @@ class ClusterSnapshot {
  private:
   friend class SnapshotBuilder;
   static size_t ShardOf(absl::string_view name);
+  static size_t ShardOfHash(size_t hash);
   std::array<std::shared_ptr<const Shard>, kShards> shards_;
   size_t node_count_ = 0;
   std::shared_ptr<const NamespaceMap> namespaces_;
@@ -88,6 +107,9 @@ class SnapshotBuilder {
 // Builds a NodeState: supply from the node's facts, occupancy from `pods` (those bound to it).
 std::shared_ptr<const NodeState> MakeNodeState(NodeFacts facts, const Catalog& catalog,
                                                const Policy& policy);
+
+// Orders holds by namespace, name and UID (NodeState::holds is kept in this order).
+void SortHolds(std::vector<std::shared_ptr<const PodHold>>& holds);
 
 // Reads the GPU index a bind recorded on the pod, if any.
 std::optional<int> RecordedGpuIndex(const PodFacts& pod);

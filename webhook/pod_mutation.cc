@@ -99,8 +99,11 @@ void EnsureAffinity(const JsonValue& spec, const topology::Policy& policy,
     // Terms are ORed: the pool requirement must be ANDed into each one.
     for (rapidjson::SizeType i = 0; i < terms->Size(); ++i) {
       const JsonValue& t = (*terms)[i];
+      // Not a term (a string, a number): the API server cannot decode it, so it never selects
+      // a node, and a patch path through it could not apply (found by fuzz/pod_mutation_fuzz).
+      if (!t.IsObject()) continue;
       const std::string term_path = PointerJoin(terms_path, i);
-      const JsonValue* exprs = t.IsObject() ? FindNonNull(t, "matchExpressions") : nullptr;
+      const JsonValue* exprs = FindNonNull(t, "matchExpressions");
       if (!exprs || !exprs->IsArray()) {
         rapidjson::Value list(rapidjson::kArrayType);
         list.PushBack(PoolExpression(policy, pools, alloc), alloc);

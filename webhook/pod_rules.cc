@@ -27,6 +27,10 @@ using topology::SharingMode;
 // ---------------------------------------------------------------------------------------------
 // Reading the pod.
 
+// The environment variables device-access looks at; ParseContainer keeps only these.
+constexpr std::array<absl::string_view, 3> kDeviceEnv = {
+    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_MPS_PIPE_DIRECTORY"};
+
 absl::StatusOr<ContainerView> ParseContainer(const JsonValue& c, ContainerList list,
                                              absl::string_view path) {
   if (!c.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
@@ -61,7 +65,9 @@ absl::StatusOr<ContainerView> ParseContainer(const JsonValue& c, ContainerList l
   if (const JsonValue* env = FindNonNull(c, "env"); env && env->IsArray()) {
     for (const JsonValue& e : env->GetArray()) {
       if (!e.IsObject()) continue;
-      view.env.push_back({std::string(StringOr(e, "name")), std::string(StringOr(e, "value"))});
+      absl::string_view name = StringOr(e, "name");
+      if (std::find(kDeviceEnv.begin(), kDeviceEnv.end(), name) == kDeviceEnv.end()) continue;
+      view.env.push_back({std::string(name), std::string(StringOr(e, "value"))});
     }
   }
   return view;
@@ -225,9 +231,6 @@ std::string HostPathReach(absl::string_view raw) {
   }
   return "-";  // not a device path
 }
-
-constexpr std::array<absl::string_view, 3> kDeviceEnv = {
-    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_MPS_PIPE_DIRECTORY"};
 
 std::vector<Finding> DeviceAccessFindings(const PodView& pod) {
   std::vector<Finding> out;
@@ -534,7 +537,12 @@ std::string MigProfileOf(absl::string_view resource) {
 absl::StatusOr<PodView> ParsePodView(const JsonValue& pod, const topology::Policy& policy,
                                      absl::string_view namespace_name, absl::string_view path) {
   PodView view;
-  ASSIGN_OR_RETURN(view.facts, common::ParsePod(pod, path));
+  // A pod may carry dozens of labels and annotations; the rules read one annotation.
+  common::PodMetadataFilter keep;
+  keep.all_labels = false;
+  keep.all_annotations = false;
+  keep.annotations = {policy.memory_annotation};
+  ASSIGN_OR_RETURN(view.facts, common::ParsePod(pod, path, keep));
   if (view.facts.namespace_name.empty()) view.facts.namespace_name = std::string(namespace_name);
   const JsonValue* spec = FindNonNull(pod, "spec");  // ParsePod required it
   std::string spec_path = common::JoinPath(path, "spec");

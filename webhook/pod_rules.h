@@ -50,6 +50,8 @@ struct ContainerView {
   topology::ResourceList limits;
   bool privileged = false;
   std::vector<std::string> capabilities_added;
+  // The variables the rules read (NVIDIA_VISIBLE_DEVICES, NVIDIA_DRIVER_CAPABILITIES,
+  // CUDA_MPS_PIPE_DIRECTORY), in order; a pod's other variables are not copied.
   std::vector<EnvVar> env;
 
   // `container "main"`, `init container "setup"`, `ephemeral container "debugger"`.
@@ -68,6 +70,8 @@ struct PoolSelection {
 };
 
 struct PodView {
+  // Labels are not copied and of the annotations only the policy's GPU memory annotation (all
+  // the rules read); every value is still checked as ParsePod checks it.
   topology::PodFacts facts;
   std::vector<ContainerView> containers;  // containers, then initContainers, then ephemeral
   std::vector<HostPathVolume> host_paths;

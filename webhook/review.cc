@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -47,7 +48,9 @@ ReviewOutcome BadRequest(absl::string_view message) {
   return out;
 }
 
-std::string ReplyBody(absl::string_view uid, const ObjectOutcome& o, ReviewKind kind) {
+// `patch_json` is o.patch.ToJson() (the caller has it already).
+std::string ReplyBody(absl::string_view uid, const ObjectOutcome& o, ReviewKind kind,
+                      absl::string_view patch_json) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -92,7 +95,7 @@ std::string ReplyBody(absl::string_view uid, const ObjectOutcome& o, ReviewKind 
     w.Key("patchType");
     String(w, "JSONPatch");
     w.Key("patch");
-    String(w, o.patch.ToBase64());
+    String(w, absl::Base64Escape(patch_json));  // JsonPatch::ToBase64, serialised once
   }
   w.EndObject();
   w.EndObject();
@@ -220,7 +223,8 @@ absl::StatusOr<ObjectOutcome> ReviewObject(const ObjectRequest& r, ReviewKind ki
 
 ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Policy& policy,
                      const topology::ClusterSnapshot& snapshot) {
-  absl::StatusOr<rapidjson::Document> doc = common::ParseJson(body);
+  // Only read while this review is decided, never copied from: parsed in place.
+  absl::StatusOr<rapidjson::Document> doc = common::ParseJsonInPlace(body);
   if (!doc.ok()) return BadRequest(doc.status().message());
   if (!doc->IsObject()) return BadRequest("body: expected an AdmissionReview object");
   absl::string_view api_version = StringOr(*doc, "apiVersion");
@@ -272,7 +276,7 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
   if (kind == ReviewKind::kMutate && !outcome->patch.empty()) {
     out.patch_json = outcome->patch.ToJson();
   }
-  out.body = ReplyBody(*uid, *outcome, kind);
+  out.body = ReplyBody(*uid, *outcome, kind, out.patch_json);
   return out;
 }
 

@@ -81,6 +81,31 @@ NodeOccupancy Used(std::initializer_list<std::pair<const std::string, int64_t>> 
   return o;
 }
 
+// The extender decides through the snapshot's inline summary (and a reused reason buffer);
+// that path must give exactly what Fit and Score give.
+void ExpectSummaryPathAgrees(const GpuDemand& demand, const PodContext& ctx,
+                             const NodeSupply& supply, const NodeOccupancy& occupancy) {
+  FitResult full = Fit(demand, ctx, supply, occupancy);
+  std::string reason = "left over from the previous node";
+  FitVerdict buffered = Fit(demand, ctx, supply, occupancy, reason);
+  EXPECT_EQ(VerdictName(buffered.verdict), VerdictName(full.verdict));
+  EXPECT_EQ(buffered.code, full.code);
+  EXPECT_EQ(reason, full.reason);
+  const NodeFitSummary summary = SummarizeForFit(supply, occupancy);
+  EXPECT_TRUE(summary.usable);
+  const DemandKeys keys = MakeDemandKeys(demand);
+  reason = "left over from the previous node";
+  FitVerdict summarised = Fit(demand, keys, ctx, summary, supply, occupancy, reason);
+  EXPECT_EQ(VerdictName(summarised.verdict), VerdictName(full.verdict));
+  EXPECT_EQ(summarised.code, full.code);
+  EXPECT_EQ(reason, full.reason);
+  if (full.fits()) {
+    const int score = Score(demand, ctx, supply, occupancy);
+    EXPECT_EQ(ScoreFitting(demand, ctx, supply, occupancy), score);
+    EXPECT_EQ(ScoreFitting(demand, keys, ctx, summary, supply, occupancy), score);
+  }
+}
+
 class FitTest : public testing::Test {
  protected:
   FitTest() {
@@ -319,6 +344,8 @@ TEST_F(FitTest, Verdicts) {
     EXPECT_EQ(VerdictName(r.verdict), VerdictName(row.verdict));
     EXPECT_EQ(r.reason, row.reason);
     EXPECT_EQ(r.fits(), row.verdict == Verdict::kFits);
+    ExpectSummaryPathAgrees(row.demand, Context(policy, row.ns, row.canary_pod), Supply(row.node),
+                            row.occupancy);
   }
 }
 
@@ -414,6 +441,7 @@ TEST_F(FitTest, GpuMemory) {
     FitResult r = Fit(row.demand, Context(policy_, row.ns), Supply(row.node), row.occupancy);
     EXPECT_EQ(VerdictName(r.verdict), VerdictName(row.verdict));
     EXPECT_EQ(r.reason, row.reason);
+    ExpectSummaryPathAgrees(row.demand, Context(policy_, row.ns), Supply(row.node), row.occupancy);
   }
 }
 
@@ -515,6 +543,7 @@ TEST_F(FitTest, ScoreBinpackAndSpread) {
     EXPECT_EQ(score, row.score);
     EXPECT_GE(score, 0);
     EXPECT_LE(score, 10);
+    ExpectSummaryPathAgrees(row.demand, ctx, Supply(row.node), row.occupancy);
   }
 }
 
