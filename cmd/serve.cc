@@ -16,6 +16,7 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
+#include "common/audit_log.h"
 #include "common/config_loader.h"
 #include "common/extender_codec.h"
 #include "common/json.h"
@@ -25,6 +26,7 @@
 #include "extender/verbs.h"
 #include "absl/time/time.h"
 #include "extender/bind.h"
+#include "extender/allocations.h"
 #include "extender/inventory.h"
 #include "kube/api_client.h"
 #include "kube/binder.h"
@@ -47,13 +49,14 @@ constexpr char kUsage[] =
     "                         [--assume-ttl 30s] [--resync 5m] [--leader-elect true|false]\n"
     "                         [--lease-namespace NS] [--identity NAME] [--bench-routes]\n"
     "                         [--client-ca FILE] [--threads N] [--max-body-bytes N]\n"
-    "                         [--shutdown-delay 0s]\n"
+    "                         [--shutdown-delay 0s] [--audit-log FILE|-]\n"
     "                         [--log-level debug|info|warn|error] [--config FILE]\n"
     "       gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
     "\n"
     "Without --cluster-file or --kubeconfig the cluster is read from kube-apiserver with the\n"
     "pod's service account (in-cluster). --config FILE is YAML whose keys are these flag names\n"
-    "(without --); flags win over it.\n";
+    "(without --); flags win over it. --audit-log appends one JSON line per bind and per\n"
+    "admission denial (\"-\": stdout). The metrics listener also serves GET /debug/allocations.\n";
 
 const std::set<std::string> kValueFlags = {"cluster-file", "policy",       "listen",
                                            "metrics-listen", "tls-cert",   "tls-key",
@@ -61,7 +64,7 @@ const std::set<std::string> kValueFlags = {"cluster-file", "policy",       "list
                                            "log-level",    "config",       "kubeconfig",
                                            "context",      "assume-ttl",   "resync",
                                            "leader-elect", "lease-namespace", "identity",
-                                           "shutdown-delay"};
+                                           "shutdown-delay", "audit-log"};
 
 // The demo's ready-to-paste filter request: an untrusted tenant's MIG pod, names-only.
 constexpr char kDemoFilterRequest[] =
@@ -199,6 +202,12 @@ int RunServe(const std::vector<std::string>& args) {
   if (!setup.ok()) return UsageError(setup.status(), kUsage);
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
+  std::shared_ptr<common::AuditLog> audit;
+  if (flags->Has("audit-log")) {
+    absl::StatusOr<std::unique_ptr<common::AuditLog>> opened = common::AuditLog::Open(flags->Get("audit-log"));
+    if (!opened.ok()) return Fail(opened.status());
+    audit = *std::move(opened);
+  }
   auto state = std::make_shared<kube::ClusterState>(common::BuiltinCatalog());
   state->SetPolicy(std::make_shared<const topology::Policy>(*std::move(policy)));
 
@@ -231,6 +240,7 @@ int RunServe(const std::vector<std::string>& args) {
     events = std::make_unique<kube::EventRecorder>(*api);
     binder = std::make_unique<kube::ApiBinder>(*api, *state, absl::ToChronoMilliseconds(assume_ttl),
                                                events.get());
+    binder->SetAuditLog(audit.get());
     if (flags->Get("leader-elect", "true") == "true") {
       kube::LeaderOptions lo;
       lo.namespace_name = flags->Get("lease-namespace", api->config().namespace_name);
@@ -297,7 +307,7 @@ int RunServe(const std::vector<std::string>& args) {
                     }});
   for (auto [path, kind] : {std::pair{"/webhook/validate", webhook::ReviewKind::kValidate},
                             std::pair{"/webhook/mutate", webhook::ReviewKind::kMutate}}) {
-    routes.push_back({path, [state, admissions, kind = kind](absl::string_view body) {
+    routes.push_back({path, [state, admissions, audit, kind = kind](absl::string_view body) {
                         std::shared_ptr<const topology::ModelState> s = state->Current();
                         if (!s) {
                           // Tenants resolve through namespace labels: without them we cannot
@@ -305,9 +315,24 @@ int RunServe(const std::vector<std::string>& args) {
                           return server::Reply{503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
                         }
                         webhook::ReviewOutcome r = webhook::Review(body, kind, *s->policy, *s->snapshot);
+                        absl::string_view webhook_name =
+                            kind == webhook::ReviewKind::kValidate ? "validate" : "mutate";
                         if (r.http_status == 200) {
-                          admissions->Add({kind == webhook::ReviewKind::kValidate ? "validate" : "mutate",
-                                           r.allowed ? "true" : "false", r.rule});
+                          admissions->Add({webhook_name, r.allowed ? "true" : "false", r.rule});
+                        }
+                        if (audit && r.http_status == 200 && !r.allowed) {
+                          common::AuditRecord a;
+                          a.action = "admission";
+                          a.decision = "denied";
+                          a.webhook = std::string(webhook_name);
+                          a.kind = r.kind;
+                          a.namespace_name = r.namespace_name;
+                          a.name = r.name;
+                          a.tenant = r.tenant;
+                          a.tier = r.tier;
+                          a.rule = r.rule;
+                          a.reason = r.message;
+                          audit->Write(a);
                         }
                         return server::Reply{r.http_status, std::move(r.body), {}};
                       }});
@@ -366,7 +391,7 @@ int RunServe(const std::vector<std::string>& args) {
   kube::LiveSource* live_source = source.get();
   absl::StatusOr<std::unique_ptr<server::Server>> srv = server::Server::Create(
       setup->options, std::move(routes), std::move(readiness),
-      [state, live_source, leader, filter_rejections, admissions, binds](std::string& out) {
+      [state, live_source, leader, filter_rejections, admissions, binds, audit](std::string& out) {
         filter_rejections->AppendPrometheus(out);
         admissions->AppendPrometheus(out);
         binds->AppendPrometheus(out);
@@ -375,6 +400,17 @@ int RunServe(const std::vector<std::string>& args) {
                         "gpu_tenancy_build_info{version=\"", GPU_TENANCY_VERSION, "\"} 1\n");
         if (std::shared_ptr<const topology::ModelState> current = state->Current()) {
           extender::AppendInventoryMetrics(*current, out);
+          extender::AppendTenantMetrics(extender::Allocations(*current), out);
+        }
+        if (audit) {
+          absl::StrAppend(&out,
+                          "# HELP gpu_tenancy_audit_records_total Records appended to the audit log.\n",
+                          "# TYPE gpu_tenancy_audit_records_total counter\n",
+                          "gpu_tenancy_audit_records_total ", audit->records(), "\n",
+                          "# HELP gpu_tenancy_audit_write_errors_total Audit records that could not be "
+                          "written.\n",
+                          "# TYPE gpu_tenancy_audit_write_errors_total counter\n",
+                          "gpu_tenancy_audit_write_errors_total ", audit->write_errors(), "\n");
         }
         kube::StateCounters c = state->counters();
         absl::StrAppend(
@@ -394,7 +430,14 @@ int RunServe(const std::vector<std::string>& args) {
             "# HELP gpu_tenancy_leader 1 while this replica holds the extender lease.\n",
             "# TYPE gpu_tenancy_leader gauge\n", "gpu_tenancy_leader ",
             (!leader || leader->is_leader()) ? 1 : 0, "\n");
-      });
+      },
+      {{"/debug/allocations", [state] {
+          std::shared_ptr<const topology::ModelState> current = state->Current();
+          if (!current) {
+            return server::Reply{503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
+          }
+          return server::Reply{200, extender::AllocationsJson(*current, extender::Allocations(*current)), {}};
+        }}});
   if (!srv.ok()) return Fail(srv.status());
 
   std::unique_ptr<server::FileWatcher> policy_watch;

@@ -8,22 +8,6 @@
 namespace extender {
 namespace {
 
-// Prometheus label values escape backslash, double quote and newline.
-std::string Escape(absl::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (c == '\n') {
-      out.append("\\n");
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
 absl::string_view KindName(topology::ResourceKind k) {
   switch (k) {
     case topology::ResourceKind::kWholeGpu: return "gpu";
@@ -38,6 +22,21 @@ void Header(std::string& out, absl::string_view name, absl::string_view help) {
 }
 
 }  // namespace
+
+std::string EscapeLabelValue(absl::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
+      out.append("\\n");
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
 
 void AppendInventoryMetrics(const topology::ModelState& state, std::string& out) {
   struct Row {
@@ -72,34 +71,34 @@ void AppendInventoryMetrics(const topology::ModelState& state, std::string& out)
          "GPU resource units a node advertises (MIG instances, replicas, whole GPUs).");
   for (const auto& [key, row] : by_node) {
     const auto& [node, pool, resource, kind] = key;
-    absl::StrAppend(&out, "gpu_tenancy_node_resource_allocatable{node=\"", Escape(node),
-                    "\",pool=\"", Escape(pool), "\",resource=\"", Escape(resource), "\",kind=\"",
+    absl::StrAppend(&out, "gpu_tenancy_node_resource_allocatable{node=\"", EscapeLabelValue(node),
+                    "\",pool=\"", EscapeLabelValue(pool), "\",resource=\"", EscapeLabelValue(resource), "\",kind=\"",
                     kind, "\"} ", row.allocatable, "\n");
   }
   Header(out, "gpu_tenancy_node_resource_free",
          "GPU resource units free on a node after bound and assumed pods.");
   for (const auto& [key, row] : by_node) {
     const auto& [node, pool, resource, kind] = key;
-    absl::StrAppend(&out, "gpu_tenancy_node_resource_free{node=\"", Escape(node), "\",pool=\"",
-                    Escape(pool), "\",resource=\"", Escape(resource), "\",kind=\"", kind, "\"} ",
+    absl::StrAppend(&out, "gpu_tenancy_node_resource_free{node=\"", EscapeLabelValue(node), "\",pool=\"",
+                    EscapeLabelValue(pool), "\",resource=\"", EscapeLabelValue(resource), "\",kind=\"", kind, "\"} ",
                     std::max<int64_t>(0, row.allocatable - row.used), "\n");
   }
   Header(out, "gpu_tenancy_pool_resource_free", "GPU resource units free, summed per pool.");
   for (const auto& [key, row] : by_pool) {
     const auto& [pool, resource, kind] = key;
-    absl::StrAppend(&out, "gpu_tenancy_pool_resource_free{pool=\"", Escape(pool),
-                    "\",resource=\"", Escape(resource), "\",kind=\"", kind, "\"} ",
+    absl::StrAppend(&out, "gpu_tenancy_pool_resource_free{pool=\"", EscapeLabelValue(pool),
+                    "\",resource=\"", EscapeLabelValue(resource), "\",kind=\"", kind, "\"} ",
                     std::max<int64_t>(0, row.allocatable - row.used), "\n");
   }
   Header(out, "gpu_tenancy_node_shared_memory_free_mib",
          "GPU memory (MiB) not promised to pods on a node's shared GPUs.");
   for (const auto& [key, mib] : memory) {
-    absl::StrAppend(&out, "gpu_tenancy_node_shared_memory_free_mib{node=\"", Escape(key.first),
-                    "\",pool=\"", Escape(key.second), "\"} ", std::max<int64_t>(0, mib.second), "\n");
+    absl::StrAppend(&out, "gpu_tenancy_node_shared_memory_free_mib{node=\"", EscapeLabelValue(key.first),
+                    "\",pool=\"", EscapeLabelValue(key.second), "\"} ", std::max<int64_t>(0, mib.second), "\n");
   }
   Header(out, "gpu_tenancy_pool_nodes", "GPU nodes per pool.");
   for (const auto& [pool, count] : nodes_per_pool) {
-    absl::StrAppend(&out, "gpu_tenancy_pool_nodes{pool=\"", Escape(pool), "\"} ", count, "\n");
+    absl::StrAppend(&out, "gpu_tenancy_pool_nodes{pool=\"", EscapeLabelValue(pool), "\"} ", count, "\n");
   }
   Header(out, "gpu_tenancy_nodes_mig_unsettled",
          "GPU nodes mid-MIG-reconfiguration (not schedulable for GPU pods).");

@@ -7,9 +7,14 @@
 
 #include <string>
 
+#include "absl/strings/string_view.h"
+
 #include "topology/snapshot.h"
 
 namespace extender {
+
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string EscapeLabelValue(absl::string_view value);
 
 void AppendInventoryMetrics(const topology::ModelState& state, std::string& out);
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 
+#include "common/audit_log.h"
 #include "extender/bind.h"
 #include "kube/api_client.h"
 #include "kube/cluster_state.h"
@@ -25,6 +26,8 @@ class ApiBinder : public extender::BindBackend {
   // lease, may assume and bind. Routing alone cannot promise that, since endpoints lag a
   // change of leader. Set before serving; not thread-safe against binds.
   void SetGate(std::function<bool()> may_bind) { gate_ = std::move(may_bind); }
+  // Every bind, placed or failed, is appended to `audit` (may be null). Set before serving.
+  void SetAuditLog(common::AuditLog* audit) { audit_ = audit; }
 
   absl::StatusOr<topology::PodFacts> LookupPod(const common::BindingArgs& args) override;
   absl::StatusOr<topology::Placement> Assume(const topology::PodFacts& pod,
@@ -41,6 +44,7 @@ class ApiBinder : public extender::BindBackend {
   std::chrono::milliseconds assume_ttl_;
   EventRecorder* events_;
   std::function<bool()> gate_;
+  common::AuditLog* audit_ = nullptr;
 };
 
 // The Binding object for a pod: target node, our annotations, and the pod UID as a

@@ -79,7 +79,7 @@ Server::~Server() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     Options options, std::vector<PostRoute> routes, std::vector<ReadyCheck> readiness,
-    std::function<void(std::string&)> extra_metrics) {
+    std::function<void(std::string&)> extra_metrics, std::vector<GetRoute> operator_routes) {
   std::unique_ptr<Server> s(new Server());
   s->options_ = std::move(options);
   s->extra_metrics_ = std::move(extra_metrics);
@@ -136,6 +136,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
         bool ok = !self->stopping_.load() && (!ready || ready());
         res.status = ok ? 200 : 503;
         res.set_content(ok ? "ok\n" : "not ready\n", "text/plain");
+      });
+    }
+    for (GetRoute& route : operator_routes) {
+      plain->Get(route.path, [handler = std::move(route.handler)](const httplib::Request&,
+                                                                   httplib::Response& res) {
+        Reply reply = handler();
+        res.status = reply.status;
+        res.set_content(std::move(reply.body), kJson);
       });
     }
     plain->Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {

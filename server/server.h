@@ -3,7 +3,8 @@
 //     client-certificate auth, TCP_NODELAY, long keep-alive, a worker pool sized for concurrent
 //     connections, a body cap (413), read/write timeouts below the callers' 5 s, JSON-only
 //     POSTs (415 otherwise), and a last-resort handler turning a stray exception into a 500;
-//   - plain HTTP for operators: /healthz, readiness checks (/readyz...), /metrics.
+//   - plain HTTP for operators: /healthz, readiness checks (/readyz...), /metrics, and read-only
+//     JSON routes such as /debug/allocations.
 // Handlers are injected as pure functions of the body, so no business logic lives here.
 #ifndef GPU_TENANCY_SERVER_SERVER_H_
 #define GPU_TENANCY_SERVER_SERVER_H_
@@ -57,6 +58,12 @@ struct PostRoute {
   std::function<Reply(absl::string_view body)> handler;
 };
 
+// A read-only operator route on the plain listener (GET, JSON reply).
+struct GetRoute {
+  std::string path;
+  std::function<Reply()> handler;
+};
+
 // A readiness endpoint on the plain listener (e.g. /readyz, /readyz/extender): 200 while
 // `ready` holds and the server is not stopping, else 503.
 struct ReadyCheck {
@@ -72,7 +79,8 @@ class Server {
   // InvalidArgument for bad certificate files, Unavailable when a port cannot be bound.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Server>> Create(
       Options options, std::vector<PostRoute> routes, std::vector<ReadyCheck> readiness,
-      std::function<void(std::string&)> extra_metrics = nullptr);
+      std::function<void(std::string&)> extra_metrics = nullptr,
+      std::vector<GetRoute> operator_routes = {});
 
   void Start();  // serves on background threads
   // Graceful stop: /readyz fails at once; after Options::shutdown_delay_millis (still serving)

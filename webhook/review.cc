@@ -277,6 +277,19 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
     out.patch_json = outcome->patch.ToJson();
   }
   out.body = ReplyBody(*uid, *outcome, kind, out.patch_json);
+  out.kind = r.kind;
+  out.namespace_name = r.namespace_name;
+  out.name = std::string(StringOr(req, "name"));
+  if (out.name.empty() && r.object && r.object->IsObject()) {
+    if (const JsonValue* meta = FindNonNull(*r.object, "metadata")) {
+      out.name = std::string(StringOr(*meta, "name"));
+      if (out.name.empty()) out.name = std::string(StringOr(*meta, "generateName"));
+    }
+  }
+  topology::TenantRef tenant = topology::ResolveTenant(policy, r.namespace_name,
+                                                       snapshot.NamespaceLabels(r.namespace_name));
+  out.tenant = tenant.name;
+  out.tier = tenant.tier ? tenant.tier->name : "";
   return out;
 }
 

@@ -3,6 +3,7 @@
 // through the Binding API, and sees capacity come back when a pod is deleted.
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/fake_apiserver.h"
@@ -20,6 +22,8 @@ namespace {
 using namespace std::chrono_literals;
 using testing_support::FakeApiServer;
 using testing_support::ParseOrDie;
+using testing_support::PromtoolProblems;
+using testing_support::SampleValue;
 using testing_support::Resource;
 using testing_support::ServeProcess;
 using testing_support::TempDir;
@@ -136,14 +140,16 @@ class ServeLiveTest : public ::testing::Test {
     ASSERT_TRUE(api_->AddNode(kCpuNode).ok());
     for (const char* p : {"p1", "p2", "p3"}) ASSERT_TRUE(api_->AddPod(PodJson(p)).ok());
   }
-  void StartServe(const std::string& user) {
+  void StartServe(const std::string& user, const std::vector<std::string>& extra = {}) {
     std::string kubeconfig = dir_.File("kubeconfig");
     std::ofstream(kubeconfig) << Kubeconfig(*api_, user);
+    std::vector<std::string> args = {"--kubeconfig", kubeconfig, "--policy",
+                                     std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml",
+                                     "--leader-elect", "false", "--resync", "2s", "--assume-ttl",
+                                     "10s"};
+    args.insert(args.end(), extra.begin(), extra.end());
     absl::StatusOr<std::unique_ptr<ServeProcess>> s =
-        ServeProcess::Start({"--kubeconfig", kubeconfig, "--policy",
-                             std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml", "--leader-elect",
-                             "false", "--resync", "2s", "--assume-ttl", "10s"},
-                            dir_.File("serve.log"));
+        ServeProcess::Start(args, dir_.File("serve.log"));
     ASSERT_TRUE(s.ok()) << s.status();
     serve_ = *std::move(s);
   }
@@ -207,6 +213,85 @@ TEST_F(ServeLiveTest, SyncsFiltersBindsAndFreesCapacity) {
       bound_events += absl::StrContains(e, "GpuTenancyBound");
     return bound_events == 3;
   }));
+  EXPECT_EQ(serve_->Terminate(), 0);
+}
+
+// What an operator reads: per-tenant gauges, the allocation inventory and the audit log, after
+// scripted binds and deletes against the kube-apiserver emulation.
+TEST_F(ServeLiveTest, TenantMetricsAllocationsAndAuditFollowBindsAndDeletes) {
+  StartApi();
+  const std::string audit = dir_.File("audit.jsonl");
+  StartServe("    token: test-token", {"--audit-log", audit});
+  ASSERT_TRUE(WaitFor([&] { return serve_->Get("/readyz").status == 200; })) << Log();
+  const std::string held =
+      R"(gpu_tenancy_tenant_mig_instances_held{tenant="acme",tier="untrusted",profile="3g.40gb"})";
+  const std::string free_slices =
+      R"(gpu_tenancy_node_resource_free{node="mig-1",pool="mig",resource="nvidia.com/mig-3g.40gb",kind="mig"})";
+  auto metrics = [&] { return serve_->Get("/metrics").body; };
+  EXPECT_EQ(SampleValue(metrics(), held), 0);
+
+  ASSERT_EQ(BindError(*serve_, "p1", "mig-1"), "") << Log();
+  ASSERT_EQ(BindError(*serve_, "p2", "mig-1"), "");
+  EXPECT_NE(BindError(*serve_, "p3", "mig-1"), "");  // both slices taken
+  std::string text = metrics();
+  EXPECT_EQ(PromtoolProblems(text), "");
+  EXPECT_EQ(SampleValue(text, held), 2) << text;
+  EXPECT_EQ(SampleValue(text, free_slices), 0) << text;
+  EXPECT_EQ(SampleValue(text, R"(gpu_tenancy_tenant_pods{tenant="acme",tier="untrusted"})"), 2);
+  EXPECT_EQ(SampleValue(text, R"(gpu_tenancy_binds_total{result="bound"})"), 2);
+  EXPECT_EQ(SampleValue(text, "gpu_tenancy_audit_records_total"), 3);
+
+  // The inventory lists exactly the pods the occupancy counts.
+  auto acme_pods_on_mig1 = [&] {
+    std::set<std::string> uids;
+    ServeProcess::Response r = serve_->Get("/debug/allocations");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.content_type, "application/json");
+    rapidjson::Document doc = ParseOrDie(r.body);
+    for (const auto& t : common::FindMember(doc, "tenants")->GetArray()) {
+      if (common::StringOr(t, "tenant") != "acme") continue;
+      EXPECT_EQ(common::StringOr(t, "tier"), "untrusted");
+      for (const auto& n : common::FindMember(t, "nodes")->GetArray()) {
+        if (common::StringOr(n, "node") != "mig-1") continue;
+        for (const auto& p : common::FindMember(n, "pods")->GetArray()) {
+          uids.insert(std::string(common::StringOr(p, "uid")));
+          EXPECT_EQ(common::FindMember(p, "devices")->FindMember("nvidia.com/mig-3g.40gb")->value.GetInt(), 1);
+        }
+      }
+    }
+    return uids;
+  };
+  EXPECT_EQ(acme_pods_on_mig1(), (std::set<std::string>{"uid-p1", "uid-p2"}));
+
+  // A deleted pod leaves the gauges, the free count and the inventory.
+  ASSERT_TRUE(api_->DeletePod("acme", "p1").ok());
+  EXPECT_TRUE(WaitFor([&] { return SampleValue(metrics(), held) == 1; })) << metrics();
+  text = metrics();
+  EXPECT_EQ(SampleValue(text, free_slices), 1);
+  EXPECT_EQ(PromtoolProblems(text), "");
+  EXPECT_EQ(acme_pods_on_mig1(), std::set<std::string>{"uid-p2"});
+
+  // The audit log: one JSON line per bind, placed or failed.
+  std::vector<std::string> lines = absl::StrSplit(ReadWhole(audit), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << ReadWhole(audit);
+  std::map<std::string, std::string> decisions;
+  for (const std::string& line : lines) {
+    rapidjson::Document a = ParseOrDie(line);
+    EXPECT_EQ(common::StringOr(a, "action"), "bind");
+    EXPECT_EQ(common::StringOr(a, "tenant"), "acme");
+    EXPECT_EQ(common::StringOr(a, "tier"), "untrusted");
+    EXPECT_EQ(common::StringOr(a, "node"), "mig-1");
+    EXPECT_FALSE(common::StringOr(a, "time").empty());
+    decisions[std::string(common::StringOr(a, "pod"))] = std::string(common::StringOr(a, "decision"));
+    if (common::StringOr(a, "decision") == "bound") {
+      EXPECT_EQ(common::StringOr(a, "migProfile"), "3g.40gb");
+      EXPECT_EQ(common::StringOr(a, "uid"), absl::StrCat("uid-", common::StringOr(a, "pod")));
+    } else {
+      EXPECT_TRUE(absl::StrContains(common::StringOr(a, "reason"), "free 0 of 2")) << line;
+    }
+  }
+  EXPECT_EQ(decisions, (std::map<std::string, std::string>{
+                           {"p1", "bound"}, {"p2", "bound"}, {"p3", "failed"}}));
   EXPECT_EQ(serve_->Terminate(), 0);
 }
 

@@ -204,6 +204,31 @@ ServeProcess::Response ServeProcess::Get(const std::string& path) {
   return out;
 }
 
+std::string PromtoolProblems(const std::string& exposition) {
+  TempDir dir;
+  std::string file = dir.File("metrics.txt"), report = dir.File("promtool.out");
+  std::ofstream(file) << exposition;
+  int rc = std::system(("promtool check metrics < " + file + " > " + report + " 2>&1").c_str());
+  if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0) return "";
+  std::ifstream in(report);
+  std::ostringstream out;
+  out << "promtool check metrics failed (status " << rc << "):\n" << in.rdbuf();
+  return out.str();
+}
+
+std::optional<double> SampleValue(const std::string& exposition, const std::string& series) {
+  for (size_t at = exposition.find(series); at != std::string::npos;
+       at = exposition.find(series, at + 1)) {
+    bool line_start = at == 0 || exposition[at - 1] == '\n';
+    size_t value_at = at + series.size();
+    if (!line_start || value_at >= exposition.size() || exposition[value_at] != ' ') continue;
+    size_t end = exposition.find('\n', value_at);
+    double v = 0;
+    if (absl::SimpleAtod(exposition.substr(value_at + 1, end - value_at - 1), &v)) return v;
+  }
+  return std::nullopt;
+}
+
 rapidjson::Document ParseOrDie(const std::string& text) {
   rapidjson::Document doc;
   doc.Parse(text.c_str(), text.size());

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,14 @@ class ServeProcess {
   int metrics_port_ = 0;
   std::unique_ptr<httplib::SSLClient> client_;
 };
+
+// What `promtool check metrics` (Debian package prometheus) says is wrong with a /metrics
+// exposition; empty when it passes.
+std::string PromtoolProblems(const std::string& exposition);
+
+// The value of one series in a /metrics exposition, e.g. SampleValue(text,
+// "gpu_tenancy_tenant_pods{tenant=\"acme\",tier=\"untrusted\"}"); nullopt when absent.
+std::optional<double> SampleValue(const std::string& exposition, const std::string& series);
 
 // Parses JSON or fails the current test.
 rapidjson::Document ParseOrDie(const std::string& text);

@@ -1,8 +1,11 @@
 // The admission webhook over real HTTPS: the gpu-tenancy binary serves the demo policy on
 // loopback port 0 and is sent AdmissionReviews as kube-apiserver sends them.
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
@@ -67,6 +70,48 @@ TEST_F(WebhookOverHttpsTest, ValidateDeniesAnUntrustedTenantOnASharedGpu) {
             "nvidia.com/mig-1g.10gb");
   EXPECT_EQ(common::FindMember(response, "patch"), nullptr);
   EXPECT_EQ(common::FindMember(response, "patchType"), nullptr);
+}
+
+// Denials are appended to the audit log with who asked and why; allowed reviews are not.
+TEST(WebhookAuditTest, DenialsAreAuditedWithTenantRuleAndReason) {
+  testing_support::TempDir dir;
+  const std::string audit = dir.File("audit.jsonl");
+  absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start({"--demo", "--audit-log", audit});
+  ASSERT_TRUE(s.ok()) << s.status();
+  ServeProcess& server = **s;
+  ASSERT_EQ(server.Post("/webhook/validate", PodReview("acme", R"({"nvidia.com/gpu.shared":"1"})")).status, 200);
+  ASSERT_EQ(server.Post("/webhook/validate", PodReview("acme", R"({"nvidia.com/mig-1g.10gb":"1"})")).status, 200);
+  ASSERT_EQ(server.Post("/webhook/validate", PodReview("default", R"({"nvidia.com/gpu":"1"})")).status, 200);
+  std::string metrics = server.Get("/metrics").body;
+  EXPECT_EQ(testing_support::SampleValue(metrics, "gpu_tenancy_audit_records_total"), 2) << metrics;
+  EXPECT_EQ(testing_support::SampleValue(metrics, "gpu_tenancy_audit_write_errors_total"), 0);
+
+  std::ifstream in(audit);
+  std::vector<rapidjson::Document> records;
+  for (std::string line; std::getline(in, line);) records.push_back(ParseOrDie(line));
+  ASSERT_EQ(records.size(), 2u);
+  const rapidjson::Document& shared = records[0];
+  EXPECT_EQ(common::StringOr(shared, "action"), "admission");
+  EXPECT_EQ(common::StringOr(shared, "decision"), "denied");
+  EXPECT_EQ(common::StringOr(shared, "webhook"), "validate");
+  EXPECT_EQ(common::StringOr(shared, "kind"), "Pod");
+  EXPECT_EQ(common::StringOr(shared, "namespace"), "acme");
+  EXPECT_FALSE(common::StringOr(shared, "pod").empty());
+  EXPECT_EQ(common::StringOr(shared, "tenant"), "acme");
+  EXPECT_EQ(common::StringOr(shared, "tier"), "untrusted");
+  EXPECT_EQ(common::StringOr(shared, "rule"), "tier-shared");
+  EXPECT_TRUE(absl::StrContains(common::StringOr(shared, "reason"), "requests nvidia.com/gpu.shared"));
+  // A namespace no tenant claims: denied by policy, recorded without a tier.
+  EXPECT_EQ(common::StringOr(records[1], "namespace"), "default");
+  EXPECT_EQ(common::StringOr(records[1], "tenant"), "unknown");
+  EXPECT_EQ(common::FindMember(records[1], "tier"), nullptr);
+  EXPECT_FALSE(common::StringOr(records[1], "rule").empty());
+}
+
+TEST(WebhookAuditTest, AnUnwritableAuditLogIsAStartupError) {
+  absl::StatusOr<std::unique_ptr<ServeProcess>> s =
+      ServeProcess::Start({"--demo", "--audit-log", "/nonexistent-dir/audit.jsonl"});
+  ASSERT_FALSE(s.ok());
 }
 
 TEST_F(WebhookOverHttpsTest, ValidateAllowsAMigSliceAndMutateAddsTenantAndPoolAffinity) {

@@ -1,0 +1,72 @@
+// The audit trail: one JSON object per line for every bind (placed or failed) and every
+// admission denial, appended to a file (or stdout) that survives restarts and can be shipped
+// as is. Fields a record does not have are left out.
+//
+//   {"time":"2026-12-01T10:00:00.123Z","action":"bind","decision":"bound","namespace":"acme",
+//    "pod":"train-0","uid":"...","tenant":"acme","tier":"untrusted","node":"gpu-7",
+//    "pool":"mig-a100","migProfile":"3g.40gb"}
+#ifndef GPU_TENANCY_COMMON_AUDIT_LOG_H_
+#define GPU_TENANCY_COMMON_AUDIT_LOG_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace common {
+
+struct AuditRecord {
+  std::string action;    // "bind" or "admission"
+  std::string decision;  // "bound", "failed" or "denied"
+  std::string kind;      // admission: the object's kind ("Pod", "ResourceClaim")
+  std::string webhook;   // admission: "validate" or "mutate"
+  std::string namespace_name;
+  std::string name;  // the pod (or other object)
+  std::string uid;
+  std::string tenant;
+  std::string tier;
+  std::string node;
+  std::string pool;
+  std::string mig_profile;
+  std::optional<int> gpu_index;
+  std::string rule;    // admission: the id of the denying rule
+  std::string reason;  // why it failed or was denied
+};
+
+// The record as one JSON line, newline included.
+std::string AuditLine(const AuditRecord& record, absl::Time at);
+
+class AuditLog {
+ public:
+  // Opens `path` for appending (created 0640 if missing); "-" writes to stdout.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<AuditLog>> Open(const std::string& path);
+  ~AuditLog();
+  AuditLog(const AuditLog&) = delete;
+  AuditLog& operator=(const AuditLog&) = delete;
+
+  // Appends one line with a single write(2), so lines from concurrent writers (and other
+  // processes appending to the same file) never interleave. A failed write is counted and
+  // logged, never fatal: the decision it records has already been made.
+  void Write(const AuditRecord& record);
+
+  uint64_t records() const { return records_.load(); }
+  uint64_t write_errors() const { return write_errors_.load(); }
+
+ private:
+  AuditLog(int fd, bool owned, std::string path);
+  int fd_;
+  bool owned_;
+  std::string path_;
+  std::mutex mu_;
+  std::atomic<uint64_t> records_{0};
+  std::atomic<uint64_t> write_errors_{0};
+};
+
+}  // namespace common
+
+#endif  // GPU_TENANCY_COMMON_AUDIT_LOG_H_

@@ -1,0 +1,245 @@
+#include "extender/allocations.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "extender/inventory.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "topology/policy.h"
+
+namespace extender {
+namespace {
+
+using topology::NodeState;
+using topology::OfferedResource;
+using topology::PodHold;
+using topology::ResourceKind;
+
+// What one pod's hold counts for on the node that holds it.
+Held HeldBy(const PodHold& hold, const topology::NodeSupply& supply) {
+  Held h;
+  h.pods = 1;
+  for (const auto& [name, count] : hold.demand.devices) {
+    const OfferedResource* r = supply.Find(name);
+    if (!r) continue;  // no longer offered (relabelled node): listed per pod, not summed
+    switch (r->kind) {
+      case ResourceKind::kMigInstance:
+        h.mig_instances[r->mig_profile] += count;
+        h.gpu_memory_mib += count * r->memory_mib.value_or(0);
+        break;
+      case ResourceKind::kWholeGpu:
+        h.gpus += count;
+        h.gpu_memory_mib += count * r->memory_mib.value_or(0);
+        break;
+      case ResourceKind::kSharedReplica:
+        h.shared_replicas += count;
+        break;
+    }
+  }
+  // Shared GPUs give a pod the memory it was promised, not the GPU's.
+  if (topology::UsesSharedMemory(hold.demand, supply)) h.gpu_memory_mib += hold.demand.memory_mib;
+  return h;
+}
+
+void Add(Held& into, const Held& h) {
+  for (const auto& [profile, n] : h.mig_instances) into.mig_instances[profile] += n;
+  into.shared_replicas += h.shared_replicas;
+  into.gpus += h.gpus;
+  into.gpu_memory_mib += h.gpu_memory_mib;
+  into.pods += h.pods;
+}
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void String(Writer& w, absl::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void WriteHeld(Writer& w, const Held& h) {
+  w.StartObject();
+  w.Key("migInstances");
+  w.StartObject();
+  for (const auto& [profile, n] : h.mig_instances) {
+    String(w, profile);
+    w.Int64(n);
+  }
+  w.EndObject();
+  w.Key("sharedReplicas");
+  w.Int64(h.shared_replicas);
+  w.Key("gpus");
+  w.Int64(h.gpus);
+  w.Key("gpuMemoryMiB");
+  w.Int64(h.gpu_memory_mib);
+  w.Key("pods");
+  w.Int64(h.pods);
+  w.EndObject();
+}
+
+void WritePod(Writer& w, const PodHold& pod, const topology::NodeSupply& supply) {
+  w.StartObject();
+  w.Key("namespace");
+  String(w, pod.namespace_name);
+  w.Key("name");
+  String(w, pod.name);
+  w.Key("uid");
+  String(w, pod.uid);
+  w.Key("state");
+  w.String(pod.assumed ? "assumed" : "bound");
+  w.Key("devices");
+  w.StartObject();
+  std::set<std::string> profiles;
+  for (const auto& [name, count] : pod.demand.devices) {
+    String(w, name);
+    w.Int64(count);
+    if (const OfferedResource* r = supply.Find(name); r && !r->mig_profile.empty()) {
+      profiles.insert(r->mig_profile);
+    }
+  }
+  w.EndObject();
+  w.Key("migProfiles");
+  w.StartArray();
+  for (const std::string& p : profiles) String(w, p);
+  w.EndArray();
+  if (pod.gpu_index) {
+    w.Key("gpuIndex");
+    w.Int(*pod.gpu_index);
+  }
+  w.Key("gpuMemoryMiB");
+  w.Int64(HeldBy(pod, supply).gpu_memory_mib);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::vector<TenantAllocation> Allocations(const topology::ModelState& state) {
+  const topology::Policy& policy = *state.policy;
+  std::map<std::string, TenantAllocation> by_tenant;
+  for (const topology::Tenant& t : policy.tenants) {
+    TenantAllocation& a = by_tenant[t.name];
+    a.tenant = t.name;
+    const topology::Tier* tier = policy.FindTier(t.tier);
+    a.tier = tier ? tier->name : "";
+  }
+  // Every MIG profile the fleet offers, so a tenant's series read 0 rather than vanish.
+  std::set<std::string> fleet_profiles;
+  // Namespaces resolve once each, however many pods they have.
+  absl::flat_hash_map<std::string, TenantAllocation*> by_namespace;
+  std::map<std::pair<std::string, std::string>, NodeAllocation> by_tenant_node;
+  state.snapshot->ForEachNode([&](const NodeState& node) {
+    for (const OfferedResource& r : node.supply.resources) {
+      if (r.kind == ResourceKind::kMigInstance) fleet_profiles.insert(r.mig_profile);
+    }
+    for (const std::shared_ptr<const PodHold>& hold : node.holds) {
+      TenantAllocation*& tenant = by_namespace[hold->namespace_name];
+      if (!tenant) {
+        topology::TenantRef ref = topology::ResolveTenant(
+            policy, hold->namespace_name, state.snapshot->NamespaceLabels(hold->namespace_name));
+        tenant = &by_tenant[ref.name];
+        tenant->tenant = ref.name;
+        tenant->tier = ref.tier ? ref.tier->name : "";
+      }
+      Held h = HeldBy(*hold, node.supply);
+      Add(tenant->held, h);
+      NodeAllocation& n = by_tenant_node[{tenant->tenant, node.facts.name}];
+      n.node = node.facts.name;
+      n.pool = node.supply.pool;
+      Add(n.held, h);
+      n.pods.push_back(hold);  // node.holds is sorted, so each node's list stays sorted
+    }
+  });
+  for (auto& [key, node] : by_tenant_node) by_tenant[key.first].nodes.push_back(std::move(node));
+  std::vector<TenantAllocation> out;
+  out.reserve(by_tenant.size());
+  for (auto& [name, a] : by_tenant) {
+    for (const std::string& p : fleet_profiles) a.held.mig_instances.try_emplace(p, 0);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations, std::string& out) {
+  auto header = [&](absl::string_view name, absl::string_view help) {
+    absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n");
+  };
+  auto labels = [](const TenantAllocation& a) {
+    return absl::StrCat("tenant=\"", EscapeLabelValue(a.tenant), "\",tier=\"",
+                        EscapeLabelValue(a.tier.empty() ? "none" : a.tier), "\"");
+  };
+  header("gpu_tenancy_tenant_mig_instances_held",
+         "MIG instances held by a tenant's bound and assumed pods, per profile.");
+  for (const TenantAllocation& a : allocations) {
+    for (const auto& [profile, n] : a.held.mig_instances) {
+      absl::StrAppend(&out, "gpu_tenancy_tenant_mig_instances_held{", labels(a), ",profile=\"",
+                      EscapeLabelValue(profile), "\"} ", n, "\n");
+    }
+  }
+  struct Gauge {
+    absl::string_view name, help;
+    int64_t Held::*field;
+  };
+  for (const Gauge& g : {
+           Gauge{"gpu_tenancy_tenant_shared_replicas_held",
+                 "Time-sliced, MPS or shared MIG replicas held by a tenant's pods.",
+                 &Held::shared_replicas},
+           Gauge{"gpu_tenancy_tenant_gpus_held", "Whole GPUs held by a tenant's pods.", &Held::gpus},
+           Gauge{"gpu_tenancy_tenant_gpu_memory_held_mib",
+                 "GPU memory (MiB) held by a tenant's pods: MIG instances' and whole GPUs' memory "
+                 "plus memory promised on shared GPUs.",
+                 &Held::gpu_memory_mib},
+           Gauge{"gpu_tenancy_tenant_pods", "A tenant's pods holding GPU resources.", &Held::pods},
+       }) {
+    header(g.name, g.help);
+    for (const TenantAllocation& a : allocations) {
+      absl::StrAppend(&out, g.name, "{", labels(a), "} ", a.held.*g.field, "\n");
+    }
+  }
+}
+
+std::string AllocationsJson(const topology::ModelState& state,
+                            const std::vector<TenantAllocation>& allocations) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("tenants");
+  w.StartArray();
+  for (const TenantAllocation& a : allocations) {
+    w.StartObject();
+    w.Key("tenant");
+    String(w, a.tenant);
+    w.Key("tier");
+    if (a.tier.empty()) {
+      w.Null();
+    } else {
+      String(w, a.tier);
+    }
+    w.Key("held");
+    WriteHeld(w, a.held);
+    w.Key("nodes");
+    w.StartArray();
+    for (const NodeAllocation& n : a.nodes) {
+      const NodeState* node = state.snapshot->FindNode(n.node);
+      w.StartObject();
+      w.Key("node");
+      String(w, n.node);
+      w.Key("pool");
+      String(w, n.pool);
+      w.Key("held");
+      WriteHeld(w, n.held);
+      w.Key("pods");
+      w.StartArray();
+      for (const auto& pod : n.pods) WritePod(w, *pod, node->supply);
+      w.EndArray();
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace extender

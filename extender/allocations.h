@@ -1,0 +1,56 @@
+// Who holds what: the pods each node's occupancy adds up (NodeState::holds), grouped by the
+// tenant their namespace resolves to. Two views of one walk over an immutable snapshot:
+//   - Prometheus gauges per tenant and tier (MIG instances per profile, shared replicas, whole
+//     GPUs, GPU memory, pods). Labels are tenant, tier and profile names only, never pod names,
+//     so cardinality is bounded by the policy and the catalog;
+//   - the JSON inventory served at GET /debug/allocations: tenant -> node -> pods, with the
+//     devices, MIG profile, shared GPU index and memory of each.
+// Both are computed from the same records the scheduler decides on, so they cannot disagree
+// with the free counts in /metrics. Pure: no I/O.
+#ifndef GPU_TENANCY_EXTENDER_ALLOCATIONS_H_
+#define GPU_TENANCY_EXTENDER_ALLOCATIONS_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "topology/occupancy.h"
+#include "topology/snapshot.h"
+
+namespace extender {
+
+// What one tenant holds, summed over the fleet (or over one node).
+struct Held {
+  std::map<std::string, int64_t> mig_instances;  // by MIG profile ("1g.10gb")
+  int64_t shared_replicas = 0;
+  int64_t gpus = 0;             // whole GPUs
+  int64_t gpu_memory_mib = 0;   // dedicated (MIG instance or GPU) plus promised shared memory
+  int64_t pods = 0;
+};
+
+struct NodeAllocation {
+  std::string node;
+  std::string pool;
+  Held held;
+  std::vector<std::shared_ptr<const topology::PodHold>> pods;  // sorted by namespace, name
+};
+
+struct TenantAllocation {
+  std::string tenant;  // "unknown" for namespaces no tenant claims
+  std::string tier;    // empty when the policy denies the tenant GPUs
+  Held held;
+  std::vector<NodeAllocation> nodes;  // sorted by node name
+};
+
+// Every policy tenant (holding or not), then any other tenant a pod resolves to; by name.
+std::vector<TenantAllocation> Allocations(const topology::ModelState& state);
+
+void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations, std::string& out);
+std::string AllocationsJson(const topology::ModelState& state,
+                            const std::vector<TenantAllocation>& allocations);
+
+}  // namespace extender
+
+#endif  // GPU_TENANCY_EXTENDER_ALLOCATIONS_H_

@@ -1,0 +1,194 @@
+// The allocation inventory and per-tenant gauges, computed from the demo cluster (cmd/demo):
+// totals per tenant, agreement with the occupancy the scheduler decides on, and the shapes of
+// the Prometheus text and the JSON document.
+#include "extender/allocations.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/config_loader.h"
+#include "common/json.h"
+#include "common/k8s_codec.h"
+#include "common/yaml_json.h"
+#include "gtest/gtest.h"
+#include "topology/snapshot.h"
+
+namespace {
+
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(std::string(GT_SOURCE_DIR) + "/" + relative, std::ios::binary);
+  EXPECT_TRUE(in.good()) << relative;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+topology::ClusterData DemoCluster() {
+  absl::StatusOr<std::vector<rapidjson::Document>> docs =
+      common::YamlDocumentsToJson(ReadSource("cmd/demo/cluster.yaml"));
+  EXPECT_TRUE(docs.ok() && docs->size() == 1) << docs.status();
+  absl::StatusOr<topology::ClusterData> data = common::ParseClusterList(docs->front());
+  EXPECT_TRUE(data.ok()) << data.status();
+  return *std::move(data);
+}
+
+topology::PodFacts PodOn(const std::string& node, const std::string& ns, const std::string& name,
+                         const std::string& resource, const std::string& count) {
+  rapidjson::Document doc;
+  doc.Parse(absl::StrCat(R"({"metadata":{"name":")", name, R"(","namespace":")", ns,
+                         R"(","uid":"uid-)", name, R"("},"spec":{"nodeName":")", node,
+                         R"(","containers":[{"name":"c","resources":{"limits":{")", resource,
+                         R"(":")", count, R"("}}}]},"status":{"phase":"Running"}})")
+                .c_str());
+  absl::StatusOr<topology::PodFacts> pod = common::ParsePod(doc);
+  EXPECT_TRUE(pod.ok()) << pod.status();
+  return *std::move(pod);
+}
+
+class AllocationsTest : public ::testing::Test {
+ protected:
+  void Build(const topology::ClusterData& data) {
+    absl::StatusOr<topology::Policy> policy = common::LoadPolicy(ReadSource("cmd/demo/policy.yaml"));
+    ASSERT_TRUE(policy.ok()) << policy.status();
+    state_.policy = std::make_shared<const topology::Policy>(*std::move(policy));
+    state_.catalog = &common::BuiltinCatalog();
+    state_.snapshot = std::make_shared<const topology::ClusterSnapshot>(
+        topology::BuildSnapshot(data, *state_.catalog, *state_.policy));
+    allocations_ = extender::Allocations(state_);
+  }
+  const extender::TenantAllocation* Tenant(const std::string& name) const {
+    for (const auto& a : allocations_) {
+      if (a.tenant == name) return &a;
+    }
+    return nullptr;
+  }
+
+  topology::ModelState state_;
+  std::vector<extender::TenantAllocation> allocations_;
+};
+
+TEST_F(AllocationsTest, SumsWhatEachTenantHolds) {
+  Build(DemoCluster());
+  const extender::TenantAllocation* acme = Tenant("acme");
+  ASSERT_NE(acme, nullptr);
+  EXPECT_EQ(acme->tier, "untrusted");
+  EXPECT_EQ(acme->held.mig_instances.at("1g.10gb"), 2);
+  EXPECT_EQ(acme->held.mig_instances.at("3g.40gb"), 1);
+  EXPECT_EQ(acme->held.mig_instances.at("2g.20gb"), 0);  // offered by the fleet, not held
+  EXPECT_EQ(acme->held.pods, 3);
+  EXPECT_EQ(acme->held.gpus, 0);
+  const extender::TenantAllocation* research = Tenant("research");
+  ASSERT_NE(research, nullptr);
+  EXPECT_EQ(research->held.gpus, 3);
+  EXPECT_EQ(research->held.shared_replicas, 2);
+  // Tenants holding nothing are listed too, so their gauges read 0.
+  const extender::TenantAllocation* platform = Tenant("gpu-platform");
+  ASSERT_NE(platform, nullptr);
+  EXPECT_EQ(platform->held.pods, 0);
+  EXPECT_TRUE(platform->nodes.empty());
+}
+
+TEST_F(AllocationsTest, EveryNodeSumsToItsOccupancy) {
+  topology::ClusterData data = DemoCluster();
+  data.pods.push_back(PodOn("ts-a", "research", "extra-shared", "nvidia.com/gpu.shared", "1"));
+  data.pods.push_back(PodOn("mig-1g", "acme", "extra-slice", "nvidia.com/mig-1g.10gb", "2"));
+  Build(data);
+  std::map<std::string, std::map<std::string, int64_t>> devices_by_node;
+  std::map<std::string, size_t> pods_by_node;
+  for (const auto& a : allocations_) {
+    for (const auto& n : a.nodes) {
+      EXPECT_EQ(n.held.pods, static_cast<int64_t>(n.pods.size()));
+      for (const auto& pod : n.pods) {
+        ++pods_by_node[n.node];
+        for (const auto& [name, count] : pod->demand.devices) devices_by_node[n.node][name] += count;
+      }
+    }
+  }
+  int nodes_with_pods = 0;
+  state_.snapshot->ForEachNode([&](const topology::NodeState& node) {
+    EXPECT_EQ(pods_by_node[node.facts.name], node.holds.size()) << node.facts.name;
+    for (const topology::OfferedResource& r : node.supply.resources) {
+      EXPECT_EQ(devices_by_node[node.facts.name][r.name], node.occupancy.Used(r.name))
+          << node.facts.name << " " << r.name;
+    }
+    nodes_with_pods += !node.holds.empty();
+  });
+  EXPECT_GE(nodes_with_pods, 4);
+  EXPECT_EQ(Tenant("acme")->held.mig_instances.at("1g.10gb"), 4);
+  EXPECT_EQ(Tenant("research")->held.shared_replicas, 3);
+}
+
+TEST_F(AllocationsTest, PodsOfUnclaimedNamespacesAreCountedAsUnknown) {
+  topology::ClusterData data = DemoCluster();
+  data.pods.push_back(PodOn("excl-a", "default", "stray", "nvidia.com/gpu", "1"));
+  Build(data);
+  const extender::TenantAllocation* unknown = Tenant("unknown");
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_EQ(unknown->tier, "");  // the demo policy denies unknown tenants
+  EXPECT_EQ(unknown->held.gpus, 1);
+  EXPECT_EQ(unknown->held.gpu_memory_mib, 81559);  // one whole H100 80GB as the catalog has it
+  std::string metrics;
+  extender::AppendTenantMetrics(allocations_, metrics);
+  EXPECT_TRUE(absl::StrContains(metrics,
+                                "gpu_tenancy_tenant_gpus_held{tenant=\"unknown\",tier=\"none\"} 1\n"))
+      << metrics;
+}
+
+TEST_F(AllocationsTest, MetricsCarryTenantTierAndProfileOnly) {
+  Build(DemoCluster());
+  std::string metrics;
+  extender::AppendTenantMetrics(allocations_, metrics);
+  for (const char* line : {
+           "# TYPE gpu_tenancy_tenant_mig_instances_held gauge\n",
+           "gpu_tenancy_tenant_mig_instances_held{tenant=\"acme\",tier=\"untrusted\",profile=\"1g.10gb\"} 2\n",
+           "gpu_tenancy_tenant_mig_instances_held{tenant=\"research\",tier=\"trusted\",profile=\"3g.40gb\"} 0\n",
+           "gpu_tenancy_tenant_shared_replicas_held{tenant=\"research\",tier=\"trusted\"} 2\n",
+           "gpu_tenancy_tenant_gpus_held{tenant=\"research\",tier=\"trusted\"} 3\n",
+           "gpu_tenancy_tenant_gpu_memory_held_mib{tenant=\"acme\",tier=\"untrusted\"} 60416\n",
+           "gpu_tenancy_tenant_pods{tenant=\"gpu-platform\",tier=\"platform\"} 0\n",
+       }) {
+    EXPECT_TRUE(absl::StrContains(metrics, line)) << line << "\n" << metrics;
+  }
+  // No pod names or namespaces in labels: cardinality is bounded by tenants and profiles.
+  EXPECT_FALSE(absl::StrContains(metrics, "llm-a"));
+  EXPECT_FALSE(absl::StrContains(metrics, "namespace="));
+}
+
+TEST_F(AllocationsTest, JsonListsTenantsNodesAndPods) {
+  Build(DemoCluster());
+  absl::StatusOr<rapidjson::Document> doc =
+      common::ParseJson(extender::AllocationsJson(state_, allocations_));
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  const common::JsonValue* tenants = common::FindMember(*doc, "tenants");
+  ASSERT_TRUE(tenants && tenants->IsArray());
+  const common::JsonValue* acme = nullptr;
+  for (const auto& t : tenants->GetArray()) {
+    if (common::StringOr(t, "tenant") == "acme") acme = &t;
+  }
+  ASSERT_NE(acme, nullptr);
+  EXPECT_EQ(common::StringOr(*acme, "tier"), "untrusted");
+  const common::JsonValue& nodes = *common::FindMember(*acme, "nodes");
+  ASSERT_TRUE(nodes.IsArray());
+  const common::JsonValue* llm_a = nullptr;
+  for (const auto& n : nodes.GetArray()) {
+    for (const auto& p : common::FindMember(n, "pods")->GetArray()) {
+      if (common::StringOr(p, "name") == "llm-a") {
+        llm_a = &p;
+        EXPECT_EQ(common::StringOr(n, "node"), "mig-b");
+        EXPECT_EQ(common::StringOr(n, "pool"), "gpu-mig");
+      }
+    }
+  }
+  ASSERT_NE(llm_a, nullptr);
+  EXPECT_EQ(common::StringOr(*llm_a, "uid"), "00000000-0000-4000-8000-000000000001");
+  EXPECT_EQ(common::StringOr(*llm_a, "state"), "bound");
+  EXPECT_EQ(common::FindMember(*llm_a, "devices")->FindMember("nvidia.com/mig-3g.40gb")->value.GetInt(), 1);
+  EXPECT_EQ(common::FindMember(*llm_a, "migProfiles")->GetArray()[0].GetString(), std::string("3g.40gb"));
+  EXPECT_EQ(common::FindMember(*llm_a, "gpuMemoryMiB")->GetInt64(), 40448);
+}
+
+}  // namespace
