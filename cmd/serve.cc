@@ -49,7 +49,8 @@ constexpr char kUsage[] =
     "                         [--assume-ttl 30s] [--resync 5m] [--leader-elect true|false]\n"
     "                         [--lease-namespace NS] [--identity NAME] [--bench-routes]\n"
     "                         [--client-ca FILE] [--threads N] [--max-body-bytes N]\n"
-    "                         [--shutdown-delay 0s] [--audit-log FILE|-]\n"
+    "                         [--shutdown-delay 0s] [--request-deadline 10s]\n"
+    "                         [--audit-log FILE|-]\n"
     "                         [--log-level debug|info|warn|error] [--config FILE]\n"
     "       gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
     "\n"
@@ -64,7 +65,7 @@ const std::set<std::string> kValueFlags = {"cluster-file", "policy",       "list
                                            "log-level",    "config",       "kubeconfig",
                                            "context",      "assume-ttl",   "resync",
                                            "leader-elect", "lease-namespace", "identity",
-                                           "shutdown-delay", "audit-log"};
+                                           "shutdown-delay", "audit-log", "request-deadline"};
 
 // The demo's ready-to-paste filter request: an untrusted tenant's MIG pod, names-only.
 constexpr char kDemoFilterRequest[] =
@@ -144,6 +145,14 @@ absl::StatusOr<ServeSetup> BuildOptions(const ParsedFlags& flags) {
       return absl::InvalidArgumentError("--shutdown-delay takes a duration such as 5s (0s..10m)");
     }
     o.shutdown_delay_millis = static_cast<int>(absl::ToInt64Milliseconds(delay));
+  }
+  if (flags.Has("request-deadline")) {
+    absl::Duration deadline;
+    if (!absl::ParseDuration(flags.Get("request-deadline"), &deadline) ||
+        deadline < absl::Milliseconds(100) || deadline > absl::Minutes(5)) {
+      return absl::InvalidArgumentError("--request-deadline takes a duration such as 10s (100ms..5m)");
+    }
+    o.request_deadline_millis = static_cast<int>(absl::ToInt64Milliseconds(deadline));
   }
   o.client_ca_file = flags.Get("client-ca");
   if (demo && !flags.Has("tls-cert")) {

@@ -10,6 +10,7 @@
 #include "common/extender_codec.h"
 #include "common/log.h"
 #include "server/file_watch.h"
+#include "server/request_deadline.h"
 
 namespace server {
 namespace {
@@ -91,17 +92,29 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   s->certs_ = std::make_unique<CertStore>(*pair);
   CertStore* store = s->certs_.get();
   std::string client_ca = o.client_ca_file;
-  auto tls = std::make_unique<httplib::SSLServer>(
-      [store, client_ca](SSL_CTX& ctx) { return ConfigureServerContext(ctx, store, client_ca); });
+  s->deadlines_ = std::make_unique<RequestDeadlines>(
+      std::chrono::milliseconds(o.request_deadline_millis),
+      std::chrono::seconds(o.keep_alive_timeout_seconds));
+  RequestDeadlines* deadlines = s->deadlines_.get();
+  auto tls = std::make_unique<httplib::SSLServer>([store, client_ca, deadlines](SSL_CTX& ctx) {
+    if (!ConfigureServerContext(ctx, store, client_ca)) return false;
+    deadlines->Attach(ctx);
+    return true;
+  });
   if (!tls->is_valid()) {
     return absl::InvalidArgumentError("TLS setup failed (see the log for the OpenSSL error)");
   }
   ApplyCommonSettings(*tls, o);
+  // Every reply (ours, or httplib's own 4xx) starts the wait for the next request.
+  tls->set_logger([deadlines](const httplib::Request& req, const httplib::Response&) {
+    if (req.ssl) deadlines->Rearm(req.ssl);
+  });
   for (PostRoute& route : routes) {
     size_t metric = s->metrics_.AddRoute(route.path);
     Server* self = s.get();
     tls->Post(route.path, [self, metric, handler = std::move(route.handler)](
                               const httplib::Request& req, httplib::Response& res) {
+      if (req.ssl) self->deadlines_->Disarm(req.ssl);
       auto start = std::chrono::steady_clock::now();
       if (!IsJsonContentType(req)) {
         SendError(res, 415, "Content-Type must be application/json");
@@ -155,7 +168,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
                       "serving certificate expires.\n"
                       "# TYPE gpu_tenancy_tls_certificate_expiry_seconds gauge\n"
                       "gpu_tenancy_tls_certificate_expiry_seconds ",
-                      cert ? cert->not_after_unix() : 0, "\n");
+                      cert ? cert->not_after_unix() : 0, "\n",
+                      "# HELP gpu_tenancy_request_deadline_expired_total TLS connections shut "
+                      "down for not delivering a request within --request-deadline.\n"
+                      "# TYPE gpu_tenancy_request_deadline_expired_total counter\n"
+                      "gpu_tenancy_request_deadline_expired_total ",
+                      self->deadlines_->expired(), "\n");
       if (self->extra_metrics_) self->extra_metrics_(out);
       res.set_content(out, "text/plain; version=0.0.4; charset=utf-8");
     });

@@ -42,6 +42,9 @@ struct Options {
   int read_timeout_seconds = 4;
   int write_timeout_seconds = 4;
   int cert_poll_millis = 1000;  // certificate file polling for hot reload
+  // The most a TLS client may take for the handshake, or for one request's headers and body
+  // after the previous reply plus keep_alive_timeout_seconds, however it paces its bytes.
+  int request_deadline_millis = 10000;
   // Stop() first fails readiness, then keeps serving this long before closing the listeners,
   // so Kubernetes can drop the pod from its Service endpoints (and callers stop sending).
   int shutdown_delay_millis = 0;
@@ -97,6 +100,9 @@ class Server {
 
   Options options_;
   std::unique_ptr<CertStore> certs_;
+  // Outlives tls_ (declared first, destroyed last): httplib frees its connections' SSL objects,
+  // whose free callback reaches the watchdog, until tls_ is gone.
+  std::unique_ptr<class RequestDeadlines> deadlines_;
   std::unique_ptr<httplib::Server> tls_;
   std::unique_ptr<httplib::Server> plain_;
   RequestMetrics metrics_;

@@ -186,6 +186,13 @@ ServeProcess::Response ServeProcess::Post(const std::string& path, const std::st
                                           const std::string& content_type) {
   Response out;
   httplib::Result r = client_->Post(path.c_str(), body, content_type.c_str());
+  if (!r && r.error() == httplib::Error::Write) {
+    // The keep-alive connection went stale: the server closed it after its idle timeout (5 s)
+    // and this httplib reuses it anyway, so the request could not be sent. Go's net/http,
+    // which kube-scheduler and kube-apiserver use, retries an unsent request once on a fresh
+    // connection; so do we.
+    r = client_->Post(path.c_str(), body, content_type.c_str());
+  }
   if (!r) return out;
   out.status = r->status;
   out.body = r->body;
