@@ -16,20 +16,7 @@
 
 namespace {
 
-struct Fixture {
-  topology::Policy policy;
-  topology::ClusterSnapshot snapshot;
-};
-
-const Fixture& Get() {
-  static const Fixture* const f = [] {
-    auto* out = new Fixture{fuzz::MustLoadPolicy(FuzzWebhookPolicy()), {}};
-    out->snapshot =
-        topology::BuildSnapshot(fuzz::MustLoadDemoCluster(), common::BuiltinCatalog(), out->policy);
-    return out;
-  }();
-  return *f;
-}
+using Fixture = fuzz::WebhookFixture;
 
 void Check(absl::string_view body, webhook::ReviewKind kind, const Fixture& f) {
   webhook::ReviewOutcome out = webhook::Review(body, kind, f.policy, f.snapshot);
@@ -77,7 +64,7 @@ void Check(absl::string_view body, webhook::ReviewKind kind, const Fixture& f) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view body(reinterpret_cast<const char*>(data), size);
-  const Fixture& f = Get();
+  const Fixture& f = fuzz::GetWebhookFixture();
   Check(body, webhook::ReviewKind::kValidate, f);
   Check(body, webhook::ReviewKind::kMutate, f);
   return 0;

@@ -47,6 +47,23 @@ inline topology::ClusterData MustLoadDemoCluster() {
   return *std::move(data);
 }
 
+// The webhook targets' setting: the webhook tests' policy and the demo cluster's namespace
+// labels (bank-prod is tenant bank by label). Built once per process.
+struct WebhookFixture {
+  topology::Policy policy;
+  topology::ClusterSnapshot snapshot;
+};
+
+inline const WebhookFixture& GetWebhookFixture() {
+  static const WebhookFixture* const f = [] {
+    auto* out = new WebhookFixture{MustLoadPolicy(FuzzWebhookPolicy()), {}};
+    out->snapshot =
+        topology::BuildSnapshot(MustLoadDemoCluster(), common::BuiltinCatalog(), out->policy);
+    return out;
+  }();
+  return *f;
+}
+
 }  // namespace fuzz
 
 #endif  // GPU_TENANCY_FUZZ_FUZZ_UTIL_H_

@@ -19,20 +19,7 @@
 
 namespace {
 
-struct Fixture {
-  topology::Policy policy;
-  topology::ClusterSnapshot snapshot;  // namespace labels (bank-prod is tenant bank by label)
-};
-
-const Fixture& Get() {
-  static const Fixture* const f = [] {
-    auto* out = new Fixture{fuzz::MustLoadPolicy(FuzzWebhookPolicy()), {}};
-    out->snapshot =
-        topology::BuildSnapshot(fuzz::MustLoadDemoCluster(), common::BuiltinCatalog(), out->policy);
-    return out;
-  }();
-  return *f;
-}
+using Fixture = fuzz::WebhookFixture;
 
 webhook::ObjectRequest PodRequest(const rapidjson::Value& pod, const std::string& ns,
                                   const char* operation, const rapidjson::Value* old) {
@@ -98,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     absl::string_view given = common::StringOr(*meta, "namespace");
     if (!given.empty()) ns = std::string(given);
   }
-  const Fixture& f = Get();
+  const Fixture& f = fuzz::GetWebhookFixture();
   MutateApplyCheck(*pod, ns, /*update=*/false, f);
   MutateApplyCheck(*pod, ns, /*update=*/true, f);
   return 0;
