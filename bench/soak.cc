@@ -24,12 +24,10 @@
 //
 // What moves RSS (measured 2026-12-01 on a loaded 2-core machine): the requests do not; with no
 // relist in the run (--resync 1h) RSS stays within 0.5% even unpaced (115k requests, 9.5k binds
-// in 60 s). Each full relist (--resync) steps it up, by up to 2 MB at first and less later
-// (21 -> 27 MiB over the first 20 relists, ~30 MiB after 75). heaptrack attached during a run
-// finds every allocation made in it freed at exit and their live peak at ~7 MB, and
-// malloc_trim(0) after each list does not remove the steps: this looks like heap
-// fragmentation around relists rather than a leak, but it is growth an operator sees, so the
-// full run keeps relisting every 30 s and reports it.
+// in 60 s). Full relists (--resync) used to step it up (+11 to +17% in four minutes of relists
+// every 5 s): nothing leaked, but glibc's heaps kept the relist's freed space. See
+// ClusterState::ReplacePods, Reflector::ListAll and ConfigureAllocator in cmd/main.cc for what
+// keeps that down; the full run keeps relisting every 30 s and reports what is left.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

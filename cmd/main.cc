@@ -1,6 +1,11 @@
 // gpu-tenancy: one binary, several subcommands.
+#include <malloc.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cmd/commands.h"
@@ -32,9 +37,27 @@ constexpr char kUsage[] =
     "  version   print the version\n\n"
     "Run 'gpu-tenancy COMMAND --help' for a command's flags.\n";
 
+// Two glibc defaults let a long-running service grow with every relist although nothing leaks
+// (measured by bench/soak: +11 to +17% RSS in four minutes of relists every 5 s, flat with both
+// set and a malloc_trim after each list):
+//  - the mmap threshold rises to the size of every mapped block that is freed, so after the
+//    first relist each later megabyte-sized buffer (list pages, full-Node filter bodies) comes
+//    from a thread's heap and its space stays there; setting it fixes it, so big transient
+//    buffers stay mapped and go back to the kernel when freed;
+//  - up to 8 heaps per core, each keeping its own freed fragments; no more threads than cores
+//    allocate at the same moment, so one heap per core (at least two) costs little contention.
+// Called before any thread starts; an operator's MALLOC_MMAP_THRESHOLD_ / MALLOC_ARENA_MAX win.
+void ConfigureAllocator() {
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {
+    mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  ConfigureAllocator();
   if (argc < 2) {
     std::cerr << kUsage;
     return 2;

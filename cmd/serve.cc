@@ -429,8 +429,8 @@ int RunServe(const std::vector<std::string>& args) {
             "# HELP gpu_tenancy_watch_restarts_total Watches that ended in an error or 410.\n",
             "# TYPE gpu_tenancy_watch_restarts_total counter\n", "gpu_tenancy_watch_restarts_total ",
             live_source ? live_source->watch_restarts() : 0, "\n",
-            "# HELP gpu_tenancy_resync_corrections_total Objects a full relist removed that the "
-            "watch had missed.\n",
+            "# HELP gpu_tenancy_resync_corrections_total Nodes, bound GPU pods and namespace sets a "
+            "full relist found added, changed or removed since the watch.\n",
             "# TYPE gpu_tenancy_resync_corrections_total counter\n",
             "gpu_tenancy_resync_corrections_total ", c.resync_corrections, "\n",
             "# HELP gpu_tenancy_bind_assumptions Bind placements not yet confirmed by the watch.\n",

@@ -161,14 +161,15 @@ char* CopyInto(rapidjson::Document& doc, absl::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<rapidjson::Document> ParseJsonInPlace(absl::string_view text) {
+absl::StatusOr<rapidjson::Document> ParseJsonInPlace(absl::string_view text,
+                                                     rapidjson::MemoryPoolAllocator<>* pool) {
   {
-    rapidjson::Document doc;
+    rapidjson::Document doc(pool);
     rapidjson::InsituStringStream in(CopyInto(doc, text));
     if (ParseFast<rapidjson::kParseInsituFlag>(in, doc)) return doc;
   }
   // In-place parsing rewrote the first copy; the verdict comes from a fresh one.
-  rapidjson::Document doc;
+  rapidjson::Document doc(pool);
   rapidjson::InsituStringStream in(CopyInto(doc, text));
   if (absl::Status s = ParseIterative<rapidjson::kParseInsituFlag>(in, doc); !s.ok()) return s;
   return doc;

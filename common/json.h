@@ -25,7 +25,10 @@ using JsonValue = rapidjson::Value;
 // held by the document's own allocator, instead of a copy per string. Values of such a document
 // must not be copied into a document that outlives it (RapidJSON copies only the pointer of
 // these strings), so use it for documents that are only read, such as a request being decided.
-[[nodiscard]] absl::StatusOr<rapidjson::Document> ParseJsonInPlace(absl::string_view text);
+// With `pool`, the document (and the copy of `text`) lives in that allocator, which must
+// outlive it; big transient documents use a pool with large chunks (see kube/reflector.cc).
+[[nodiscard]] absl::StatusOr<rapidjson::Document> ParseJsonInPlace(
+    absl::string_view text, rapidjson::MemoryPoolAllocator<>* pool = nullptr);
 
 // The member, or nullptr if `object` is not an object or lacks the key.
 const JsonValue* FindMember(const JsonValue& object, absl::string_view key);

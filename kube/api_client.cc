@@ -185,8 +185,10 @@ absl::StatusOr<ApiResponse> ApiClient::Patch(const std::string& path, const std:
 absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
                                            const std::function<bool(absl::string_view)>& on_line,
                                            Stream* cancel_handle, int read_timeout_seconds) {
-  std::unique_ptr<httplib::SSLClient> cli = NewConnection(read_timeout_seconds);
-  cli->set_keep_alive(false);
+  // A stream with a handle keeps its client (and so its TLS context) from one watch to the next:
+  // building an SSL_CTX per watch cost a context's allocations every resync period.
+  std::unique_ptr<httplib::SSLClient> own;
+  httplib::SSLClient* cli = nullptr;
   if (cancel_handle) {
     std::lock_guard<std::mutex> lock(cancel_handle->mu_);
     if (cancel_handle->cancelled()) return absl::CancelledError("watch cancelled");
@@ -194,8 +196,17 @@ absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
       cancel_handle->interrupt_pending_ = false;
       return absl::AbortedError("watch interrupted");
     }
+    if (!cancel_handle->client_ || cancel_handle->read_timeout_seconds_ != read_timeout_seconds) {
+      cancel_handle->client_ = NewConnection(read_timeout_seconds);
+      cancel_handle->client_->set_keep_alive(false);
+      cancel_handle->read_timeout_seconds_ = read_timeout_seconds;
+    }
     cancel_handle->interrupted_.store(false);
-    cancel_handle->active_ = cli.get();
+    cancel_handle->active_ = cli = cancel_handle->client_.get();
+  } else {
+    own = NewConnection(read_timeout_seconds);
+    own->set_keep_alive(false);
+    cli = own.get();
   }
   httplib::Headers headers = {{"Accept", "application/json"}};
   std::string token = Token();
@@ -243,6 +254,9 @@ absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
   }
   return status;
 }
+
+ApiClient::Stream::Stream() = default;
+ApiClient::Stream::~Stream() = default;
 
 void ApiClient::Stream::Cancel() {
   std::lock_guard<std::mutex> lock(mu_);

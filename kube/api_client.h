@@ -73,9 +73,12 @@ class ApiClient {
 };
 
 // Lets another thread abort a running StreamLines: Cancel() for good (shutdown), Interrupt()
-// for the current or next stream only (StreamLines then returns Aborted).
+// for the current or next stream only (StreamLines then returns Aborted). Streams through one
+// handle reuse its connection settings and TLS context, so run them one after another.
 class ApiClient::Stream {
  public:
+  Stream();
+  ~Stream();
   void Cancel();
   void Interrupt();
   bool cancelled() const { return cancelled_.load(); }
@@ -83,6 +86,8 @@ class ApiClient::Stream {
  private:
   friend class ApiClient;
   std::mutex mu_;
+  std::unique_ptr<httplib::SSLClient> client_;  // reused by each stream through this handle
+  int read_timeout_seconds_ = 0;                // client_'s
   httplib::SSLClient* active_ = nullptr;
   bool interrupt_pending_ = false;        // an Interrupt() that found no stream running
   std::atomic<bool> interrupted_{false};  // the running stream was interrupted

@@ -167,55 +167,116 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
     Count(uid, record);
     bound_.insert_or_assign(uid, std::move(record));
   } else {
-    pending_.insert_or_assign(uid, std::move(pod));
+    pending_.insert_or_assign(uid, PendingRecord{std::move(pod)});
   }
 }
 
+// Relists usually find what the watch already delivered. Only objects that differ are replaced
+// and only their nodes rebuilt, so a quiet relist allocates nothing that outlives it: rebuilding
+// everything every resync period re-allocated the whole model each time and left the heap more
+// fragmented after every relist.
 void ClusterState::ReplaceNodes(std::vector<NodeFacts> nodes) {
   std::lock_guard<std::mutex> lock(mu_);
-  absl::flat_hash_map<std::string, NodeFacts> next;
-  for (NodeFacts& n : nodes) next.insert_or_assign(n.name, std::move(n));
-  if (nodes_synced_) {
-    for (const auto& [name, facts] : nodes_) counters_.resync_corrections += !next.contains(name);
+  absl::flat_hash_set<std::string> listed;
+  absl::flat_hash_set<std::string> touched;
+  listed.reserve(nodes.size());
+  for (NodeFacts& n : nodes) {
+    listed.insert(n.name);
+    auto it = nodes_.find(n.name);
+    if (it != nodes_.end() && it->second == n) continue;
+    touched.insert(n.name);
+    std::string name = n.name;
+    nodes_.insert_or_assign(std::move(name), std::move(n));
   }
-  nodes_ = std::move(next);
+  std::vector<std::string> gone;
+  for (const auto& [name, facts] : nodes_) {
+    if (!listed.contains(name)) gone.push_back(name);
+  }
+  for (const std::string& name : gone) {
+    nodes_.erase(name);
+    touched.insert(name);
+  }
+  const bool first = !nodes_synced_;
   nodes_synced_ = true;
-  RebuildAllLocked();
+  if (first) {
+    RebuildAllLocked();
+    return;
+  }
+  counters_.resync_corrections += touched.size();
+  if (!touched.empty()) PublishNodesLocked(touched);
+}
+
+bool ClusterState::MarkIfUnchangedLocked(const std::string& uid, const PodFacts& pod) {
+  if (auto p = pending_.find(uid); p != pending_.end()) {
+    if (!(p->second.facts == pod)) return false;
+    p->second.listed = list_generation_;
+    return true;
+  }
+  auto b = bound_.find(uid);
+  if (b == bound_.end() || assumed_.contains(uid)) return false;
+  const topology::PodHold& hold = *b->second.hold;
+  if (!pod.HoldsResources() || b->second.node != pod.node_name || hold.name != pod.name ||
+      hold.namespace_name != pod.namespace_name || hold.gpu_index != topology::RecordedGpuIndex(pod)) {
+    return false;
+  }
+  absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemand(pod, *policy_);
+  if (!demand.ok() || !(*demand == hold.demand)) return false;
+  b->second.listed = list_generation_;
+  return true;
 }
 
 void ClusterState::ReplacePods(std::vector<PodFacts> pods) {
+  ReplacePods([&](PodSink offer) {
+    for (PodFacts& p : pods) offer(std::move(p));
+  });
+}
+
+// Holds the lock while `list` produces the facts (parsing a page's pods takes a few
+// microseconds each): readers never wait for it, and each pod's facts are freed as soon as they
+// are applied, which is what keeps a relist's memory from fragmenting the heap.
+void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!policy_) {
     common::Log(common::LogLevel::kError, "pods received before the policy; ignored");
     return;
   }
-  absl::flat_hash_set<std::string> present;
-  for (const PodFacts& p : pods) present.insert(PodKey(p));
+  ++list_generation_;
   absl::flat_hash_set<std::string> touched;
+  list([&](PodFacts pod) {
+    std::string uid = PodKey(pod);
+    if (MarkIfUnchangedLocked(uid, pod)) return;
+    const bool was_bound = bound_.contains(uid);
+    AddPodLocked(std::move(pod), touched);
+    if (auto b = bound_.find(uid); b != bound_.end()) b->second.listed = list_generation_;
+    if (auto p = pending_.find(uid); p != pending_.end()) p->second.listed = list_generation_;
+    if (pods_synced_ && (was_bound || bound_.contains(uid))) ++counters_.resync_corrections;
+  });
+  // Whatever the list did not name was deleted meanwhile.
   std::vector<std::string> gone;
   for (const auto& [uid, r] : bound_) {
-    if (!present.contains(uid)) gone.push_back(uid);
+    if (r.listed != list_generation_) gone.push_back(uid);
   }
   for (const auto& [uid, p] : pending_) {
-    if (!present.contains(uid)) gone.push_back(uid);
+    if (p.listed != list_generation_) gone.push_back(uid);
   }
   for (const std::string& uid : gone) {
     if (pods_synced_ && bound_.contains(uid)) ++counters_.resync_corrections;
     RemovePodLocked(uid, touched);
   }
-  for (PodFacts& p : pods) AddPodLocked(std::move(p), touched);
   const bool first = !pods_synced_;
   pods_synced_ = true;
   if (first || demand_stale_) {
     demand_stale_ = false;
     RebuildAllLocked();
-  } else {
+  } else if (!touched.empty()) {
     PublishNodesLocked(touched);
   }
 }
 
 void ClusterState::ReplaceNamespaces(absl::flat_hash_map<std::string, topology::Labels> namespaces) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (namespaces_synced_ && namespaces == *namespaces_) return;
+  if (namespaces_synced_) ++counters_.resync_corrections;
   namespaces_ = std::make_shared<const topology::ClusterSnapshot::NamespaceMap>(
       std::make_move_iterator(namespaces.begin()), std::make_move_iterator(namespaces.end()));
   namespaces_synced_ = true;
@@ -370,7 +431,7 @@ std::optional<PodFacts> ClusterState::PendingPod(const std::string& uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pending_.find(uid);
   if (it == pending_.end()) return std::nullopt;
-  return it->second;
+  return it->second.facts;
 }
 
 StateCounters ClusterState::counters() const {

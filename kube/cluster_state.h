@@ -19,6 +19,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "topology/catalog.h"
 #include "topology/snapshot.h"
@@ -32,7 +33,9 @@ struct StateCounters {
   uint64_t assumptions = 0;
   uint64_t assumptions_confirmed = 0;
   uint64_t assumptions_expired = 0;
-  uint64_t resync_corrections = 0;  // objects a full relist added, changed or removed
+  // Nodes and bound GPU pods a full relist added, changed or removed, and namespace relists
+  // that changed any labels: what the watch had missed (or what changed since it stopped).
+  uint64_t resync_corrections = 0;
 };
 
 class ClusterState {
@@ -45,6 +48,10 @@ class ClusterState {
   // from `nodes`/`pods`/`namespaces` are removed, which heals deletes the watch missed.
   void ReplaceNodes(std::vector<topology::NodeFacts> nodes);
   void ReplacePods(std::vector<topology::PodFacts> pods);
+  // The same, fed one pod at a time by `list`, so the facts of every listed pod never have to
+  // exist at once (a live relist parses each item as it is offered).
+  using PodSink = absl::FunctionRef<void(topology::PodFacts)>;
+  void ReplacePods(absl::FunctionRef<void(PodSink)> list);
   void ReplaceNamespaces(absl::flat_hash_map<std::string, topology::Labels> namespaces);
   void ReplaceAll(topology::ClusterData data);  // all three at once
 
@@ -90,6 +97,11 @@ class ClusterState {
   struct PodRecord {
     std::string node;
     std::shared_ptr<const topology::PodHold> hold;  // shared with the published node states
+    uint64_t listed = 0;  // the last relist that named it
+  };
+  struct PendingRecord {
+    topology::PodFacts facts;
+    uint64_t listed = 0;
   };
   struct Assumption {
     PodRecord record;
@@ -103,6 +115,9 @@ class ClusterState {
   std::shared_ptr<const topology::NodeState> RecountLocked(const topology::NodeFacts& facts,
                                                           bool from_scratch) const;
   std::shared_ptr<const topology::NodeState> BuildNodeLocked(const topology::NodeFacts& facts) const;
+  // True (and marks it listed) when a relisted pod is already recorded exactly so: pending with
+  // the same facts, or bound to the same node with the same demand and GPU.
+  bool MarkIfUnchangedLocked(const std::string& uid, const topology::PodFacts& pod);
   void AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std::string>& touched);
   void RemovePodLocked(const std::string& uid, absl::flat_hash_set<std::string>& touched);
   void Uncount(const std::string& uid, const PodRecord& record);
@@ -115,7 +130,7 @@ class ClusterState {
   bool namespaces_required_ = false, namespaces_synced_ = false;
   absl::flat_hash_map<std::string, topology::NodeFacts> nodes_;
   absl::flat_hash_map<std::string, PodRecord> bound_;          // uid -> bound GPU pod
-  absl::flat_hash_map<std::string, topology::PodFacts> pending_;  // uid -> unbound GPU pod
+  absl::flat_hash_map<std::string, PendingRecord> pending_;    // uid -> unbound GPU pod
   absl::flat_hash_map<std::string, Assumption> assumed_;       // uid -> assumed placement
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> uids_by_node_;
   std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ =
@@ -123,6 +138,7 @@ class ClusterState {
   std::shared_ptr<const topology::ClusterSnapshot> snapshot_ =
       std::make_shared<const topology::ClusterSnapshot>();
   bool demand_stale_ = false;
+  uint64_t list_generation_ = 0;  // counts pod relists, for their `listed` marks
   StateCounters counters_;
   std::atomic<std::shared_ptr<const topology::ModelState>> current_;
 };

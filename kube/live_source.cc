@@ -53,13 +53,12 @@ LiveSource::LiveSource(ApiClient& client, ClusterState& state, LiveSourceOptions
       client, "/api/v1/pods",
       ReflectorHandler{
           [this](const std::vector<const common::JsonValue*>& items) {
-            std::vector<topology::PodFacts> pods;
-            pods.reserve(items.size());
-            for (const common::JsonValue* item : items) {
-              absl::StatusOr<topology::PodFacts> p = common::ParsePod(*item);
-              if (p.ok()) pods.push_back(*std::move(p)); else Warn("Pod", p.status());
-            }
-            state_.ReplacePods(std::move(pods));
+            state_.ReplacePods([&](ClusterState::PodSink offer) {
+              for (const common::JsonValue* item : items) {
+                absl::StatusOr<topology::PodFacts> p = common::ParsePod(*item);
+                if (p.ok()) offer(*std::move(p)); else Warn("Pod", p.status());
+              }
+            });
           },
           [this](absl::string_view type, const common::JsonValue& object) {
             if (type == "DELETED") {

@@ -22,6 +22,7 @@ struct GpuDemand {
   int64_t memory_mib = 0;
 
   bool empty() const { return devices.empty() && memory_mib == 0; }
+  bool operator==(const GpuDemand&) const = default;
 };
 
 // Effective pod-level requests for every resource, as the scheduler computes them. For each

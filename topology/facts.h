@@ -19,6 +19,8 @@ struct Taint {
   std::string key;
   std::string value;
   std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute
+
+  bool operator==(const Taint&) const = default;
 };
 
 struct NodeFacts {
@@ -26,6 +28,8 @@ struct NodeFacts {
   Labels labels;
   ResourceList allocatable;
   std::vector<Taint> taints;
+
+  bool operator==(const NodeFacts&) const = default;
 };
 
 struct ContainerFacts {
@@ -34,6 +38,8 @@ struct ContainerFacts {
   ResourceList limits;
   // An init container with restartPolicy: Always (a sidecar) runs beside the main containers.
   bool restartable = false;
+
+  bool operator==(const ContainerFacts&) const = default;
 };
 
 struct PodFacts {
@@ -48,6 +54,7 @@ struct PodFacts {
   std::vector<ContainerFacts> init_containers;
   ResourceList overhead;
 
+  bool operator==(const PodFacts&) const = default;
   std::string Key() const { return namespace_name + "/" + name; }
   // Bound pods in a terminal phase no longer hold devices.
   bool HoldsResources() const {

@@ -99,6 +99,69 @@ TEST_F(ClusterStateTest, RelistHealsAMissedDelete) {
   EXPECT_EQ(state_.counters().resync_corrections, 1u);
 }
 
+TEST_F(ClusterStateTest, AQuietRelistChangesNothing) {
+  state_.ReplaceNamespaces({{"team", {{"tier", "trusted"}}}});
+  state_.ReplaceNodes({MigNode("n1", 2), MigNode("n2", 2)});
+  state_.ReplacePods({MigPod("a", "n1"), MigPod("b", "n2"), MigPod("p", "")});
+  std::shared_ptr<const topology::ModelState> before = state_.Current();
+  ASSERT_NE(before, nullptr);
+  const uint64_t publications = state_.counters().publications;
+
+  // What the watch already delivered, listed again: no new model, no correction.
+  state_.ReplaceNamespaces({{"team", {{"tier", "trusted"}}}});
+  state_.ReplaceNodes({MigNode("n1", 2), MigNode("n2", 2)});
+  state_.ReplacePods({MigPod("a", "n1"), MigPod("b", "n2"), MigPod("p", "")});
+  EXPECT_EQ(state_.Current(), before);
+  EXPECT_EQ(state_.counters().publications, publications);
+  EXPECT_EQ(state_.counters().resync_corrections, 0u);
+  EXPECT_TRUE(state_.PendingPod("p").has_value());
+  EXPECT_TRUE(state_.OccupancyConsistent());
+}
+
+TEST_F(ClusterStateTest, ARelistRebuildsOnlyTheNodesItCorrects) {
+  state_.ReplaceNodes({MigNode("n1", 2), MigNode("n2", 2), MigNode("n3", 2)});
+  state_.ReplacePods({MigPod("a", "n1"), MigPod("b", "n2"), MigPod("c", "n3")});
+  std::shared_ptr<const topology::ModelState> before = state_.Current();
+
+  // Missed while the watch was down: n2 grew a slice, pod d appeared on n1, pod b was deleted,
+  // and pod c now holds two slices instead of one.
+  state_.ReplaceNodes({MigNode("n1", 2), MigNode("n2", 3), MigNode("n3", 2)});
+  state_.ReplacePods({MigPod("a", "n1"), MigPod("d", "n1"), MigPod("c", "n3", "3g.40gb", 2)});
+  std::shared_ptr<const topology::ModelState> after = state_.Current();
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 2);
+  EXPECT_EQ(Used("n2", "nvidia.com/mig-3g.40gb"), 0);
+  EXPECT_EQ(Used("n3", "nvidia.com/mig-3g.40gb"), 2);
+  EXPECT_EQ(after->snapshot->FindNode("n2")->facts.allocatable.at("nvidia.com/mig-3g.40gb"),
+            Quantity::FromUnits(3));
+  EXPECT_EQ(state_.counters().resync_corrections, 4u);  // n2, d, b, c
+  EXPECT_TRUE(state_.OccupancyConsistent());
+
+  // A relist that corrects nothing on a node leaves that node's state shared.
+  state_.ReplacePods({MigPod("a", "n1"), MigPod("d", "n1")});
+  EXPECT_EQ(Used("n3", "nvidia.com/mig-3g.40gb"), 0);
+  EXPECT_EQ(state_.Current()->snapshot->FindNodeShared("n1"), after->snapshot->FindNodeShared("n1"));
+  EXPECT_EQ(state_.Current()->snapshot->FindNodeShared("n2"), after->snapshot->FindNodeShared("n2"));
+  EXPECT_NE(before->snapshot->FindNodeShared("n2"), after->snapshot->FindNodeShared("n2"));
+  EXPECT_EQ(state_.counters().resync_corrections, 5u);
+}
+
+TEST_F(ClusterStateTest, RelistsKeepAnAssumptionUntilTheyShowTheBinding) {
+  state_.ReplaceNodes({MigNode("n1", 2)});
+  state_.ReplacePods({MigPod("p", "")});
+  auto expiry = ClusterState::Clock::now() + std::chrono::seconds(30);
+  ASSERT_TRUE(state_.Assume(MigPod("p", ""), "n1", expiry).ok());
+  // Listed before the Binding landed: still pending, still assumed, counted once.
+  state_.ReplacePods({MigPod("p", "")});
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
+  EXPECT_EQ(state_.assumption_count(), 1u);
+  // Listed bound: the assumption is confirmed, still counted once.
+  state_.ReplacePods({MigPod("p", "n1")});
+  EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
+  EXPECT_EQ(state_.assumption_count(), 0u);
+  EXPECT_EQ(state_.counters().assumptions_confirmed, 1u);
+  EXPECT_TRUE(state_.OccupancyConsistent());
+}
+
 TEST_F(ClusterStateTest, AssumptionCountsUntilConfirmedThenOnce) {
   state_.ReplaceNodes({MigNode("n1", 2)});
   state_.ReplacePods({MigPod("p", "")});
