@@ -161,13 +161,14 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
   }
   if (!gpu || terminal) return;
   if (pod.HoldsResources()) {
-    PodRecord record{pod.node_name, MakeHold(pod, *std::move(demand),
-                                             topology::RecordedGpuIndex(pod), /*assumed=*/false)};
+    PodRecord record{pod.node_name,
+                     MakeHold(pod, *std::move(demand), topology::RecordedGpuIndex(pod), /*assumed=*/false),
+                     list_generation_};
     touched.insert(record.node);
     Count(uid, record);
     bound_.insert_or_assign(uid, std::move(record));
   } else {
-    pending_.insert_or_assign(uid, PendingRecord{std::move(pod)});
+    pending_.insert_or_assign(uid, PendingRecord{std::move(pod), list_generation_});
   }
 }
 
@@ -246,9 +247,7 @@ void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
     std::string uid = PodKey(pod);
     if (MarkIfUnchangedLocked(uid, pod)) return;
     const bool was_bound = bound_.contains(uid);
-    AddPodLocked(std::move(pod), touched);
-    if (auto b = bound_.find(uid); b != bound_.end()) b->second.listed = list_generation_;
-    if (auto p = pending_.find(uid); p != pending_.end()) p->second.listed = list_generation_;
+    AddPodLocked(std::move(pod), touched);  // records it with this list's generation
     if (pods_synced_ && (was_bound || bound_.contains(uid))) ++counters_.resync_corrections;
   });
   // Whatever the list did not name was deleted meanwhile.

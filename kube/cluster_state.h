@@ -97,7 +97,7 @@ class ClusterState {
   struct PodRecord {
     std::string node;
     std::shared_ptr<const topology::PodHold> hold;  // shared with the published node states
-    uint64_t listed = 0;  // the last relist that named it
+    uint64_t listed = 0;  // the list generation when it was last recorded or relisted
   };
   struct PendingRecord {
     topology::PodFacts facts;
