@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -79,6 +80,7 @@ class Reflector {
   std::atomic<uint64_t> applied_list_{0};  // the number of the latest list applied
   ReflectorCounters counters_;
   ApiClient::Stream stream_;
+  std::unique_ptr<char[]> event_buffer_;  // each watch event is parsed in here (see WatchOnce)
   std::mutex sleep_mu_;
   std::condition_variable sleep_cv_;
   std::thread thread_;

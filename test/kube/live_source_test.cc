@@ -1,6 +1,6 @@
-// LiveSource against the kube-apiserver emulation over HTTPS: paginated lists, watch events,
-// missed deletes healed by the periodic relist, 410 then relist, bookmarks, token rotation and
-// API server restarts. Every wait is bounded and polls a condition.
+// LiveSource against the kube-apiserver emulation over HTTPS: paginated lists, watch events
+// (large ones too), missed deletes healed by the periodic relist, 410 then relist, bookmarks,
+// token rotation and API server restarts. Every wait is bounded and polls a condition.
 #include "kube/live_source.h"
 
 #include <fcntl.h>
@@ -180,6 +180,25 @@ TEST_F(LiveSourceTest, WatchEventsChangeOccupancy) {
   EXPECT_TRUE(WaitFor([&] { return Used(state, "n4") == 0; }));
   ASSERT_TRUE(api_->DeleteNode("n4").ok());
   EXPECT_TRUE(WaitFor([&] { return Used(state, "n4") == -1; }));
+  EXPECT_TRUE(state.OccupancyConsistent());
+}
+
+// Watch events are parsed into a reused 64 KiB buffer; a bigger object spills past it.
+TEST_F(LiveSourceTest, WatchEventsLargerThanTheEventBufferAreApplied) {
+  kube::ClusterState& state = *StartReplica().state;
+  ASSERT_TRUE(api_->AddPod(MigPodJson("team", "d", "n3", 2)).ok());
+  ASSERT_TRUE(WaitFor([&] { return Used(state, "n3") == 2; })) << Used(state, "n3");
+
+  const std::string note(200 << 10, 'x');
+  ASSERT_TRUE(api_->MergePatch(Resource::kPods, "team", "d",
+                               absl::StrCat(R"({"metadata":{"annotations":{"note":")", note,
+                                            R"("}},"status":{"phase":"Succeeded"}})"))
+                  .ok());
+  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 0; })) << Used(state, "n3");
+
+  // The events after it still parse in the buffer.
+  ASSERT_TRUE(api_->AddPod(MigPodJson("team", "e", "n3", 1)).ok());
+  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 1; })) << Used(state, "n3");
   EXPECT_TRUE(state.OccupancyConsistent());
 }
 
