@@ -25,9 +25,10 @@
 // What moves RSS (measured 2026-12-01 on a loaded 2-core machine): the requests do not; with no
 // relist in the run (--resync 1h) RSS stays within 0.5% even unpaced (115k requests, 9.5k binds
 // in 60 s). Full relists (--resync) used to step it up (+11 to +17% in four minutes of relists
-// every 5 s): nothing leaked, but glibc's heaps kept the relist's freed space. See
-// ClusterState::ReplacePods, Reflector::ListAll and ConfigureAllocator in cmd/main.cc for what
-// keeps that down; the full run keeps relisting every 30 s and reports what is left.
+// every 5 s): nothing leaked, but glibc's heaps kept the relist's freed space, and with more
+// than one heap live data drifted between them in steps of 0.5 to 0.8 MB. See
+// ClusterState::ReplacePods, Reflector::ListAll and WatchOnce, and ConfigureAllocator in
+// cmd/main.cc for what keeps that down; the full run keeps relisting every 30 s.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
