@@ -2,9 +2,7 @@
 // overlays), the openssl scripts in certs/, the control-plane scheduler config and the
 // Dockerfile. Everything runs offline with the kubectl on PATH (or $KUBECTL): `kubectl
 // kustomize` of Debian's kubectl 1.20 (kustomize v2) and of current ones (v5) must both work.
-#include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -30,11 +28,15 @@
 #include "gtest/gtest.h"
 #include "rapidjson/pointer.h"
 #include "test/support/serve_process.h"
+#include "test/support/shell.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using rapidjson::Value;
+using testing_support::CommandResult;
+using testing_support::RunShell;
+using testing_support::ShellQuote;
 
 constexpr char kNamespace[] = "gpu-tenancy-system";
 constexpr char kService[] = "gpu-tenancy";
@@ -49,38 +51,6 @@ std::string ReadFile(const std::string& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
-}
-
-// One shell word, whatever `s` holds.
-std::string Quote(const std::string& s) {
-  return absl::StrCat("'", absl::StrReplaceAll(s, {{"'", "'\\''"}}), "'");
-}
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-// Runs `command` with bash; stdout and stderr are kept apart.
-CommandResult RunShell(const std::string& command) {
-  char err_template[] = "/tmp/gpu-tenancy-deploy-stderr-XXXXXX";
-  int err_fd = mkstemp(err_template);
-  CommandResult result;
-  if (err_fd < 0) return result;
-  close(err_fd);
-  std::string full = absl::StrCat("bash -c ", Quote(absl::StrCat("set -o pipefail; ", command)),
-                                  " 2>", Quote(err_template));
-  FILE* pipe = popen(full.c_str(), "r");
-  if (!pipe) return result;
-  char buf[8192];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.out.append(buf, n);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.err = ReadFile(err_template);
-  unlink(err_template);
-  return result;
 }
 
 std::string Kubectl() {
@@ -115,7 +85,7 @@ struct Render {
 Render Kustomize(const std::string& dir) {
   Render r;
   r.dir = dir;
-  CommandResult result = RunShell(absl::StrCat(Kubectl(), " kustomize ", Quote(dir)));
+  CommandResult result = RunShell(absl::StrCat(Kubectl(), " kustomize ", ShellQuote(dir)));
   if (result.exit_code != 0) {
     r.error = absl::StrCat("`kubectl kustomize ", dir, "` failed (exit ", result.exit_code,
                            "): ", result.err,
@@ -172,12 +142,12 @@ class DeployTest : public ::testing::Test {
     ASSERT_FALSE(ec) << ec.message();
     fs::remove_all(Manifests() + "/overlays/static-certs/generated", ec);
     CommandResult make =
-        RunShell(absl::StrCat("bash ", Quote(Source("certs/make-certs.sh")), " ", Quote(Certs())));
+        RunShell(absl::StrCat("bash ", ShellQuote(Source("certs/make-certs.sh")), " ", ShellQuote(Certs())));
     ASSERT_EQ(make.exit_code, 0) << make.out << make.err;
     CommandResult render =
         RunShell(absl::StrCat("EXTENDER_URL=https://10.96.0.42:8443/extender bash ",
-                              Quote(Source("certs/render-ca-bundle.sh")), " ", Quote(Certs()), " ",
-                              Quote(Manifests() + "/overlays/static-certs")));
+                              ShellQuote(Source("certs/render-ca-bundle.sh")), " ", ShellQuote(Certs()), " ",
+                              ShellQuote(Manifests() + "/overlays/static-certs")));
     ASSERT_EQ(render.exit_code, 0) << render.out << render.err;
     (*renders_)["static-certs"] = Kustomize(Manifests() + "/overlays/static-certs");
   }
@@ -543,12 +513,12 @@ TEST_F(DeployTest, CertManagerOverlayIssuesAndInjects) {
 
 TEST_F(DeployTest, CertScriptMakesAVerifiableServingCertificate) {
   CommandResult verify =
-      RunShell(absl::StrCat("openssl verify -CAfile ", Quote(Certs() + "/ca.crt"), " ",
-                            Quote(Certs() + "/tls.crt"), " ", Quote(Certs() + "/client.crt")));
+      RunShell(absl::StrCat("openssl verify -CAfile ", ShellQuote(Certs() + "/ca.crt"), " ",
+                            ShellQuote(Certs() + "/tls.crt"), " ", ShellQuote(Certs() + "/client.crt")));
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
 
   CommandResult sans = RunShell(
-      absl::StrCat("openssl x509 -noout -ext subjectAltName -in ", Quote(Certs() + "/tls.crt")));
+      absl::StrCat("openssl x509 -noout -ext subjectAltName -in ", ShellQuote(Certs() + "/tls.crt")));
   ASSERT_EQ(sans.exit_code, 0) << sans.err;
   std::set<std::string> got;
   for (absl::string_view line : absl::StrSplit(sans.out, '\n')) {
@@ -573,16 +543,16 @@ TEST_F(DeployTest, CertScriptMakesAVerifiableServingCertificate) {
   // ECDSA P-256 for the CA and the serving key; the CA really is a CA.
   for (const char* cert : {"ca.crt", "tls.crt"}) {
     CommandResult text =
-        RunShell(absl::StrCat("openssl x509 -noout -text -in ", Quote(Certs() + "/" + cert)));
+        RunShell(absl::StrCat("openssl x509 -noout -text -in ", ShellQuote(Certs() + "/" + cert)));
     EXPECT_TRUE(absl::StrContains(text.out, "NIST CURVE: P-256") ||
                 absl::StrContains(text.out, "prime256v1"))
         << cert;
   }
   CommandResult ca = RunShell(absl::StrCat(
-      "openssl x509 -noout -ext basicConstraints,keyUsage -in ", Quote(Certs() + "/ca.crt")));
+      "openssl x509 -noout -ext basicConstraints,keyUsage -in ", ShellQuote(Certs() + "/ca.crt")));
   EXPECT_TRUE(absl::StrContains(ca.out, "CA:TRUE")) << ca.out;
   CommandResult leaf = RunShell(
-      absl::StrCat("openssl x509 -noout -ext extendedKeyUsage -in ", Quote(Certs() + "/tls.crt")));
+      absl::StrCat("openssl x509 -noout -ext extendedKeyUsage -in ", ShellQuote(Certs() + "/tls.crt")));
   EXPECT_TRUE(absl::StrContains(leaf.out, "TLS Web Server Authentication")) << leaf.out;
 
   // Keys are private to their owner.
@@ -596,7 +566,7 @@ TEST_F(DeployTest, RerunningTheCertScriptRotatesUnderTheSameCa) {
   char templ[] = "/tmp/gpu-tenancy-rotate-XXXXXX";
   ASSERT_NE(mkdtemp(templ), nullptr);
   std::string dir = templ;
-  std::string script = absl::StrCat("bash ", Quote(Source("certs/make-certs.sh")), " ", Quote(dir));
+  std::string script = absl::StrCat("bash ", ShellQuote(Source("certs/make-certs.sh")), " ", ShellQuote(dir));
   ASSERT_EQ(RunShell(script).exit_code, 0);
   std::string ca = ReadFile(dir + "/ca.crt");
   std::string serving = ReadFile(dir + "/tls.crt");
@@ -604,8 +574,8 @@ TEST_F(DeployTest, RerunningTheCertScriptRotatesUnderTheSameCa) {
   EXPECT_EQ(ReadFile(dir + "/ca.crt"), ca)
       << "the CA must survive a rotation (caBundle stays valid)";
   EXPECT_NE(ReadFile(dir + "/tls.crt"), serving);
-  EXPECT_EQ(RunShell(absl::StrCat("openssl verify -CAfile ", Quote(dir + "/ca.crt"), " ",
-                                  Quote(dir + "/tls.crt")))
+  EXPECT_EQ(RunShell(absl::StrCat("openssl verify -CAfile ", ShellQuote(dir + "/ca.crt"), " ",
+                                  ShellQuote(dir + "/tls.crt")))
                 .exit_code,
             0);
   std::error_code ec;
@@ -649,12 +619,12 @@ TEST_F(DeployTest, StaticCertsOverlayCarriesTheCaBundleAfterRendering) {
   EXPECT_EQ(At(&*config, "/extenders/0/tlsConfig/caFile"), nullptr);
 
   // Private keys never reach git: the generated overlay and certs/out are ignored.
-  if (RunShell(absl::StrCat("git -C ", Quote(GT_SOURCE_DIR), " rev-parse")).exit_code == 0) {
+  if (RunShell(absl::StrCat("git -C ", ShellQuote(GT_SOURCE_DIR), " rev-parse")).exit_code == 0) {
     for (const char* path : {"manifests/overlays/static-certs/generated/tls.key",
                              "manifests/overlays/static-certs/generated/ca-bundle.yaml",
                              "certs/out/ca.key", "certs/out/tls.crt", "anywhere/else.key"}) {
       EXPECT_EQ(
-          RunShell(absl::StrCat("git -C ", Quote(GT_SOURCE_DIR), " check-ignore -q ", Quote(path)))
+          RunShell(absl::StrCat("git -C ", ShellQuote(GT_SOURCE_DIR), " check-ignore -q ", ShellQuote(path)))
               .exit_code,
           0)
           << path << " is not ignored by git";
@@ -813,7 +783,7 @@ TEST_F(DeployTest, DockerfileRunsTheBinaryAsNonRootWithItsLibraries) {
   // installs (or that bookworm-slim already has), so the image starts.
   // One dpkg query for all of them (each query reads the whole package database).
   CommandResult packages = RunShell(absl::StrCat(
-      "bin=", Quote(GT_BINARY), "; libs=$(ldd \"$bin\"); paths=(); ",
+      "bin=", ShellQuote(GT_BINARY), "; libs=$(ldd \"$bin\"); paths=(); ",
       "for so in $(readelf -d \"$bin\" | sed -n 's/.*Shared library: \\[\\(.*\\)\\]/\\1/p'); do ",
       "  real=$(readlink -f \"$(awk -v s=\"$so\" '$1==s {print $3}' <<<\"$libs\")\"); ",
       "  paths+=(\"$real\" \"${real#/usr}\"); ", "done; ",
