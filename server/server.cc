@@ -10,12 +10,14 @@
 #include "common/extender_codec.h"
 #include "common/log.h"
 #include "server/file_watch.h"
+#include "server/operator_listener.h"
 #include "server/request_deadline.h"
 
 namespace server {
 namespace {
 
 constexpr char kJson[] = "application/json";
+constexpr char kText[] = "text/plain";
 
 void SendError(httplib::Response& res, int status, absl::string_view message) {
   res.status = status;
@@ -136,58 +138,62 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   s->tls_ = std::move(tls);
 
   if (o.metrics_port >= 0) {
-    auto plain = std::make_unique<httplib::Server>();
-    ApplyCommonSettings(*plain, o);
-    plain->new_task_queue = [] { return new httplib::ThreadPool(4); };
     Server* self = s.get();
-    plain->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content("ok\n", "text/plain");
-    });
+    std::vector<OperatorRoute> plain_routes;
+    // Probes are answered on the listener's loop (they read atomics only); the rest queue for
+    // its handler thread.
+    plain_routes.push_back(
+        {"/healthz", [] { return OperatorReply{200, kText, "ok\n"}; }, /*quick=*/true});
     for (ReadyCheck& check : readiness) {
-      plain->Get(check.path, [self, ready = std::move(check.ready)](const httplib::Request&,
-                                                                     httplib::Response& res) {
-        bool ok = !self->stopping_.load() && (!ready || ready());
-        res.status = ok ? 200 : 503;
-        res.set_content(ok ? "ok\n" : "not ready\n", "text/plain");
-      });
+      plain_routes.push_back(
+          {check.path,
+           [self, ready = std::move(check.ready)] {
+             bool ok = !self->stopping_.load() && (!ready || ready());
+             return OperatorReply{ok ? 200 : 503, kText, ok ? "ok\n" : "not ready\n"};
+           },
+           /*quick=*/true});
     }
     for (GetRoute& route : operator_routes) {
-      plain->Get(route.path, [handler = std::move(route.handler)](const httplib::Request&,
-                                                                   httplib::Response& res) {
-        Reply reply = handler();
-        res.status = reply.status;
-        res.set_content(std::move(reply.body), kJson);
-      });
+      plain_routes.push_back({route.path, [handler = std::move(route.handler)] {
+                                Reply reply = handler();
+                                return OperatorReply{reply.status, kJson, std::move(reply.body)};
+                              }});
     }
-    plain->Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
-      std::string out;
-      self->metrics_.AppendPrometheus(out);
-      std::shared_ptr<const CertPair> cert = self->certs_->Current();
-      absl::StrAppend(&out,
-                      "# HELP gpu_tenancy_tls_certificate_expiry_seconds Unix time at which the "
-                      "serving certificate expires.\n"
-                      "# TYPE gpu_tenancy_tls_certificate_expiry_seconds gauge\n"
-                      "gpu_tenancy_tls_certificate_expiry_seconds ",
-                      cert ? cert->not_after_unix() : 0, "\n",
-                      "# HELP gpu_tenancy_request_deadline_expired_total TLS connections shut "
-                      "down for not delivering a request within --request-deadline.\n"
-                      "# TYPE gpu_tenancy_request_deadline_expired_total counter\n"
-                      "gpu_tenancy_request_deadline_expired_total ",
-                      self->deadlines_->expired(), "\n");
-      if (self->extra_metrics_) self->extra_metrics_(out);
-      res.set_content(out, "text/plain; version=0.0.4; charset=utf-8");
-    });
-    absl::StatusOr<int> port = Bind(*plain, o.metrics_host, o.metrics_port);
-    if (!port.ok()) return port.status();
-    s->metrics_port_ = *port;
-    s->plain_ = std::move(plain);
+    plain_routes.push_back(
+        {"/metrics", [self] {
+           std::string out;
+           self->metrics_.AppendPrometheus(out);
+           std::shared_ptr<const CertPair> cert = self->certs_->Current();
+           absl::StrAppend(
+               &out,
+               "# HELP gpu_tenancy_tls_certificate_expiry_seconds Unix time at which the "
+               "serving certificate expires.\n"
+               "# TYPE gpu_tenancy_tls_certificate_expiry_seconds gauge\n"
+               "gpu_tenancy_tls_certificate_expiry_seconds ",
+               cert ? cert->not_after_unix() : 0, "\n",
+               "# HELP gpu_tenancy_request_deadline_expired_total Connections closed for "
+               "not delivering a request within their deadline (listener: tls is "
+               "--request-deadline, operator is this plain listener's).\n"
+               "# TYPE gpu_tenancy_request_deadline_expired_total counter\n"
+               "gpu_tenancy_request_deadline_expired_total{listener=\"tls\"} ",
+               self->deadlines_->expired(), "\n",
+               "gpu_tenancy_request_deadline_expired_total{listener=\"operator\"} ",
+               self->operator_listener_->expired(), "\n");
+           if (self->extra_metrics_) self->extra_metrics_(out);
+           return OperatorReply{200, "text/plain; version=0.0.4; charset=utf-8", std::move(out)};
+         }});
+    absl::StatusOr<std::unique_ptr<OperatorListener>> plain = OperatorListener::Bind(
+        o.metrics_host, o.metrics_port, std::move(plain_routes), OperatorListener::Options{});
+    if (!plain.ok()) return plain.status();
+    s->metrics_port_ = (*plain)->port();
+    s->operator_listener_ = *std::move(plain);
   }
   return s;
 }
 
 void Server::Start() {
   tls_thread_ = std::thread([this] { tls_->listen_after_bind(); });
-  if (plain_) plain_thread_ = std::thread([this] { plain_->listen_after_bind(); });
+  if (operator_listener_) operator_listener_->Start();
   cert_watch_ = std::make_unique<FileWatcher>(
       std::vector<std::string>{options_.tls_cert_file, options_.tls_key_file},
       std::chrono::milliseconds(options_.cert_poll_millis), [this] { ReloadCertificates(); });
@@ -203,8 +209,7 @@ void Server::Stop() {
   // flight before listen_after_bind() returns.
   if (tls_) tls_->stop();
   if (tls_thread_.joinable()) tls_thread_.join();
-  if (plain_) plain_->stop();
-  if (plain_thread_.joinable()) plain_thread_.join();
+  if (operator_listener_) operator_listener_->Stop();
 }
 
 void Server::ReloadCertificates() {

@@ -3,8 +3,9 @@
 //     client-certificate auth, TCP_NODELAY, long keep-alive, a worker pool sized for concurrent
 //     connections, a body cap (413), read/write timeouts below the callers' 5 s, JSON-only
 //     POSTs (415 otherwise), and a last-resort handler turning a stray exception into a 500;
-//   - plain HTTP for operators: /healthz, readiness checks (/readyz...), /metrics, and read-only
-//     JSON routes such as /debug/allocations.
+//   - plain HTTP for operators and the kubelet (server/operator_listener.h, one poll loop that
+//     slow or idle clients cannot starve): /healthz, readiness checks (/readyz...), /metrics,
+//     and read-only JSON routes such as /debug/allocations.
 // Handlers are injected as pure functions of the body, so no business logic lives here.
 #ifndef GPU_TENANCY_SERVER_SERVER_H_
 #define GPU_TENANCY_SERVER_SERVER_H_
@@ -68,7 +69,8 @@ struct GetRoute {
 };
 
 // A readiness endpoint on the plain listener (e.g. /readyz, /readyz/extender): 200 while
-// `ready` holds and the server is not stopping, else 503.
+// `ready` holds and the server is not stopping, else 503. `ready` runs on the listener's poll
+// loop, so it must only read atomics: never block or take a lock.
 struct ReadyCheck {
   std::string path;
   std::function<bool()> ready;
@@ -104,14 +106,13 @@ class Server {
   // whose free callback reaches the watchdog, until tls_ is gone.
   std::unique_ptr<class RequestDeadlines> deadlines_;
   std::unique_ptr<httplib::Server> tls_;
-  std::unique_ptr<httplib::Server> plain_;
+  std::unique_ptr<class OperatorListener> operator_listener_;
   RequestMetrics metrics_;
   std::function<void(std::string&)> extra_metrics_;
   std::atomic<bool> stopping_{false};
   int tls_port_ = 0;
   int metrics_port_ = 0;
   std::thread tls_thread_;
-  std::thread plain_thread_;
   std::unique_ptr<class FileWatcher> cert_watch_;
 };
 

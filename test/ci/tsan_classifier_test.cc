@@ -43,13 +43,13 @@ Sorted Classify(const std::vector<std::string>& log_paths) {
   TempDir out;
   std::vector<std::string> words;
   for (const std::string& path : log_paths) words.push_back(ShellQuote(path));
-  CommandResult run = RunShell(absl::StrCat(
-      "awk -v ROOT=/src/gpu-tenancy -v OURS=", ShellQuote(out.File("ours.txt")),
-      " -v LIB=", ShellQuote(out.File("libraries.txt")), " -f ",
-      ShellQuote(absl::StrCat(GT_SOURCE_DIR, "/.ci/classify-tsan.awk")), " ",
-      absl::StrJoin(words, " ")));
-  return {run.exit_code, run.out, ReadAll(out.File("ours.txt")),
-          ReadAll(out.File("libraries.txt")), run.err};
+  CommandResult run = RunShell(
+      absl::StrCat("awk -v ROOT=/src/gpu-tenancy -v OURS=", ShellQuote(out.File("ours.txt")),
+                   " -v LIB=", ShellQuote(out.File("libraries.txt")), " -f ",
+                   ShellQuote(absl::StrCat(GT_SOURCE_DIR, "/.ci/classify-tsan.awk")), " ",
+                   absl::StrJoin(words, " ")));
+  return {run.exit_code, run.out, ReadAll(out.File("ours.txt")), ReadAll(out.File("libraries.txt")),
+          run.err};
 }
 
 TEST(TsanClassifierTest, SortsEachReport) {
@@ -86,9 +86,9 @@ TEST(TsanClassifierTest, SortsEachReport) {
 // lost stacks must not carry over into the next.
 TEST(TsanClassifierTest, ReportsInOneLogAreJudgedApart) {
   std::string combined;
-  for (const char* log : {"unrestored_our_allocation.log", "library_static_unrestored.log",
-                          "race_in_our_code.log", "library_static.log",
-                          "unrestored_other_thread.log"}) {
+  for (const char* log :
+       {"unrestored_our_allocation.log", "library_static_unrestored.log", "race_in_our_code.log",
+        "library_static.log", "unrestored_other_thread.log"}) {
     combined += ReadAll(Capture(log));
   }
   // Each capture is framed by separator lines; TSan writes one separator between reports.

@@ -750,8 +750,8 @@ TEST(RequestDeadlineTest, DrippedRequestsAreCutOffAndOthersStayServed) {
   EXPECT_EQ(good.failed(), 0);
   EXPECT_GT(good.ok(), 5);
   ServeProcess::Response metrics = server.Get("/metrics");
-  std::optional<double> expired =
-      testing_support::SampleValue(metrics.body, "gpu_tenancy_request_deadline_expired_total");
+  std::optional<double> expired = testing_support::SampleValue(
+      metrics.body, "gpu_tenancy_request_deadline_expired_total{listener=\"tls\"}");
   ASSERT_TRUE(expired.has_value());
   EXPECT_GE(*expired, 12);
 }
@@ -774,7 +774,7 @@ TEST(RequestDeadlineTest, KeepAliveCallersAreNotCutOffBetweenRequests) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   }
   std::optional<double> expired = testing_support::SampleValue(
-      server.Get("/metrics").body, "gpu_tenancy_request_deadline_expired_total");
+      server.Get("/metrics").body, "gpu_tenancy_request_deadline_expired_total{listener=\"tls\"}");
   EXPECT_EQ(expired, 0);
 }
 

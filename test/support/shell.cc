@@ -23,8 +23,9 @@ CommandResult RunShell(const std::string& command) {
   CommandResult result;
   if (err_fd < 0) return result;
   close(err_fd);
-  std::string full = absl::StrCat("bash -c ", ShellQuote(absl::StrCat("set -o pipefail; ", command)),
-                                  " 2>", ShellQuote(err_template));
+  std::string full =
+      absl::StrCat("bash -c ", ShellQuote(absl::StrCat("set -o pipefail; ", command)), " 2>",
+                   ShellQuote(err_template));
   FILE* pipe = popen(full.c_str(), "r");
   if (pipe) {
     char buf[8192];

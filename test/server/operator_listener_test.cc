@@ -1,0 +1,320 @@
+// The plain operator listener (/healthz, /readyz, /metrics, /debug/...) of the real binary:
+// clients that connect and send nothing, or drip their request a byte at a time, must never
+// keep the kubelet's probe from an answer; requests the listener cannot serve get a status and
+// a JSON reason.
+#include "server/operator_listener.h"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "test/support/serve_process.h"
+
+namespace {
+
+using testing_support::ServeProcess;
+using Clock = std::chrono::steady_clock;
+
+int ConnectTo(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Reads until the peer closes or `timeout` passes; `closed` says which.
+std::string ReadUntilClosed(int fd, std::chrono::milliseconds timeout, bool* closed = nullptr) {
+  std::string in;
+  const Clock::time_point until = Clock::now() + timeout;
+  if (closed) *closed = false;
+  while (Clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    int left = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count());
+    if (poll(&p, 1, std::max(left, 1)) <= 0) continue;
+    char buffer[4096];
+    ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) {
+      if (closed) *closed = true;
+      break;
+    }
+    in.append(buffer, static_cast<size_t>(n));
+  }
+  return in;
+}
+
+// Sends `pieces` (with `gap` between them) on a fresh connection and returns all it gets back
+// before the server closes, or "" if it did not answer within `timeout`.
+std::string Exchange(int port, const std::vector<std::string>& pieces,
+                     std::chrono::milliseconds gap = std::chrono::milliseconds(0),
+                     std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) {
+  int fd = ConnectTo(port);
+  if (fd < 0) return "";
+  for (const std::string& piece : pieces) {
+    if (send(fd, piece.data(), piece.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(piece.size())) {
+      break;
+    }
+    if (gap.count() > 0) std::this_thread::sleep_for(gap);
+  }
+  bool closed = false;
+  std::string reply = ReadUntilClosed(fd, timeout, &closed);
+  close(fd);
+  return closed ? reply : "";
+}
+
+std::string StatusLine(const std::string& reply) { return reply.substr(0, reply.find("\r\n")); }
+
+std::string Body(const std::string& reply) {
+  size_t at = reply.find("\r\n\r\n");
+  return at == std::string::npos ? "" : reply.substr(at + 4);
+}
+
+class OperatorListenerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start({"--demo"});
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = *std::move(s);
+  }
+  std::unique_ptr<ServeProcess> server_;
+};
+
+TEST_F(OperatorListenerTest, AnswersWhatItServesAndRefusesTheRest) {
+  const int port = server_->metrics_port();
+  struct Case {
+    std::string name;
+    std::vector<std::string> pieces;
+    std::string status_line;
+    std::string body;  // exact, or empty to skip
+  };
+  const std::vector<Case> cases = {
+      {"probe",
+       {"GET /healthz HTTP/1.1\r\nHost: pod\r\nUser-Agent: kube-probe/1.30\r\n\r\n"},
+       "HTTP/1.1 200 OK",
+       "ok\n"},
+      {"http 1.0", {"GET /readyz HTTP/1.0\r\n\r\n"}, "HTTP/1.1 200 OK", "ok\n"},
+      {"query string ignored",
+       {"GET /healthz?verbose=1 HTTP/1.1\r\n\r\n"},
+       "HTTP/1.1 200 OK",
+       "ok\n"},
+      {"head has no body", {"HEAD /healthz HTTP/1.1\r\n\r\n"}, "HTTP/1.1 200 OK", ""},
+      {"split across packets",
+       {"GE", "T /hea", "lthz HTTP/1.1\r", "\n\r\n"},
+       "HTTP/1.1 200 OK",
+       "ok\n"},
+      {"unknown route",
+       {"GET /debug/pprof HTTP/1.1\r\n\r\n"},
+       "HTTP/1.1 404 Not Found",
+       "{\"error\":\"no such route\"}"},
+      {"post",
+       {"POST /healthz HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"},
+       "HTTP/1.1 405 Method Not Allowed",
+       "{\"error\":\"method not allowed\"}"},
+      {"no version",
+       {"GET /healthz\r\n\r\n"},
+       "HTTP/1.1 400 Bad Request",
+       "{\"error\":\"malformed request line\"}"},
+      {"http 2 preface",
+       {"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"},
+       "HTTP/1.1 400 Bad Request",
+       "{\"error\":\"malformed request line\"}"},
+      {"garbage",
+       {"\x16\x03\x01\x02\xfc\x03\x03 \xff\xfe\r\n\r\n"},
+       "HTTP/1.1 400 Bad Request",
+       ""},
+      {"huge head",
+       {absl::StrCat("GET /healthz HTTP/1.1\r\nX-Pad: ", std::string(20000, 'a'), "\r\n\r\n")},
+       "HTTP/1.1 431 Request Header Fields Too Large",
+       "{\"error\":\"request head too large\"}"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string reply =
+        Exchange(port, c.pieces, std::chrono::milliseconds(c.pieces.size() > 1 ? 50 : 0));
+    EXPECT_EQ(StatusLine(reply), c.status_line) << reply;
+    EXPECT_NE(reply.find("\r\nConnection: close\r\n"), std::string::npos) << reply;
+    if (!c.body.empty() || c.name == "head has no body") {
+      EXPECT_EQ(Body(reply), c.body);
+    }
+  }
+  // /metrics still parses after all that, and says nothing expired.
+  ServeProcess::Response metrics = server_->Get("/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_EQ(testing_support::SampleValue(
+                metrics.body, "gpu_tenancy_request_deadline_expired_total{listener=\"operator\"}"),
+            0.0);
+  EXPECT_EQ(testing_support::PromtoolProblems(metrics.body), "");
+}
+
+// The attack that matters: kubelet restarts the pod when /healthz times out (1 s by default)
+// three times in a row. Hundreds of silent connections and dozens of dripping ones, kept up for
+// longer than the request deadline, must not delay a probe.
+TEST_F(OperatorListenerTest, SilentAndDrippingClientsNeverDelayAProbe) {
+  const int port = server_->metrics_port();
+  std::vector<int> silent, dripping;
+  for (int i = 0; i < 700; ++i) {  // more than the 512 connections the listener keeps
+    int fd = ConnectTo(port);
+    ASSERT_GE(fd, 0) << i;
+    silent.push_back(fd);
+  }
+  for (int i = 0; i < 40; ++i) {
+    int fd = ConnectTo(port);
+    ASSERT_GE(fd, 0) << i;
+    dripping.push_back(fd);
+  }
+  std::atomic<bool> stop{false};
+  std::thread dripper([&] {
+    while (!stop.load()) {
+      for (int fd : dripping) send(fd, "G", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+
+  // Probes for 5 s, past the 3 s request deadline, at the kubelet's pace and faster.
+  int probes = 0;
+  std::chrono::milliseconds slowest(0);
+  for (Clock::time_point until = Clock::now() + std::chrono::seconds(5); Clock::now() < until;) {
+    Clock::time_point start = Clock::now();
+    std::string reply =
+        Exchange(port, {"GET /healthz HTTP/1.1\r\n\r\n"}, {}, std::chrono::milliseconds(1000));
+    ASSERT_EQ(StatusLine(reply), "HTTP/1.1 200 OK") << "probe " << probes << ": " << reply;
+    slowest = std::max(slowest,
+                       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start));
+    ++probes;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
+  dripper.join();
+  EXPECT_GE(probes, 20);
+  EXPECT_LT(slowest.count(), 1000);
+
+  // Past their deadline, the dripping connections were closed by the server.
+  int closed = 0;
+  for (int fd : dripping) {
+    bool was_closed = false;
+    ReadUntilClosed(fd, std::chrono::milliseconds(100), &was_closed);
+    closed += was_closed ? 1 : 0;
+    close(fd);
+  }
+  EXPECT_EQ(closed, static_cast<int>(dripping.size()));
+  for (int fd : silent) close(fd);
+  ServeProcess::Response metrics = server_->Get("/metrics");
+  std::optional<double> expired = testing_support::SampleValue(
+      metrics.body, "gpu_tenancy_request_deadline_expired_total{listener=\"operator\"}");
+  ASSERT_TRUE(expired.has_value()) << metrics.body;
+  EXPECT_GE(*expired, static_cast<double>(dripping.size()));
+}
+
+// In process, with handlers the test controls: a slow scrape (a /metrics waiting on the
+// cluster-state lock during a relist) must not hold up a probe, and scrapes piling up behind it
+// get a 503 instead of queueing without bound.
+TEST(OperatorListenerHandlersTest, ASlowHandlerDoesNotHoldUpProbes) {
+  std::atomic<bool> release{false};
+  std::atomic<int> slow_calls{0};
+  std::vector<server::OperatorRoute> routes = {
+      {"/healthz",
+       [] {
+         return server::OperatorReply{200, "text/plain", "ok\n"};
+       },
+       true},
+      {"/metrics",
+       [&] {
+         ++slow_calls;
+         while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+         return server::OperatorReply{200, "text/plain", "scraped\n"};
+       }},
+  };
+  server::OperatorListener::Options options;
+  options.max_queued = 2;
+  absl::StatusOr<std::unique_ptr<server::OperatorListener>> listener =
+      server::OperatorListener::Bind("127.0.0.1", 0, routes, options);
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  (*listener)->Start();
+  const int port = (*listener)->port();
+
+  // Two scrapes take the handler thread and its queue; both wait for `release`.
+  std::string first, second;
+  std::thread scrape1([&] {
+    first = Exchange(port, {"GET /metrics HTTP/1.1\r\n\r\n"}, {}, std::chrono::milliseconds(5000));
+  });
+  while (slow_calls.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread scrape2([&] {
+    second = Exchange(port, {"GET /metrics HTTP/1.1\r\n\r\n"}, {}, std::chrono::milliseconds(5000));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+  // A third finds the queue full.
+  std::string refused = Exchange(port, {"GET /metrics HTTP/1.1\r\n\r\n"});
+  EXPECT_EQ(StatusLine(refused), "HTTP/1.1 503 Service Unavailable") << refused;
+  EXPECT_EQ(Body(refused), "{\"error\":\"too many requests waiting; retry later\"}");
+
+  // Probes are answered at once while the scrapes wait.
+  for (int i = 0; i < 10; ++i) {
+    Clock::time_point start = Clock::now();
+    std::string probe =
+        Exchange(port, {"GET /healthz HTTP/1.1\r\n\r\n"}, {}, std::chrono::milliseconds(1000));
+    EXPECT_EQ(StatusLine(probe), "HTTP/1.1 200 OK") << probe;
+    EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(500));
+  }
+  EXPECT_EQ(slow_calls.load(), 1);
+
+  release = true;
+  scrape1.join();
+  scrape2.join();
+  EXPECT_EQ(Body(first), "scraped\n") << first;
+  EXPECT_EQ(Body(second), "scraped\n") << second;
+  EXPECT_EQ(slow_calls.load(), 2);
+  EXPECT_EQ((*listener)->expired(), 0u);
+  (*listener)->Stop();
+}
+
+// Stop() with a handler still running returns once that handler does, and its caller's
+// connection is closed rather than left open.
+TEST(OperatorListenerHandlersTest, StopDropsRequestsWaitingForAHandler) {
+  std::atomic<bool> release{false};
+  std::atomic<bool> called{false};
+  std::vector<server::OperatorRoute> routes = {
+      {"/debug/slow", [&] {
+         called = true;
+         while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+         return server::OperatorReply{200, "application/json", "{}"};
+       }}};
+  absl::StatusOr<std::unique_ptr<server::OperatorListener>> listener =
+      server::OperatorListener::Bind("127.0.0.1", 0, routes, {});
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  (*listener)->Start();
+  int fd = ConnectTo((*listener)->port());
+  ASSERT_GE(fd, 0);
+  const std::string request = "GET /debug/slow HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  while (!called.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread stopper([&] { (*listener)->Stop(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  release = true;
+  stopper.join();
+  bool closed = false;
+  EXPECT_EQ(ReadUntilClosed(fd, std::chrono::milliseconds(1000), &closed), "");
+  EXPECT_TRUE(closed);
+  close(fd);
+}
+
+}  // namespace
