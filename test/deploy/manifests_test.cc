@@ -135,19 +135,20 @@ class DeployTest : public ::testing::Test {
     (*renders_)["scheduler"] = Kustomize(Source("manifests/scheduler"));
     (*renders_)["cert-manager"] = Kustomize(Source("manifests/overlays/cert-manager"));
     (*renders_)["monitoring"] = Kustomize(Source("manifests/monitoring"));
+    (*renders_)["network-policy"] = Kustomize(Source("manifests/network-policy"));
 
     // The static-certs overlay is rendered from a copy, so the source tree gets no keys.
     std::error_code ec;
     fs::copy(Source("manifests"), Manifests(), fs::copy_options::recursive, ec);
     ASSERT_FALSE(ec) << ec.message();
     fs::remove_all(Manifests() + "/overlays/static-certs/generated", ec);
-    CommandResult make =
-        RunShell(absl::StrCat("bash ", ShellQuote(Source("certs/make-certs.sh")), " ", ShellQuote(Certs())));
+    CommandResult make = RunShell(
+        absl::StrCat("bash ", ShellQuote(Source("certs/make-certs.sh")), " ", ShellQuote(Certs())));
     ASSERT_EQ(make.exit_code, 0) << make.out << make.err;
-    CommandResult render =
-        RunShell(absl::StrCat("EXTENDER_URL=https://10.96.0.42:8443/extender bash ",
-                              ShellQuote(Source("certs/render-ca-bundle.sh")), " ", ShellQuote(Certs()), " ",
-                              ShellQuote(Manifests() + "/overlays/static-certs")));
+    CommandResult render = RunShell(
+        absl::StrCat("EXTENDER_URL=https://10.96.0.42:8443/extender bash ",
+                     ShellQuote(Source("certs/render-ca-bundle.sh")), " ", ShellQuote(Certs()), " ",
+                     ShellQuote(Manifests() + "/overlays/static-certs")));
     ASSERT_EQ(render.exit_code, 0) << render.out << render.err;
     (*renders_)["static-certs"] = Kustomize(Manifests() + "/overlays/static-certs");
   }
@@ -361,6 +362,58 @@ TEST_F(DeployTest, DeploymentIsHardened) {
                                                        {"metrics", "8080->\"metrics\""}}));
 }
 
+// The optional NetworkPolicy: the service's pods, ingress only; https open to every source (the
+// control plane may sit outside the pod network), the plain metrics port (which names tenants'
+// pods) only to labelled namespaces; both by the Deployment's own port names.
+TEST_F(DeployTest, NetworkPolicyKeepsTheMetricsPortFromTenants) {
+  const Value* policy = Get("network-policy").Find("NetworkPolicy", "gpu-tenancy");
+  ASSERT_NE(policy, nullptr);
+  EXPECT_EQ(Str(policy, "/metadata/namespace"), kNamespace);
+  const Value* deployment = Get("base").Find("Deployment", "gpu-tenancy");
+  ASSERT_NE(deployment, nullptr);
+
+  const Value* selector = At(policy, "/spec/podSelector/matchLabels");
+  ASSERT_NE(selector, nullptr);
+  ASSERT_TRUE(selector->IsObject());
+  EXPECT_FALSE(selector->ObjectEmpty());
+  for (auto it = selector->MemberBegin(); it != selector->MemberEnd(); ++it) {
+    std::string pointer =
+        absl::StrCat("/spec/template/metadata/labels/",
+                     absl::StrReplaceAll(it->name.GetString(), {{"~", "~0"}, {"/", "~1"}}));
+    EXPECT_EQ(Str(deployment, pointer.c_str()), it->value.GetString()) << it->name.GetString();
+  }
+  EXPECT_EQ(Json(At(policy, "/spec/policyTypes")), "[\"Ingress\"]");
+
+  std::set<std::string> container_ports;
+  if (const Value* ports = At(deployment, "/spec/template/spec/containers/0/ports")) {
+    for (const Value& p : ports->GetArray()) container_ports.insert(Str(&p, "/name"));
+  }
+  // port name -> the sources allowed ("*" for every source)
+  std::map<std::string, std::set<std::string>> allowed;
+  const Value* rules = At(policy, "/spec/ingress");
+  ASSERT_NE(rules, nullptr);
+  for (const Value& rule : rules->GetArray()) {
+    std::set<std::string> from;
+    if (const Value* peers = At(&rule, "/from")) {
+      for (const Value& peer : peers->GetArray()) from.insert(Json(&peer));
+    } else {
+      from.insert("*");
+    }
+    const Value* ports = At(&rule, "/ports");
+    ASSERT_NE(ports, nullptr) << "a rule without ports opens every port: " << Json(&rule);
+    for (const Value& p : ports->GetArray()) {
+      std::string name = Str(&p, "/port");
+      EXPECT_TRUE(container_ports.count(name)) << name << " is not a container port name";
+      allowed[name].insert(from.begin(), from.end());
+    }
+  }
+  EXPECT_EQ(allowed["https"], std::set<std::string>{"*"});
+  EXPECT_EQ(allowed["metrics"],
+            std::set<std::string>{"{\"namespaceSelector\":{\"matchLabels\":{\"gpu-tenancy.io/"
+                                  "metrics-reader\":\"true\"}}}"});
+  EXPECT_EQ(allowed.size(), 2u);
+}
+
 TEST_F(DeployTest, PolicyConfigMapIsAValidCommentedPolicy) {
   const Value* cm = Get("base").Find("ConfigMap", "gpu-tenancy-policy");
   ASSERT_NE(cm, nullptr);
@@ -512,13 +565,13 @@ TEST_F(DeployTest, CertManagerOverlayIssuesAndInjects) {
 }
 
 TEST_F(DeployTest, CertScriptMakesAVerifiableServingCertificate) {
-  CommandResult verify =
-      RunShell(absl::StrCat("openssl verify -CAfile ", ShellQuote(Certs() + "/ca.crt"), " ",
-                            ShellQuote(Certs() + "/tls.crt"), " ", ShellQuote(Certs() + "/client.crt")));
+  CommandResult verify = RunShell(
+      absl::StrCat("openssl verify -CAfile ", ShellQuote(Certs() + "/ca.crt"), " ",
+                   ShellQuote(Certs() + "/tls.crt"), " ", ShellQuote(Certs() + "/client.crt")));
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
 
-  CommandResult sans = RunShell(
-      absl::StrCat("openssl x509 -noout -ext subjectAltName -in ", ShellQuote(Certs() + "/tls.crt")));
+  CommandResult sans = RunShell(absl::StrCat("openssl x509 -noout -ext subjectAltName -in ",
+                                             ShellQuote(Certs() + "/tls.crt")));
   ASSERT_EQ(sans.exit_code, 0) << sans.err;
   std::set<std::string> got;
   for (absl::string_view line : absl::StrSplit(sans.out, '\n')) {
@@ -551,8 +604,8 @@ TEST_F(DeployTest, CertScriptMakesAVerifiableServingCertificate) {
   CommandResult ca = RunShell(absl::StrCat(
       "openssl x509 -noout -ext basicConstraints,keyUsage -in ", ShellQuote(Certs() + "/ca.crt")));
   EXPECT_TRUE(absl::StrContains(ca.out, "CA:TRUE")) << ca.out;
-  CommandResult leaf = RunShell(
-      absl::StrCat("openssl x509 -noout -ext extendedKeyUsage -in ", ShellQuote(Certs() + "/tls.crt")));
+  CommandResult leaf = RunShell(absl::StrCat("openssl x509 -noout -ext extendedKeyUsage -in ",
+                                             ShellQuote(Certs() + "/tls.crt")));
   EXPECT_TRUE(absl::StrContains(leaf.out, "TLS Web Server Authentication")) << leaf.out;
 
   // Keys are private to their owner.
@@ -566,7 +619,8 @@ TEST_F(DeployTest, RerunningTheCertScriptRotatesUnderTheSameCa) {
   char templ[] = "/tmp/gpu-tenancy-rotate-XXXXXX";
   ASSERT_NE(mkdtemp(templ), nullptr);
   std::string dir = templ;
-  std::string script = absl::StrCat("bash ", ShellQuote(Source("certs/make-certs.sh")), " ", ShellQuote(dir));
+  std::string script =
+      absl::StrCat("bash ", ShellQuote(Source("certs/make-certs.sh")), " ", ShellQuote(dir));
   ASSERT_EQ(RunShell(script).exit_code, 0);
   std::string ca = ReadFile(dir + "/ca.crt");
   std::string serving = ReadFile(dir + "/tls.crt");
@@ -623,10 +677,10 @@ TEST_F(DeployTest, StaticCertsOverlayCarriesTheCaBundleAfterRendering) {
     for (const char* path : {"manifests/overlays/static-certs/generated/tls.key",
                              "manifests/overlays/static-certs/generated/ca-bundle.yaml",
                              "certs/out/ca.key", "certs/out/tls.crt", "anywhere/else.key"}) {
-      EXPECT_EQ(
-          RunShell(absl::StrCat("git -C ", ShellQuote(GT_SOURCE_DIR), " check-ignore -q ", ShellQuote(path)))
-              .exit_code,
-          0)
+      EXPECT_EQ(RunShell(absl::StrCat("git -C ", ShellQuote(GT_SOURCE_DIR), " check-ignore -q ",
+                                      ShellQuote(path)))
+                    .exit_code,
+                0)
           << path << " is not ignored by git";
     }
   }
