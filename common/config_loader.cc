@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
 #include "common/status_macros.h"
+#include "common/yaml_fields.h"
 #include "common/yaml_json.h"
 #include "topology/quantity.h"
 
@@ -19,124 +20,6 @@ using topology::Catalog;
 using topology::GpuModel;
 using topology::MigProfile;
 using topology::Policy;
-
-// Reads fields of one YAML mapping and reports unknown keys, so a typo in a policy
-// ("namespace:" for "namespaces:") fails loudly instead of silently granting nothing.
-class Fields {
- public:
-  Fields(const JsonValue& object, std::string path) : object_(object), path_(std::move(path)) {}
-
-  std::string Path(absl::string_view key) const { return JoinPath(path_, key); }
-
-  const JsonValue* Get(absl::string_view key) {
-    seen_.insert(std::string(key));
-    return FindNonNull(object_, key);
-  }
-
-  absl::StatusOr<std::string> String(absl::string_view key, bool required) {
-    const JsonValue* v = Get(key);
-    if (!v) {
-      if (required) return absl::InvalidArgumentError(Path(key) + ": missing");
-      return std::string();
-    }
-    if (!v->IsString()) return absl::InvalidArgumentError(Path(key) + ": expected a string");
-    return std::string(AsStringView(*v));
-  }
-
-  absl::StatusOr<std::optional<int64_t>> Int(absl::string_view key, bool required) {
-    const JsonValue* v = Get(key);
-    if (!v) {
-      if (required) return absl::InvalidArgumentError(Path(key) + ": missing");
-      return std::optional<int64_t>();
-    }
-    if (!v->IsInt64()) return absl::InvalidArgumentError(Path(key) + ": expected an integer");
-    return std::optional<int64_t>(v->GetInt64());
-  }
-
-  absl::StatusOr<bool> Bool(absl::string_view key, bool fallback) {
-    const JsonValue* v = Get(key);
-    if (!v) return fallback;
-    if (!v->IsBool()) return absl::InvalidArgumentError(Path(key) + ": expected true or false");
-    return v->GetBool();
-  }
-
-  absl::StatusOr<std::vector<std::string>> Strings(absl::string_view key) {
-    std::vector<std::string> out;
-    const JsonValue* v = Get(key);
-    if (!v) return out;
-    if (!v->IsArray()) return absl::InvalidArgumentError(Path(key) + ": expected a list");
-    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
-      if (!(*v)[i].IsString()) {
-        return absl::InvalidArgumentError(IndexPath(Path(key), i) + ": expected a string");
-      }
-      out.push_back(std::string(AsStringView((*v)[i])));
-    }
-    return out;
-  }
-
-  absl::StatusOr<std::vector<int>> Ints(absl::string_view key) {
-    std::vector<int> out;
-    const JsonValue* v = Get(key);
-    if (!v) return out;
-    if (!v->IsArray()) return absl::InvalidArgumentError(Path(key) + ": expected a list");
-    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
-      if (!(*v)[i].IsInt()) {
-        return absl::InvalidArgumentError(IndexPath(Path(key), i) + ": expected an integer");
-      }
-      out.push_back((*v)[i].GetInt());
-    }
-    return out;
-  }
-
-  // A byte quantity ("40Gi") converted to MiB.
-  absl::StatusOr<std::optional<int64_t>> MemoryMiB(absl::string_view key) {
-    const JsonValue* v = Get(key);
-    if (!v) return std::optional<int64_t>();
-    if (!v->IsString()) {
-      return absl::InvalidArgumentError(Path(key) + ": expected a quantity such as \"40Gi\"");
-    }
-    absl::StatusOr<topology::Quantity> q = topology::Quantity::Parse(AsStringView(*v));
-    if (!q.ok()) return absl::InvalidArgumentError(Path(key) + ": " + std::string(q.status().message()));
-    if (q->IsNegative()) return absl::InvalidArgumentError(Path(key) + ": must not be negative");
-    return std::optional<int64_t>(q->ValueMiB());
-  }
-
-  // A list of mappings, each handed to `each` with its own Fields.
-  template <typename F>
-  absl::Status List(absl::string_view key, F each) {
-    const JsonValue* v = Get(key);
-    if (!v) return absl::OkStatus();
-    if (!v->IsArray()) return absl::InvalidArgumentError(Path(key) + ": expected a list");
-    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
-      std::string item_path = IndexPath(Path(key), i);
-      if (!(*v)[i].IsObject()) return absl::InvalidArgumentError(item_path + ": expected a mapping");
-      Fields item((*v)[i], item_path);
-      RETURN_IF_ERROR(each(item));
-      RETURN_IF_ERROR(item.NoUnknownKeys());
-    }
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<std::optional<Fields>> Object(absl::string_view key) {
-    const JsonValue* v = Get(key);
-    if (!v) return std::optional<Fields>();
-    if (!v->IsObject()) return absl::InvalidArgumentError(Path(key) + ": expected a mapping");
-    return std::optional<Fields>(Fields(*v, Path(key)));
-  }
-
-  absl::Status NoUnknownKeys() const {
-    for (auto it = object_.MemberBegin(); it != object_.MemberEnd(); ++it) {
-      std::string key(AsStringView(it->name));
-      if (!seen_.count(key)) return absl::InvalidArgumentError(Path(key) + ": unknown field");
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  const JsonValue& object_;
-  std::string path_;
-  std::set<std::string> seen_;
-};
 
 absl::StatusOr<Fields> Root(const rapidjson::Document& doc, absl::string_view what) {
   if (!doc.IsObject()) return absl::InvalidArgumentError(absl::StrCat(what, ": expected a mapping"));
@@ -151,7 +34,7 @@ absl::StatusOr<Catalog> LoadCatalog(absl::string_view yaml_text) {
   ASSIGN_OR_RETURN(std::optional<int64_t> version, root.Int("version", true));
   if (*version != 1) return absl::InvalidArgumentError("catalog version must be 1");
   std::vector<GpuModel> models;
-  RETURN_IF_ERROR(root.List("models", [&](Fields& m) -> absl::Status {
+  RETURN_IF_ERROR(root.List("models", /*required=*/false, [&](Fields& m) -> absl::Status {
     GpuModel model;
     ASSIGN_OR_RETURN(model.model, m.String("model", true));
     ASSIGN_OR_RETURN(model.product_labels, m.Strings("productLabels"));
@@ -162,7 +45,7 @@ absl::StatusOr<Catalog> LoadCatalog(absl::string_view yaml_text) {
     model.compute_slices = static_cast<int>(*compute);
     model.memory_slices = static_cast<int>(*memory);
     model.max_instances = static_cast<int>(*max_instances);
-    RETURN_IF_ERROR(m.List("profiles", [&](Fields& p) -> absl::Status {
+    RETURN_IF_ERROR(m.List("profiles", /*required=*/false, [&](Fields& p) -> absl::Status {
       MigProfile profile;
       ASSIGN_OR_RETURN(profile.name, p.String("name", true));
       ASSIGN_OR_RETURN(std::optional<int64_t> id, p.Int("id", false));
@@ -206,7 +89,7 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
   ASSIGN_OR_RETURN(rapidjson::Document doc, YamlToJson(yaml_text));
   ASSIGN_OR_RETURN(Fields root, Root(doc, "policy"));
   Policy policy;
-  RETURN_IF_ERROR(root.List("tiers", [&](Fields& f) -> absl::Status {
+  RETURN_IF_ERROR(root.List("tiers", /*required=*/false, [&](Fields& f) -> absl::Status {
     topology::Tier tier;
     ASSIGN_OR_RETURN(tier.name, f.String("name", true));
     ASSIGN_OR_RETURN(std::vector<std::string> modes, f.Strings("modes"));
@@ -223,7 +106,7 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
     policy.tiers.push_back(std::move(tier));
     return absl::OkStatus();
   }));
-  RETURN_IF_ERROR(root.List("tenants", [&](Fields& f) -> absl::Status {
+  RETURN_IF_ERROR(root.List("tenants", /*required=*/false, [&](Fields& f) -> absl::Status {
     topology::Tenant tenant;
     ASSIGN_OR_RETURN(tenant.name, f.String("name", true));
     ASSIGN_OR_RETURN(tenant.tier, f.String("tier", true));
@@ -271,7 +154,7 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
   if (!unknown.empty() && unknown != "deny") policy.unknown_tenant_tier = unknown;
   ASSIGN_OR_RETURN(std::string pool_label, root.String("poolLabel", false));
   if (!pool_label.empty()) policy.pool_label = pool_label;
-  RETURN_IF_ERROR(root.List("pools", [&](Fields& f) -> absl::Status {
+  RETURN_IF_ERROR(root.List("pools", /*required=*/false, [&](Fields& f) -> absl::Status {
     topology::Pool pool;
     ASSIGN_OR_RETURN(pool.name, f.String("name", true));
     ASSIGN_OR_RETURN(std::string mode, f.String("mode", true));

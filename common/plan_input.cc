@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
 #include "common/status_macros.h"
+#include "common/yaml_fields.h"
 #include "common/yaml_json.h"
 #include "topology/quantity.h"
 
@@ -21,121 +22,6 @@ using topology::ModelDescription;
 using topology::PlanInput;
 using topology::WorkloadSpec;
 
-absl::Status Bad(absl::string_view path, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
-}
-
-// One YAML mapping: typed getters that name the path, and a final check for unknown keys.
-class Fields {
- public:
-  Fields(const JsonValue& object, std::string path) : object_(object), path_(std::move(path)) {}
-
-  std::string Path(absl::string_view key) const { return JoinPath(path_, key); }
-
-  const JsonValue* Get(absl::string_view key) {
-    seen_.insert(std::string(key));
-    return FindNonNull(object_, key);
-  }
-
-  absl::StatusOr<std::string> String(absl::string_view key, bool required) {
-    const JsonValue* v = Get(key);
-    if (!v) {
-      if (required) return Bad(Path(key), "missing");
-      return std::string();
-    }
-    if (!v->IsString()) return Bad(Path(key), "expected a string");
-    std::string s(AsStringView(*v));
-    if (required && s.empty()) return Bad(Path(key), "must not be empty");
-    return s;
-  }
-
-  absl::StatusOr<std::optional<int64_t>> Int(absl::string_view key, int64_t min, int64_t max) {
-    const JsonValue* v = Get(key);
-    if (!v) return std::optional<int64_t>();
-    if (!v->IsInt64() || v->GetInt64() < min || v->GetInt64() > max) {
-      return Bad(Path(key), absl::StrCat("expected an integer from ", min, " to ", max));
-    }
-    return std::optional<int64_t>(v->GetInt64());
-  }
-
-  absl::StatusOr<std::optional<double>> Number(absl::string_view key, double min, double max) {
-    const JsonValue* v = Get(key);
-    if (!v) return std::optional<double>();
-    if (!v->IsNumber() || !(v->GetDouble() >= min && v->GetDouble() <= max)) {
-      return Bad(Path(key), absl::StrCat("expected a number from ", min, " to ", max));
-    }
-    return std::optional<double>(v->GetDouble());
-  }
-
-  absl::StatusOr<bool> Bool(absl::string_view key) {
-    const JsonValue* v = Get(key);
-    if (!v) return false;
-    if (!v->IsBool()) return Bad(Path(key), "expected true or false");
-    return v->GetBool();
-  }
-
-  // A byte quantity such as "16Gi" or "512Mi", in bytes.
-  absl::StatusOr<std::optional<int64_t>> Bytes(absl::string_view key) {
-    const JsonValue* v = Get(key);
-    if (!v) return std::optional<int64_t>();
-    if (!v->IsString()) return Bad(Path(key), "expected a quantity such as \"16Gi\"");
-    absl::StatusOr<topology::Quantity> q = topology::Quantity::Parse(AsStringView(*v));
-    if (!q.ok()) return Bad(Path(key), q.status().message());
-    if (q->IsNegative() || q->IsZero()) return Bad(Path(key), "must be positive");
-    return std::optional<int64_t>(q->Value());
-  }
-
-  // One of `allowed`; `fallback` when absent.
-  absl::StatusOr<std::string> Enum(absl::string_view key,
-                                   std::initializer_list<const char*> allowed,
-                                   const char* fallback) {
-    ASSIGN_OR_RETURN(std::string value, String(key, fallback == nullptr));
-    if (value.empty() && fallback) return std::string(fallback);
-    std::string list;
-    for (const char* a : allowed) {
-      if (value == a) return value;
-      absl::StrAppend(&list, list.empty() ? "" : ", ", a);
-    }
-    return Bad(Path(key), absl::StrCat("\"", value, "\" is not one of ", list));
-  }
-
-  absl::StatusOr<std::optional<Fields>> Object(absl::string_view key) {
-    const JsonValue* v = Get(key);
-    if (!v) return std::optional<Fields>();
-    if (!v->IsObject()) return Bad(Path(key), "expected a mapping");
-    return std::optional<Fields>(Fields(*v, Path(key)));
-  }
-
-  template <typename F>
-  absl::Status List(absl::string_view key, bool required, F each) {
-    const JsonValue* v = Get(key);
-    if (!v) return required ? Bad(Path(key), "missing") : absl::OkStatus();
-    if (!v->IsArray()) return Bad(Path(key), "expected a list");
-    if (required && v->Empty()) return Bad(Path(key), "must not be empty");
-    for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
-      std::string item_path = IndexPath(Path(key), i);
-      if (!(*v)[i].IsObject()) return Bad(item_path, "expected a mapping");
-      Fields item((*v)[i], item_path);
-      RETURN_IF_ERROR(each(item));
-      RETURN_IF_ERROR(item.NoUnknownKeys());
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status NoUnknownKeys() const {
-    for (auto it = object_.MemberBegin(); it != object_.MemberEnd(); ++it) {
-      std::string key(AsStringView(it->name));
-      if (!seen_.count(key)) return Bad(Path(key), "unknown field");
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  const JsonValue& object_;
-  std::string path_;
-  std::set<std::string> seen_;
-};
-
 struct Defaults {
   std::optional<double> headroom_percent;
   std::optional<int64_t> workspace_bytes;
@@ -146,15 +32,15 @@ struct Defaults {
 absl::Status ParseModel(Fields& f, const Defaults& defaults, ModelDescription& m) {
   const JsonValue* params = f.Get("parameters");
   std::string params_path = f.Path("parameters");
-  if (!params) return Bad(params_path, "missing (e.g. 7B or 7000000000)");
+  if (!params) return Fields::Bad(params_path, "missing (e.g. 7B or 7000000000)");
   if (params->IsString()) {
     absl::StatusOr<int64_t> n = ParseParameterCount(AsStringView(*params));
-    if (!n.ok()) return Bad(params_path, n.status().message());
+    if (!n.ok()) return Fields::Bad(params_path, n.status().message());
     m.parameters = *n;
   } else if (params->IsNumber() && params->GetDouble() >= 1 && params->GetDouble() <= 1e15) {
     m.parameters = std::llround(params->GetDouble());
   } else {
-    return Bad(params_path, "expected a count such as 7B, 13B or 7000000000");
+    return Fields::Bad(params_path, "expected a count such as 7B, 13B or 7000000000");
   }
   ASSIGN_OR_RETURN(std::optional<double> bpp, f.Number("bytesPerParameter", 0.125, 16));
   m.bytes_per_parameter =
@@ -173,8 +59,8 @@ absl::Status ParseModel(Fields& f, const Defaults& defaults, ModelDescription& m
         IntField{"headDim", &m.head_dim, 100'000, true},
         IntField{"maxTokens", &m.max_tokens, 100'000'000, true},
         IntField{"concurrency", &m.concurrency, 1'000'000, false}}) {
-    ASSIGN_OR_RETURN(std::optional<int64_t> v, f.Int(field.key, 1, field.max));
-    if (!v && field.required) return Bad(f.Path(field.key), "missing");
+    ASSIGN_OR_RETURN(std::optional<int64_t> v, f.IntInRange(field.key, 1, field.max));
+    if (!v && field.required) return Fields::Bad(f.Path(field.key), "missing");
     if (v) *field.out = *v;
   }
   return absl::OkStatus();
@@ -184,7 +70,7 @@ absl::Status ParseMemory(Fields& f, const Defaults& defaults, MemoryInput& memor
   ASSIGN_OR_RETURN(memory.high_water_bytes, f.Bytes("highWaterMark"));
   ASSIGN_OR_RETURN(std::optional<Fields> model, f.Object("model"));
   if (memory.high_water_bytes.has_value() == model.has_value()) {
-    return Bad(f.Path("highWaterMark"),
+    return Fields::Bad(f.Path("highWaterMark"),
                "give exactly one of highWaterMark (a measured peak) and model (a description)");
   }
   if (model) {
@@ -210,10 +96,10 @@ absl::Status ParseWorkload(Fields& f, const Defaults& defaults, WorkloadSpec& w)
   ASSIGN_OR_RETURN(std::string latency, f.Enum("latency", {"sla", "best-effort"}, "best-effort"));
   w.latency = latency == "sla" ? topology::Latency::kSla : topology::Latency::kBestEffort;
   ASSIGN_OR_RETURN(w.training, f.Bool("training"));
-  ASSIGN_OR_RETURN(std::optional<int64_t> replicas, f.Int("replicas", 1, 10'000));
+  ASSIGN_OR_RETURN(std::optional<int64_t> replicas, f.IntInRange("replicas", 1, 10'000));
   w.replicas = static_cast<int>(replicas.value_or(0));
   ASSIGN_OR_RETURN(w.mirrored, f.Bool("mirrored"));
-  ASSIGN_OR_RETURN(std::optional<int64_t> max_gpus, f.Int("maxGpus", 1, 64));
+  ASSIGN_OR_RETURN(std::optional<int64_t> max_gpus, f.IntInRange("maxGpus", 1, 64));
   w.max_gpus = static_cast<int>(max_gpus.value_or(1));
   ASSIGN_OR_RETURN(w.vm_boundary, f.Bool("vmBoundary"));
   ASSIGN_OR_RETURN(std::string sharing, f.Enum("sharing", {"auto", "timeslice", "mps"}, "auto"));
@@ -222,7 +108,7 @@ absl::Status ParseWorkload(Fields& f, const Defaults& defaults, WorkloadSpec& w)
                                        : topology::SharingHint::kAuto;
   ASSIGN_OR_RETURN(w.gpu, f.String("gpu", false));
   ASSIGN_OR_RETURN(std::optional<Fields> memory, f.Object("memory"));
-  if (!memory) return Bad(f.Path("memory"), "missing (highWaterMark or model)");
+  if (!memory) return Fields::Bad(f.Path("memory"), "missing (highWaterMark or model)");
   RETURN_IF_ERROR(ParseMemory(*memory, defaults, w.memory));
   return memory->NoUnknownKeys();
 }
@@ -278,12 +164,12 @@ absl::StatusOr<PlanInput> ParsePlanInput(absl::string_view yaml_text) {
     FleetNode node;
     ASSIGN_OR_RETURN(node.name, f.String("node", true));
     ASSIGN_OR_RETURN(node.gpu, f.String("gpu", true));
-    ASSIGN_OR_RETURN(std::optional<int64_t> count, f.Int("count", 1, 64));
+    ASSIGN_OR_RETURN(std::optional<int64_t> count, f.IntInRange("count", 1, 64));
     node.count = static_cast<int>(count.value_or(1));
     ASSIGN_OR_RETURN(node.zone, f.String("zone", false));
     ASSIGN_OR_RETURN(std::optional<int64_t> memory, f.Bytes("memory"));
     if (memory) node.memory_mib = *memory / topology::kMiB;
-    if (memory && *node.memory_mib == 0) return Bad(f.Path("memory"), "less than 1 MiB");
+    if (memory && *node.memory_mib == 0) return Fields::Bad(f.Path("memory"), "less than 1 MiB");
     input.fleet.push_back(std::move(node));
     return absl::OkStatus();
   }));
