@@ -286,6 +286,47 @@ TEST(OperatorListenerHandlersTest, ASlowHandlerDoesNotHoldUpProbes) {
   (*listener)->Stop();
 }
 
+// A caller that asks for a large reply and never reads it is cut off at the reply deadline,
+// and others are served meanwhile: the loop never blocks on a full socket buffer.
+TEST(OperatorListenerHandlersTest, AReaderThatStallsIsCutOffAtTheReplyDeadline) {
+  std::vector<server::OperatorRoute> routes = {
+      {"/healthz", [] { return server::OperatorReply{200, "text/plain", "ok\n"}; }, true},
+      {"/debug/big",
+       [] { return server::OperatorReply{200, "application/json", std::string(64 << 20, ' ')}; }},
+  };
+  server::OperatorListener::Options options;
+  options.reply_deadline = std::chrono::milliseconds(500);
+  absl::StatusOr<std::unique_ptr<server::OperatorListener>> listener =
+      server::OperatorListener::Bind("127.0.0.1", 0, routes, options);
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  (*listener)->Start();
+  const int port = (*listener)->port();
+
+  int staller = ConnectTo(port);
+  ASSERT_GE(staller, 0);
+  const std::string request = "GET /debug/big HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(send(staller, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  for (int i = 0; i < 5; ++i) {
+    std::string probe = Exchange(port, {"GET /healthz HTTP/1.1\r\n\r\n"}, {},
+                                 std::chrono::milliseconds(1000));
+    EXPECT_EQ(StatusLine(probe), "HTTP/1.1 200 OK") << probe;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (Clock::time_point until = Clock::now() + std::chrono::seconds(5);
+       (*listener)->expired() == 0 && Clock::now() < until;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ((*listener)->expired(), 1u);
+  // What the staller gets once it reads: part of the reply, then the end of the connection.
+  bool closed = false;
+  std::string partial = ReadUntilClosed(staller, std::chrono::milliseconds(5000), &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(StatusLine(partial), "HTTP/1.1 200 OK");
+  EXPECT_LT(partial.size(), size_t{64} << 20);
+  close(staller);
+}
+
 // Stop() with a handler still running returns once that handler does, and its caller's
 // connection is closed rather than left open.
 TEST(OperatorListenerHandlersTest, StopDropsRequestsWaitingForAHandler) {
