@@ -279,6 +279,7 @@ void OperatorListener::Run() {
         if (c.id == job.connection && c.stage == Stage::kWaiting) {
           c.out = std::move(job.reply);
           c.stage = Stage::kWriting;
+          c.deadline = now + options_.reply_deadline;
           break;
         }
       }
@@ -311,8 +312,11 @@ void OperatorListener::Run() {
         } else if (peer_closed) {
           c.done = true;
         }
-        // From now, not from the poll: a quick handler has just run.
-        if (c.stage != Stage::kReading) c.deadline = Clock::now() + options_.reply_deadline;
+        // From now, not from the poll: a quick handler has just run. A request waiting for the
+        // handler thread has no deadline: that time is ours, not the client's, and the queue
+        // is bounded.
+        if (c.stage == Stage::kWriting) c.deadline = Clock::now() + options_.reply_deadline;
+        if (c.stage == Stage::kWaiting) c.deadline = Clock::time_point::max();
       } else if (c.stage == Stage::kWaiting && (events & (POLLHUP | POLLERR))) {
         c.done = true;  // the caller is gone; the handler's reply will be dropped
       }
@@ -329,8 +333,7 @@ void OperatorListener::Run() {
         if (c.sent == c.out.size()) c.done = true;
       }
       if (!c.done && c.deadline <= now) {
-        // Our handler's slowness is not the client's: only reading and writing count.
-        if (c.stage != Stage::kWaiting) expired_.fetch_add(1);
+        expired_.fetch_add(1);
         c.done = true;
       }
     }

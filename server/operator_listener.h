@@ -7,9 +7,10 @@
 // /healthz unanswerable, and the kubelet restarts a pod whose liveness probe times out.)
 //
 // Each connection gets request_deadline from accept to a complete request head, and
-// reply_deadline from then until the last byte of the reply has left; one past either is
-// closed. Replies close the connection (Prometheus and the kubelet open a new one per scrape or
-// probe).
+// reply_deadline from its reply being ready until the last byte has left; one past either is
+// closed. Time spent waiting for the handler thread is not the client's and has no deadline;
+// at most max_queued requests wait. Replies close the connection (Prometheus and the kubelet
+// open a new one per scrape or probe).
 //
 //   OperatorListener::Options options;
 //   auto listener = OperatorListener::Bind("0.0.0.0", 8080, routes, options);
@@ -53,7 +54,7 @@ class OperatorListener {
   struct Options {
     // From accept to the blank line ending the request head.
     std::chrono::milliseconds request_deadline{3000};
-    // From the complete request to the last byte of the reply leaving.
+    // From the reply being ready to its last byte leaving: a client that stops reading.
     std::chrono::milliseconds reply_deadline{10000};
     // Requests waiting for the handler thread; beyond, 503 at once.
     size_t max_queued = 16;
@@ -70,7 +71,7 @@ class OperatorListener {
   OperatorListener(const OperatorListener&) = delete;
   OperatorListener& operator=(const OperatorListener&) = delete;
 
-  void Start();  // serves on a background thread
+  void Start();  // serves on two background threads: the poll loop and the handler thread
   // Stops accepting and closes connections still reading or waiting for a handler; replies
   // being written get up to their deadline. Returns when the threads have ended. Idempotent.
   void Stop();
