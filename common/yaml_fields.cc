@@ -100,22 +100,28 @@ absl::StatusOr<std::vector<int>> Fields::Ints(absl::string_view key) {
   return out;
 }
 
-absl::StatusOr<std::optional<int64_t>> Fields::Bytes(absl::string_view key) {
+absl::StatusOr<std::optional<topology::Quantity>> Fields::Quantity(absl::string_view key,
+                                                                   absl::string_view example) {
   const JsonValue* v = Get(key);
-  if (!v) return std::optional<int64_t>();
-  if (!v->IsString()) return Bad(Path(key), "expected a quantity such as \"16Gi\"");
+  if (!v) return std::optional<topology::Quantity>();
+  if (!v->IsString()) {
+    return Bad(Path(key), absl::StrCat("expected a quantity such as \"", example, "\""));
+  }
   absl::StatusOr<topology::Quantity> q = topology::Quantity::Parse(AsStringView(*v));
   if (!q.ok()) return Bad(Path(key), q.status().message());
+  return std::optional<topology::Quantity>(*q);
+}
+
+absl::StatusOr<std::optional<int64_t>> Fields::Bytes(absl::string_view key) {
+  ASSIGN_OR_RETURN(std::optional<topology::Quantity> q, Quantity(key, "16Gi"));
+  if (!q) return std::optional<int64_t>();
   if (q->IsNegative() || q->IsZero()) return Bad(Path(key), "must be positive");
   return std::optional<int64_t>(q->Value());
 }
 
 absl::StatusOr<std::optional<int64_t>> Fields::MemoryMiB(absl::string_view key) {
-  const JsonValue* v = Get(key);
-  if (!v) return std::optional<int64_t>();
-  if (!v->IsString()) return Bad(Path(key), "expected a quantity such as \"40Gi\"");
-  absl::StatusOr<topology::Quantity> q = topology::Quantity::Parse(AsStringView(*v));
-  if (!q.ok()) return Bad(Path(key), q.status().message());
+  ASSIGN_OR_RETURN(std::optional<topology::Quantity> q, Quantity(key, "40Gi"));
+  if (!q) return std::optional<int64_t>();
   if (q->IsNegative()) return Bad(Path(key), "must not be negative");
   return std::optional<int64_t>(q->ValueMiB());
 }

@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "common/json.h"
 #include "common/status_macros.h"
+#include "topology/quantity.h"
 
 namespace common {
 
@@ -49,6 +50,9 @@ class Fields {
   absl::StatusOr<bool> Bool(absl::string_view key, bool fallback = false);
   absl::StatusOr<std::vector<std::string>> Strings(absl::string_view key);
   absl::StatusOr<std::vector<int>> Ints(absl::string_view key);
+  // A Kubernetes quantity; `example` shows one in the error for a non-string.
+  absl::StatusOr<std::optional<topology::Quantity>> Quantity(absl::string_view key,
+                                                             absl::string_view example);
   // A positive byte quantity such as "16Gi", in bytes.
   absl::StatusOr<std::optional<int64_t>> Bytes(absl::string_view key);
   // A non-negative byte quantity such as "40Gi", in MiB.
