@@ -1,15 +1,14 @@
 #include "test/support/shell.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "test/support/serve_process.h"
 
 namespace testing_support {
 
@@ -18,27 +17,23 @@ std::string ShellQuote(const std::string& s) {
 }
 
 CommandResult RunShell(const std::string& command) {
-  char err_template[] = "/tmp/gpu-tenancy-test-stderr-XXXXXX";
-  int err_fd = mkstemp(err_template);
-  CommandResult result;
-  if (err_fd < 0) return result;
-  close(err_fd);
+  TempDir dir;  // holds the command's stderr until it is read
+  const std::string err_path = dir.File("stderr");
   std::string full =
       absl::StrCat("bash -c ", ShellQuote(absl::StrCat("set -o pipefail; ", command)), " 2>",
-                   ShellQuote(err_template));
+                   ShellQuote(err_path));
+  CommandResult result;
   FILE* pipe = popen(full.c_str(), "r");
-  if (pipe) {
-    char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.out.append(buf, n);
-    int status = pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream in(err_template, std::ios::binary);
-    std::ostringstream err;
-    err << in.rdbuf();
-    result.err = err.str();
-  }
-  unlink(err_template);
+  if (!pipe) return result;
+  char buf[8192];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.out.append(buf, n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_path, std::ios::binary);
+  std::ostringstream err;
+  err << in.rdbuf();
+  result.err = err.str();
   return result;
 }
 
