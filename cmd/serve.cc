@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -50,6 +51,8 @@ constexpr char kUsage[] =
     "                         [--lease-namespace NS] [--identity NAME] [--bench-routes]\n"
     "                         [--client-ca FILE] [--threads N] [--max-body-bytes N]\n"
     "                         [--shutdown-delay 0s] [--request-deadline 10s]\n"
+    "                         [--max-connections 20000] [--max-connections-per-ip 1024]\n"
+    "                         [--max-queued-requests 1024]\n"
     "                         [--audit-log FILE|-]\n"
     "                         [--log-level debug|info|warn|error] [--config FILE]\n"
     "       gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
@@ -65,7 +68,9 @@ const std::set<std::string> kValueFlags = {"cluster-file", "policy",       "list
                                            "log-level",    "config",       "kubeconfig",
                                            "context",      "assume-ttl",   "resync",
                                            "leader-elect", "lease-namespace", "identity",
-                                           "shutdown-delay", "audit-log", "request-deadline"};
+                                           "shutdown-delay", "audit-log", "request-deadline",
+                                           "max-connections", "max-connections-per-ip",
+                                           "max-queued-requests"};
 
 // The demo's ready-to-paste filter request: an untrusted tenant's MIG pod, names-only.
 constexpr char kDemoFilterRequest[] =
@@ -136,6 +141,19 @@ absl::StatusOr<ServeSetup> BuildOptions(const ParsedFlags& flags) {
       (!absl::SimpleAtoi(flags.Get("max-body-bytes"), &o.max_body_bytes) || o.max_body_bytes < 1024)) {
     return absl::InvalidArgumentError("--max-body-bytes must be at least 1024");
   }
+  // Connection limits of the TLS listener (README "Limits and hostile clients").
+  for (auto [flag, field, low] : {std::tuple{"max-connections", &o.max_connections, size_t{16}},
+                                  std::tuple{"max-connections-per-ip", &o.max_connections_per_ip,
+                                             size_t{1}},
+                                  std::tuple{"max-queued-requests", &o.max_queued_requests,
+                                             size_t{0}}}) {
+    if (!flags.Has(flag)) continue;
+    if (!absl::SimpleAtoi(flags.Get(flag), field) || *field < low || *field > 1000000) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, " takes a whole number from ", low, " to 1000000"));
+    }
+  }
+  if (o.max_connections_per_ip > o.max_connections) o.max_connections_per_ip = o.max_connections;
   if (flags.Has("shutdown-delay")) {
     // After SIGTERM, /readyz fails at once but requests are still served this long, so the
     // endpoints controller can drop the pod before its listeners close.
@@ -378,6 +396,10 @@ int RunServe(const std::vector<std::string>& args) {
                       }});
   }
 
+  // A peer that hangs up turns a write into EPIPE, never a process-killing SIGPIPE: the
+  // kube-apiserver client writes through OpenSSL's socket BIO, which sends without
+  // MSG_NOSIGNAL.
+  signal(SIGPIPE, SIG_IGN);
   // Block the shutdown signals before any thread starts, so only sigwait() below sees them.
   sigset_t signals;
   sigemptyset(&signals);

@@ -1,8 +1,10 @@
-// The only place that configures cpp-httplib and OpenSSL. Two listeners:
-//   - TLS (extender and webhook routes): TLS >= 1.2 with hot-swappable certificates, optional
-//     client-certificate auth, TCP_NODELAY, long keep-alive, a worker pool sized for concurrent
-//     connections, a body cap (413), read/write timeouts below the callers' 5 s, JSON-only
-//     POSTs (415 otherwise), and a last-resort handler turning a stray exception into a 500;
+// The only place that configures the HTTP listeners and OpenSSL. Two listeners:
+//   - TLS (extender and webhook routes; server/tls_listener.h): an event loop that holds any
+//     number of idle or slow connections for the price of memory, and a bounded worker pool for
+//     complete requests. TLS >= 1.2 with hot-swappable certificates, optional client-certificate
+//     auth, TCP_NODELAY, long keep-alive, per-connection deadlines, connection limits in all
+//     and per client address, a body cap (413), JSON-only POSTs (415 otherwise), 503 when the
+//     workers are saturated, and a last-resort handler turning a stray exception into a 500;
 //   - plain HTTP for operators and the kubelet (server/operator_listener.h, one poll loop that
 //     slow or idle clients cannot starve): /healthz, readiness checks (/readyz...), /metrics,
 //     and read-only JSON routes such as /debug/allocations.
@@ -14,17 +16,12 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "server/metrics.h"
 #include "server/tls.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace server {
 
@@ -37,14 +34,15 @@ struct Options {
   std::string tls_key_file;
   std::string client_ca_file;  // non-empty: require client certificates from this CA
   size_t max_body_bytes = 64u << 20;  // 500 full Nodes are about 9 MB
-  int worker_threads = 64;  // each open keep-alive connection holds a worker while active
+  int worker_threads = 64;  // run complete requests (a bind waits on kube-apiserver)
+  size_t max_queued_requests = 1024;  // waiting for a worker; beyond, 503 at once
+  size_t max_connections = 20000;  // lowered to fit the descriptor limit
+  size_t max_connections_per_ip = 1024;
   size_t keep_alive_max_requests = 100000;
-  int keep_alive_timeout_seconds = 5;
-  int read_timeout_seconds = 4;
-  int write_timeout_seconds = 4;
+  int keep_alive_timeout_seconds = 5;  // idle between requests
   int cert_poll_millis = 1000;  // certificate file polling for hot reload
   // The most a TLS client may take for the handshake, or for one request's headers and body
-  // after the previous reply plus keep_alive_timeout_seconds, however it paces its bytes.
+  // from its first byte, however it paces its bytes; and for taking one reply.
   int request_deadline_millis = 10000;
   // Stop() first fails readiness, then keeps serving this long before closing the listeners,
   // so Kubernetes can drop the pod from its Service endpoints (and callers stop sending).
@@ -100,19 +98,18 @@ class Server {
   Server() = default;
   void ReloadCertificates();
 
+  void AppendMetrics(std::string& out) const;
+
   Options options_;
+  // Outlives the listener, whose SSL_CTX picks certificates from it on every handshake.
   std::unique_ptr<CertStore> certs_;
-  // Outlives tls_ (declared first, destroyed last): httplib frees its connections' SSL objects,
-  // whose free callback reaches the watchdog, until tls_ is gone.
-  std::unique_ptr<class RequestDeadlines> deadlines_;
-  std::unique_ptr<httplib::Server> tls_;
-  std::unique_ptr<class OperatorListener> operator_listener_;
   RequestMetrics metrics_;
+  std::unique_ptr<class TlsListener> tls_;
+  std::unique_ptr<class OperatorListener> operator_listener_;
   std::function<void(std::string&)> extra_metrics_;
   std::atomic<bool> stopping_{false};
   int tls_port_ = 0;
   int metrics_port_ = 0;
-  std::thread tls_thread_;
   std::unique_ptr<class FileWatcher> cert_watch_;
 };
 

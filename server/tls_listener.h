@@ -1,0 +1,136 @@
+// The HTTPS listener for the extender and webhook routes: an event loop that holds connections,
+// and a bounded pool of workers that runs only complete requests.
+//
+// One thread runs Boost.Asio's loop. Accept, the TLS handshake (asio::ssl over our SSL_CTX),
+// reading the request head and body (Beast's HTTP/1.1 parser, with header and body limits) and
+// writing the reply are all asynchronous on it, so a connection that is idle, stuck inside its
+// handshake or dripping one byte at a time costs memory and a descriptor, never a thread. Until
+// its first byte a new connection has no TLS state at all. A complete request goes to a worker;
+// the reply is posted back to the loop and written from there.
+//
+// Deadlines, each enforced by the loop (a connection past one is closed and counted by reason):
+//   request_deadline  from accept to the end of the handshake, and for each request from its
+//                     first byte to its last (head and body)
+//   idle_timeout      between the end of the handshake or of a reply and the next request
+//   reply_deadline    from a reply being ready to its last byte leaving (a stalled reader)
+// Limits: max_connections in all and max_connections_per_peer per client address; at either,
+// the oldest connection that has no request in flight is closed to make room (see
+// ConnectionTable), and when every one is busy the newcomer is closed instead. When
+// worker_threads + max_queued requests are already in the pool, a request gets 503 at once.
+//
+// Requests: POST with a JSON body to one of the routes. 404 (no route), 405 (not POST, with
+// Allow), 415 (not JSON), 413 (body over max_body_bytes), 431 (head over max_header_bytes), 400
+// (malformed), 503 (workers saturated), 500 (a handler threw), each with a JSON reason.
+// HTTP/1.1 keep-alive (and HTTP/1.0), Expect: 100-continue, chunked request bodies.
+//
+//   auto listener = TlsListener::Bind(options, std::move(ssl_ctx), routes);
+//   (*listener)->Start();  ...  (*listener)->Stop();
+#ifndef GPU_TENANCY_SERVER_TLS_LISTENER_H_
+#define GPU_TENANCY_SERVER_TLS_LISTENER_H_
+
+#include <openssl/ssl.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace server {
+
+struct TlsReply {
+  int status = 200;
+  std::string body;  // JSON
+  std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
+};
+
+struct TlsRoute {
+  std::string path;  // matched exactly, without the query string
+  // Runs on a worker thread with the complete body.
+  std::function<TlsReply(absl::string_view body)> handler;
+};
+
+// Why the listener closed a connection (for gpu_tenancy_tls_connections_closed_total).
+enum class CloseReason {
+  kPeerClosed,         // the client hung up, or reset the connection
+  kHandshakeFailed,    // not TLS, an unacceptable TLS version or cipher, or a client certificate
+  kHandshakeDeadline,  // the handshake did not finish within request_deadline
+  kRequestDeadline,    // a request's head and body did not arrive within request_deadline
+  kIdleTimeout,        // no next request within idle_timeout
+  kReplyDeadline,      // the client did not take its reply within reply_deadline
+  kBadRequest,         // answered with a 4xx and closed (the stream cannot be trusted after it)
+  kDone,               // Connection: close, HTTP/1.0, or keep_alive_max_requests reached
+  kEvictedPerPeer,     // made room for a newer connection from the same address
+  kEvictedTotal,       // made room at max_connections
+  kRefused,            // arrived while every connection had a request in flight
+  kShutdown,           // the listener stopped
+  kCount
+};
+
+// What connections are doing now (for gpu_tenancy_tls_connections{state}).
+enum class ConnectionState { kHandshake, kIdle, kReading, kInFlight, kWriting, kCount };
+
+class TlsListener {
+ public:
+  struct Options {
+    std::string host = "0.0.0.0";
+    int port = 8443;  // 0 picks a free port
+    int worker_threads = 64;
+    size_t max_queued = 1024;  // requests waiting for a worker, beyond the running ones
+    size_t max_connections = 20000;
+    size_t max_connections_per_peer = 1024;
+    size_t max_body_bytes = 64u << 20;
+    size_t max_header_bytes = 16u << 10;
+    size_t keep_alive_max_requests = 100000;
+    std::chrono::milliseconds request_deadline{10000};
+    std::chrono::milliseconds idle_timeout{5000};
+    std::chrono::milliseconds reply_deadline{10000};
+    // Stop() lets requests already being read or served finish for this long at most.
+    std::chrono::milliseconds drain_timeout{5000};
+  };
+
+  // Counters and gauges, readable from any thread while the listener runs.
+  struct Stats {
+    std::array<std::atomic<uint64_t>, static_cast<size_t>(CloseReason::kCount)> closed{};
+    std::array<std::atomic<int64_t>, static_cast<size_t>(ConnectionState::kCount)> open{};
+    std::atomic<int64_t> queued{0};  // requests waiting for a worker
+    std::atomic<uint64_t> rejected_busy{0};  // answered 503 because the pool was full
+  };
+
+  // Binds and listens; takes `ctx` (configured by the caller: certificates, client CAs).
+  // Unavailable when the address cannot be bound.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<TlsListener>> Bind(
+      Options options, SSL_CTX* ctx, std::vector<TlsRoute> routes);
+  ~TlsListener();  // Stop()
+  TlsListener(const TlsListener&) = delete;
+  TlsListener& operator=(const TlsListener&) = delete;
+
+  void Start();  // the loop thread and the workers
+  // Stops accepting, closes idle connections at once and the rest after their request (within
+  // drain_timeout), and returns when every thread has ended. Idempotent.
+  void Stop();
+
+  int port() const;
+  const Stats& stats() const;
+  // The listener's series in the Prometheus text format.
+  void AppendPrometheus(std::string& out) const;
+
+  static absl::string_view ReasonName(CloseReason reason);
+  static absl::string_view StateName(ConnectionState state);
+
+ private:
+  class Impl;
+  explicit TlsListener(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace server
+
+#endif  // GPU_TENANCY_SERVER_TLS_LISTENER_H_
