@@ -11,7 +11,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -25,6 +24,7 @@
 #include "common/extender_codec.h"
 #include "common/log.h"
 #include "server/connection_table.h"
+#include "server/tls_socket.h"
 
 namespace server {
 
@@ -41,10 +41,6 @@ namespace {
 // goodbye before the socket is closed (closing with unread input would send a reset, which
 // can destroy the reply in the client's receive buffer).
 constexpr std::chrono::milliseconds kLinger{1000};
-// The first read of each request: small, since an idle keep-alive connection holds it.
-constexpr size_t kFirstReadBytes = 4096;
-// A request buffer that grew past this (a large body) is given back after the request.
-constexpr size_t kKeptBufferBytes = 64 * 1024;
 // Descriptors kept free for everything besides client connections (files, the API client,
 // the operator listener).
 constexpr size_t kReservedDescriptors = 256;
@@ -114,10 +110,10 @@ std::optional<TlsReply> ReplyToReadError(const ErrorCode& ec, const TlsListener:
 struct Connection {
   Connection(tcp::socket s, uint64_t connection_id)
       : socket(std::move(s)), timer(socket.get_executor()), id(connection_id) {}
-  tcp::socket& lowest() { return tls ? tls->next_layer() : socket; }
+  tcp::socket& lowest() { return tls ? tls->socket() : socket; }
 
   tcp::socket socket;  // moved into `tls` when the client's first byte arrives
-  std::optional<asio::ssl::stream<tcp::socket>> tls;
+  std::optional<TlsSocket> tls;
   asio::steady_timer timer;  // the watchdog's
   Clock::time_point deadline = Clock::time_point::max();
   CloseReason on_deadline = CloseReason::kIdleTimeout;
@@ -136,6 +132,7 @@ class TlsListener::Impl {
         routes_(std::move(routes)),
         table_({options_.max_connections, options_.max_connections_per_peer}) {}
 
+  ~Impl() { SSL_CTX_free(ssl_); }
   absl::Status Bind();
   void Start();
   void Stop();
@@ -164,7 +161,7 @@ class TlsListener::Impl {
 
   Options options_;
   asio::io_context loop_{1};
-  asio::ssl::context ssl_;
+  SSL_CTX* ssl_;  // our reference, dropped in ~Impl (each SSL holds its own)
   tcp::acceptor acceptor_;
   asio::steady_timer drain_timer_;
   std::vector<TlsRoute> routes_;
@@ -348,8 +345,7 @@ asio::awaitable<void> TlsListener::Impl::Serve(std::shared_ptr<Connection> c) {
     co_return;
   }
   c->tls.emplace(std::move(c->socket), ssl_);
-  co_await c->tls->async_handshake(asio::ssl::stream_base::server,
-                                   asio::redirect_error(kAwait, ec));
+  co_await c->tls->async_handshake(asio::redirect_error(kAwait, ec));
   if (c->closed) co_return;
   if (ec) {
     Close(*c, CloseReason::kHandshakeFailed);
@@ -364,22 +360,22 @@ asio::awaitable<void> TlsListener::Impl::Serve(std::shared_ptr<Connection> c) {
 asio::awaitable<bool> TlsListener::Impl::ServeOne(Connection& c, beast::flat_buffer& buffer,
                                                   size_t served) {
   ErrorCode ec;
-  if (buffer.size() == 0) {
+  if (buffer.size() == 0 && !c.tls->HasPending()) {
     if (stopping_) {
       Close(c, CloseReason::kShutdown);
       co_return false;
     }
+    // Between requests a connection holds no buffer at all: wait for the socket, not a read.
+    buffer = beast::flat_buffer();
     SetState(c, ConnectionState::kIdle);
     table_.MarkEvictable(c.id);
     Arm(c, options_.idle_timeout, CloseReason::kIdleTimeout);
-    size_t n = co_await c.tls->async_read_some(buffer.prepare(kFirstReadBytes),
-                                               asio::redirect_error(kAwait, ec));
+    co_await c.lowest().async_wait(tcp::socket::wait_read, asio::redirect_error(kAwait, ec));
     if (c.closed) co_return false;
     if (ec) {
       Close(c, CloseReason::kPeerClosed);
       co_return false;
     }
-    buffer.commit(n);
   }
   // The request has begun: from here its head and body get request_deadline in all.
   SetState(c, ConnectionState::kReading);
@@ -421,7 +417,6 @@ asio::awaitable<bool> TlsListener::Impl::ServeOne(Connection& c, beast::flat_buf
   if (ec) co_return co_await Refuse(c, ReplyToReadError(ec, options_), version);
   bool keep_alive = req.keep_alive();
   std::string body = std::move(req.body());
-  if (buffer.size() == 0 && buffer.capacity() > kKeptBufferBytes) buffer = beast::flat_buffer();
 
   table_.MarkBusy(c.id);
   SetState(c, ConnectionState::kInFlight);
@@ -486,17 +481,14 @@ asio::awaitable<bool> TlsListener::Impl::Refuse(Connection& c, std::optional<Tls
 
 asio::awaitable<void> TlsListener::Impl::Linger(Connection& c, CloseReason reason) {
   Arm(c, kLinger, reason);
+  // close_notify and FIN, then read and drop what the client still sends (the rest of a
+  // refused body, its own close_notify) until it closes too or the linger time is up.
+  c.tls->SendCloseNotify();
   ErrorCode ec;
-  // close_notify, then wait for the client's; a client still sending (the rest of a refused
-  // body) fails that, so its bytes are read off the socket and dropped until it is done.
-  co_await c.tls->async_shutdown(asio::redirect_error(kAwait, ec));
-  if (ec && !c.closed) {
-    c.lowest().shutdown(tcp::socket::shutdown_send, ec);
-    std::array<char, 2048> scratch;
-    while (!c.closed) {
-      co_await c.lowest().async_read_some(asio::buffer(scratch), asio::redirect_error(kAwait, ec));
-      if (ec) break;
-    }
+  c.lowest().shutdown(tcp::socket::shutdown_send, ec);
+  std::array<char, 2048> scratch;
+  while (!c.closed && !ec) {
+    co_await c.lowest().async_read_some(asio::buffer(scratch), asio::redirect_error(kAwait, ec));
   }
   Close(c, reason);
 }

@@ -310,6 +310,7 @@ TEST_F(DeployTest, DeploymentIsHardened) {
       {"/spec/template/spec/containers/0/livenessProbe/httpGet/port", "\"metrics\""},
       {"/spec/template/spec/containers/0/resources/requests/cpu", "\"100m\""},
       {"/spec/template/spec/containers/0/resources/requests/memory", "\"128Mi\""},
+      {"/spec/template/spec/containers/0/resources/limits/memory", "\"1Gi\""},
       {"/spec/template/spec/containers/0/volumeMounts/0/mountPath", "\"/etc/gpu-tenancy\""},
       {"/spec/template/spec/volumes/0/projected/defaultMode", "288"},   // 0440
       {"/spec/template/spec/containers/0/env/0/name", "\"POD_NAME\""},  // lease identity
