@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every benchmark and writes bench/results.md and bench/latency.svg.
-#   bench/run.sh                      full run (about 3 minutes on 2 cores)
+#   bench/run.sh                      full run (about 4 minutes on 2 cores)
 #   SECONDS_PER_WORKLOAD=3 SIZES=100,1000 bench/run.sh
-# CI runs only the smoke tests: ctest -R bench (bench_smoke, bench_micro_smoke).
+# CI runs only the smoke tests: ctest -R bench (bench_smoke, bench_micro_smoke,
+# bench_connection_smoke).
 # Builds Release in build-bench (BUILD_DIR overrides) with Ninja if needed. Needs gnuplot
 # (Debian: gnuplot-nox).
 set -euo pipefail
@@ -13,7 +14,7 @@ sizes="${SIZES:-100,1000,5000}"
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 fi
-ninja -C "$build" -j2 gpu-tenancy micro_bench load_bench
+ninja -C "$build" -j2 gpu-tenancy micro_bench load_bench connection_bench
 load_before="$(cut -d" " -f1-3 /proc/loadavg)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -24,6 +25,8 @@ echo "== micro_bench" >&2
 echo "== load_bench" >&2
 "$build/bench/load_bench" --sizes "$sizes" --seconds "$secs" --threads 4 \
   --md "$tmp/load.md" --dat "$tmp/latency.dat"
+echo "== connection_bench" >&2
+"$build/bench/connection_bench" --md "$tmp/connections.md" >&2
 
 # Latency vs node count.
 gnuplot <<GP
@@ -89,7 +92,7 @@ verdict() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0 <= b+0) print "met"; else pr
   echo "Load average before the run: ${load_before}; after: $(cut -d' ' -f1-3 /proc/loadavg) (anything above"
   echo "the core count means other work shared the CPUs and inflates tails)."
   echo
-  echo "Reproduce with \`bench/run.sh\` (Release build in \`${build#$root/}\`; about 3 minutes on 2 cores)."
+  echo "Reproduce with \`bench/run.sh\` (Release build in \`${build#$root/}\`; about 4 minutes on 2 cores)."
   echo
   echo "Baselines: \`echo\` = transport + TLS + HTTP (reads the body, fixed reply); \`parse\` = JSON parse only;"
   echo "\`parse-echo\` = parse ExtenderArgs and write back every Node (the least a full-Node filter must do)."
@@ -127,5 +130,9 @@ verdict() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0 <= b+0) print "met"; else pr
   echo "![latency vs node count](latency.svg)"
   echo
   cat "$tmp/load.md"
+  echo
+  echo "## Hostile connections (connection_bench)"
+  echo
+  cat "$tmp/connections.md"
 } > "$root/bench/results.md"
 echo "wrote $root/bench/results.md and $root/bench/latency.svg" >&2
