@@ -146,7 +146,9 @@ class TlsListener::Impl {
   asio::awaitable<void> Serve(std::shared_ptr<Connection> c);
   // One request and its reply; false when the connection is closed (or to be).
   asio::awaitable<bool> ServeOne(Connection& c, beast::flat_buffer& buffer, size_t served);
-  asio::awaitable<bool> Write(Connection& c, TlsReply reply, unsigned version, bool keep_alive);
+  // Writes the reply; without keep-alive, lingers and closes the connection as `closing`.
+  asio::awaitable<bool> Write(Connection& c, TlsReply reply, unsigned version, bool keep_alive,
+                              CloseReason closing);
   // Answers `reply` (if any) and closes, letting the client read it first.
   asio::awaitable<bool> Refuse(Connection& c, std::optional<TlsReply> reply, unsigned version);
   asio::awaitable<void> Linger(Connection& c, CloseReason reason);
@@ -430,11 +432,11 @@ asio::awaitable<bool> TlsListener::Impl::ServeOne(Connection& c, beast::flat_buf
   }
   if (c.closed) co_return false;
   keep_alive = keep_alive && !stopping_ && served + 1 < options_.keep_alive_max_requests;
-  co_return co_await Write(c, std::move(reply), version, keep_alive);
+  co_return co_await Write(c, std::move(reply), version, keep_alive, CloseReason::kDone);
 }
 
 asio::awaitable<bool> TlsListener::Impl::Write(Connection& c, TlsReply reply, unsigned version,
-                                               bool keep_alive) {
+                                               bool keep_alive, CloseReason closing) {
   table_.MarkBusy(c.id);
   SetState(c, ConnectionState::kWriting);
   Arm(c, options_.reply_deadline, CloseReason::kReplyDeadline);
@@ -452,7 +454,7 @@ asio::awaitable<bool> TlsListener::Impl::Write(Connection& c, TlsReply reply, un
     co_return false;
   }
   if (!keep_alive) {
-    co_await Linger(c, CloseReason::kDone);
+    co_await Linger(c, closing);
     co_return false;
   }
   co_return true;
@@ -464,19 +466,8 @@ asio::awaitable<bool> TlsListener::Impl::Refuse(Connection& c, std::optional<Tls
     Close(c, CloseReason::kPeerClosed);
     co_return false;
   }
-  SetState(c, ConnectionState::kWriting);
-  Arm(c, options_.reply_deadline, CloseReason::kReplyDeadline);
-  http::response<http::string_body> res{static_cast<http::status>(reply->status), version};
-  res.set(http::field::content_type, "application/json");
-  for (auto& [name, value] : reply->headers) res.set(name, value);
-  res.keep_alive(false);
-  res.body() = std::move(reply->body);
-  res.prepare_payload();
-  ErrorCode ec;
-  co_await http::async_write(*c.tls, res, asio::redirect_error(kAwait, ec));
-  if (c.closed) co_return false;
-  co_await Linger(c, CloseReason::kBadRequest);
-  co_return false;
+  co_return co_await Write(c, *std::move(reply), version, /*keep_alive=*/false,
+                           CloseReason::kBadRequest);
 }
 
 asio::awaitable<void> TlsListener::Impl::Linger(Connection& c, CloseReason reason) {
@@ -551,7 +542,7 @@ absl::string_view TlsListener::ReasonName(CloseReason reason) {
     case CloseReason::kReplyDeadline: return "reply_deadline";
     case CloseReason::kBadRequest: return "bad_request";
     case CloseReason::kDone: return "done";
-    case CloseReason::kEvictedPerPeer: return "evicted_per_peer";
+    case CloseReason::kEvictedPerPeer: return "evicted_per_ip";
     case CloseReason::kEvictedTotal: return "evicted_total";
     case CloseReason::kRefused: return "refused";
     case CloseReason::kShutdown: return "shutdown";
@@ -597,7 +588,7 @@ void TlsListener::AppendPrometheus(std::string& out) const {
       "all and per client address.\n"
       "# TYPE gpu_tenancy_tls_connection_limit gauge\n"
       "gpu_tenancy_tls_connection_limit{scope=\"total\"} ", o.max_connections, "\n",
-      "gpu_tenancy_tls_connection_limit{scope=\"per_peer\"} ", o.max_connections_per_peer, "\n",
+      "gpu_tenancy_tls_connection_limit{scope=\"per_ip\"} ", o.max_connections_per_peer, "\n",
       "# HELP gpu_tenancy_tls_worker_queue_depth Complete requests waiting for a worker.\n"
       "# TYPE gpu_tenancy_tls_worker_queue_depth gauge\n"
       "gpu_tenancy_tls_worker_queue_depth ", s.queued.load(), "\n",

@@ -404,8 +404,8 @@ std::vector<Case> MakeCases() {
     cases.push_back({"random_bytes_on_tls_port", "/", random, Transport::kRawTcp});
   }
   // Slow drip: one byte of header per 100 ms for about 3 s, then the caller gives up. The
-  // server must stay up and keep serving others meanwhile. cpp-httplib 0.11.4's read timeout
-  // is per read, so a drip that never ends is NOT cut off (holds one worker): a known limit.
+  // server must stay up and keep serving others meanwhile (a drip that never ends is cut off
+  // by the request deadline: RequestDeadlineTest below).
   cases.push_back({"slow_drip_headers", "/extender/filter",
                    "POST /extender/filter HTTP/1.1\r\nX-Slow: aaaa", Transport::kDripHttps});
   return cases;
