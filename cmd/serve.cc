@@ -326,12 +326,14 @@ int RunServe(const std::vector<std::string>& args) {
                         filter_rejections->Add({key.first, key.second}, static_cast<uint64_t>(n));
                       }
                       return server::Reply{r.http_status, std::move(r.body), {}};
-                    }});
+                    },
+                    /*waits_on_io=*/false});
   routes.push_back({"/extender/prioritize", [state](absl::string_view body) {
                       std::shared_ptr<const topology::ModelState> s = state->Current();
                       extender::VerbReply r = extender::Prioritize(body, s.get());
                       return server::Reply{r.http_status, std::move(r.body), {}};
-                    }});
+                    },
+                    /*waits_on_io=*/false});
   for (auto [path, kind] : {std::pair{"/webhook/validate", webhook::ReviewKind::kValidate},
                             std::pair{"/webhook/mutate", webhook::ReviewKind::kMutate}}) {
     routes.push_back({path, [state, admissions, audit, kind = kind](absl::string_view body) {
@@ -362,7 +364,9 @@ int RunServe(const std::vector<std::string>& args) {
                           audit->Write(a);
                         }
                         return server::Reply{r.http_status, std::move(r.body), {}};
-                      }});
+                      },
+                      // A denial's audit line is a write(2) that a full disk or pipe can stall.
+                      /*waits_on_io=*/audit != nullptr});
   }
   kube::ApiBinder* bind_backend = binder.get();
   routes.push_back({"/extender/bind", [bind_backend, binds](absl::string_view body) {
@@ -380,12 +384,14 @@ int RunServe(const std::vector<std::string>& args) {
     // Baselines measured on the same server by bench/: transport only, and JSON only.
     routes.push_back({"/bench/echo", [](absl::string_view) {
                         return server::Reply{200, R"({"ok":true})", {}};
-                      }});
+                      },
+                      /*waits_on_io=*/false});
     routes.push_back({"/bench/parse", [](absl::string_view body) {
                         absl::StatusOr<rapidjson::Document> doc = common::ParseJson(body);
                         if (!doc.ok()) return server::Reply{400, common::EncodeHttpError(doc.status().message()), {}};
                         return server::Reply{200, R"({"ok":true})", {}};
-                      }});
+                      },
+                      /*waits_on_io=*/false});
     routes.push_back({"/bench/parse-echo", [](absl::string_view body) {
                         // What a full-Node filter that keeps every node must do at the least.
                         absl::StatusOr<common::ExtenderArgs> args = common::ParseExtenderArgs(body);
@@ -393,7 +399,8 @@ int RunServe(const std::vector<std::string>& args) {
                         common::FilterReply keep_all;
                         for (size_t i = 0; i < args->node_names.size(); ++i) keep_all.kept.push_back(i);
                         return server::Reply{200, common::EncodeFilterResult(*args, keep_all), {}};
-                      }});
+                      },
+                      /*waits_on_io=*/false});
   }
 
   // A peer that hangs up turns a write into EPIPE, never a process-killing SIGPIPE: the

@@ -69,7 +69,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
            return TlsReply{reply.status,
                            std::move(reply.body),
                            {{"Server-Timing", absl::StrCat("app;dur=", seconds * 1000.0)}}};
-         }});
+         },
+         route.waits_on_io});
   }
   absl::StatusOr<std::unique_ptr<TlsListener>> tls =
       TlsListener::Bind(ListenerOptions(o), ctx, std::move(tls_routes));

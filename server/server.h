@@ -58,6 +58,9 @@ struct Reply {
 struct PostRoute {
   std::string path;
   std::function<Reply(absl::string_view body)> handler;
+  // False for a pure function of the body and in-memory state: small requests then run on
+  // the connection's event loop instead of a worker (TlsRoute::waits_on_io).
+  bool waits_on_io = true;
 };
 
 // A read-only operator route on the plain listener (GET, JSON reply).

@@ -1,21 +1,24 @@
-// The HTTPS listener for the extender and webhook routes: an event loop that holds connections,
+// The HTTPS listener for the extender and webhook routes: event loops that hold connections,
 // and a bounded pool of workers that runs only complete requests.
 //
-// One thread runs Boost.Asio's loop. Accept, the TLS handshake (asio::ssl over our SSL_CTX),
-// reading the request head and body (Beast's HTTP/1.1 parser, with header and body limits) and
-// writing the reply are all asynchronous on it, so a connection that is idle, stuck inside its
-// handshake or dripping one byte at a time costs memory and a descriptor, never a thread. Until
-// its first byte a new connection has no TLS state at all. A complete request goes to a worker;
-// the reply is posted back to the loop and written from there.
+// io_threads Boost.Asio loops (server/tls_loop.h), each on its own thread and its own listening
+// socket on the shared port. Accept, the TLS handshake (OpenSSL over the socket, see
+// server/tls_socket.h), reading the request head and body (Beast's HTTP/1.1 parser, with
+// header and body limits) and writing the reply are all asynchronous on the connection's loop,
+// so a connection that is idle, stuck inside its handshake or dripping one byte at a time
+// costs memory and a descriptor, never a thread. Until its first byte a new connection has no
+// TLS state at all. A complete request goes to a worker; the reply is posted back to the loop
+// and written from there.
 //
 // Deadlines, each enforced by the loop (a connection past one is closed and counted by reason):
 //   request_deadline  from accept to the end of the handshake, and for each request from its
 //                     first byte to its last (head and body)
 //   idle_timeout      between the end of the handshake or of a reply and the next request
 //   reply_deadline    from a reply being ready to its last byte leaving (a stalled reader)
-// Limits: max_connections in all and max_connections_per_peer per client address; at either,
-// the oldest connection that has no request in flight is closed to make room (see
-// ConnectionTable), and when every one is busy the newcomer is closed instead. When
+// Limits: max_connections in all and max_connections_per_peer per client address (each loop
+// holds an equal share of both); at either, the oldest connection that has no request in
+// flight is closed to make room (see ConnectionTable), and when every one is busy the newcomer
+// is closed instead. When
 // worker_threads + max_queued requests are already in the pool, a request gets 503 at once.
 //
 // Requests: POST with a JSON body to one of the routes. 404 (no route), 405 (not POST, with
@@ -53,8 +56,10 @@ struct TlsReply {
 
 struct TlsRoute {
   std::string path;  // matched exactly, without the query string
-  // Runs on a worker thread with the complete body.
+  // Called with the complete body: on a worker thread, or on the connection's loop when the
+  // handler never waits on I/O and the body is at most Options::inline_body_bytes.
   std::function<TlsReply(absl::string_view body)> handler;
+  bool waits_on_io = true;  // e.g. a call to kube-apiserver: always on a worker
 };
 
 // Why the listener closed a connection (for gpu_tenancy_tls_connections_closed_total).
@@ -82,8 +87,15 @@ class TlsListener {
   struct Options {
     std::string host = "0.0.0.0";
     int port = 8443;  // 0 picks a free port
+    // Event loops: TLS and HTTP framing for their connections. Two keep up with the workers
+    // on small requests where one made the loop the bottleneck.
+    int io_threads = 2;
     int worker_threads = 64;
     size_t max_queued = 1024;  // requests waiting for a worker, beyond the running ones
+    // Pure handlers (waits_on_io false) of bodies up to this size run on the loop: a filter
+    // over 500 names or a 20 KB admission review takes tens of microseconds, so a loop is
+    // held no longer than by reading the next request.
+    size_t inline_body_bytes = 256u << 10;
     size_t max_connections = 20000;
     size_t max_connections_per_peer = 1024;
     size_t max_body_bytes = 64u << 20;

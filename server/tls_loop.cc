@@ -1,0 +1,447 @@
+#include "server/tls_loop.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <array>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http.hpp>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/extender_codec.h"
+#include "common/log.h"
+#include "server/tls_socket.h"
+
+namespace server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using ErrorCode = boost::system::error_code;
+
+namespace {
+
+// After a reply that closes the connection, how long the client gets to take it and say
+// goodbye before the socket is closed (closing with unread input would send a reset, which
+// can destroy the reply in the client's receive buffer).
+constexpr std::chrono::milliseconds kLinger{1000};
+constexpr auto kAwait = asio::use_awaitable;
+using AwaitToken = asio::use_awaitable_t<>;
+
+absl::string_view View(beast::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+TlsReply ErrorReply(int status, absl::string_view message) {
+  return TlsReply{status, common::EncodeHttpError(message), {}};
+}
+
+bool IsJsonContentType(absl::string_view type) {
+  absl::string_view media = type.substr(0, type.find(';'));
+  return absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(media), "application/json");
+}
+
+std::string PeerKey(const tcp::endpoint& endpoint) {
+  asio::ip::address a = endpoint.address();
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  }
+  return a.to_string();
+}
+
+// The handler's reply, or a 500 for an exception it let out.
+TlsReply RunHandler(const TlsRoute& route, absl::string_view body) {
+  try {
+    return route.handler(body);
+  } catch (const std::exception& e) {
+    common::Log(common::LogLevel::kError, "handler threw",
+                {{"path", route.path}, {"error", e.what()}});
+  } catch (...) {
+    common::Log(common::LogLevel::kError, "handler threw", {{"path", route.path}});
+  }
+  return ErrorReply(500, "internal error");
+}
+
+// Beast's read errors: the reply they deserve, or nullopt for a connection that just ended.
+std::optional<TlsReply> ReplyToReadError(const ErrorCode& ec, const TlsListener::Options& o) {
+  if (ec == http::error::header_limit) {
+    return ErrorReply(431,
+                      absl::StrCat("request head too large (over ", o.max_header_bytes, " bytes)"));
+  }
+  if (ec == http::error::body_limit) {
+    return ErrorReply(413,
+                      absl::StrCat("request body too large (over ", o.max_body_bytes, " bytes)"));
+  }
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message) return std::nullopt;
+  if (ec.category() == http::make_error_code(http::error::bad_method).category()) {
+    return ErrorReply(400, absl::StrCat("malformed request: ", ec.message()));
+  }
+  return std::nullopt;  // transport: reset, TLS error, closed by us
+}
+
+}  // namespace
+
+
+struct Connection {
+  Connection(tcp::socket s, uint64_t connection_id)
+      : socket(std::move(s)), timer(socket.get_executor()), id(connection_id) {}
+  tcp::socket& lowest() { return tls ? tls->socket() : socket; }
+
+  tcp::socket socket;  // moved into `tls` when the client's first byte arrives
+  std::optional<TlsSocket> tls;
+  asio::steady_timer timer;  // the watchdog's
+  Clock::time_point deadline = Clock::time_point::max();
+  CloseReason on_deadline = CloseReason::kIdleTimeout;
+  ConnectionState state = ConnectionState::kHandshake;
+  bool closed = false;
+  uint64_t id;
+};
+
+TlsLoop::TlsLoop(TlsShared& shared, ConnectionTable::Limits limits)
+    : shared_(shared),
+      options_(shared.options),
+      acceptor_(loop_),
+      drain_timer_(loop_),
+      table_(limits) {}
+
+TlsLoop::~TlsLoop() {
+  RequestStop();
+  Join();
+}
+
+absl::Status TlsLoop::Listen(const tcp::endpoint& endpoint) {
+  ErrorCode ec;
+  auto failed = [&](const char* step) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.host, ":",
+                                               endpoint.port(), " (", step, ": ", ec.message(),
+                                               ")"));
+  };
+  acceptor_.open(endpoint.protocol(), ec);
+  if (ec) return failed("open");
+  acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (ec) return failed("SO_REUSEADDR");
+  // Every loop listens on the same port; the kernel hands each new connection to one of them.
+  int on = 1;
+  if (setsockopt(acceptor_.native_handle(), SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) {
+    ec = ErrorCode(errno, boost::system::system_category());
+    return failed("SO_REUSEPORT");
+  }
+  acceptor_.bind(endpoint, ec);
+  if (ec) return failed("bind");
+  acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return failed("listen");
+  return absl::OkStatus();
+}
+
+int TlsLoop::port() const {
+  ErrorCode ec;
+  return acceptor_.local_endpoint(ec).port();
+}
+
+void TlsLoop::Start() {
+  asio::co_spawn(loop_, Accept(), asio::detached);
+  thread_ = std::thread([this] { loop_.run(); });
+}
+
+void TlsLoop::RequestStop() {
+  if (thread_.joinable()) asio::post(loop_, [this] { BeginStop(); });
+}
+
+void TlsLoop::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void TlsLoop::BeginStop() {
+  stopping_ = true;
+  ErrorCode ec;
+  acceptor_.close(ec);
+  // Connections with no request under way go now; the rest finish it (replies say
+  // Connection: close) or are cut off at the drain timeout.
+  std::vector<Connection*> quiet;
+  for (const auto& [id, c] : live_) {
+    if (c->state == ConnectionState::kHandshake || c->state == ConnectionState::kIdle) {
+      quiet.push_back(c);
+    }
+  }
+  for (Connection* c : quiet) Close(*c, CloseReason::kShutdown);
+  if (live_.empty()) return;
+  drain_timer_.expires_after(options_.drain_timeout);
+  drain_timer_.async_wait([this](const ErrorCode&) {
+    std::vector<Connection*> left;
+    for (const auto& [id, c] : live_) left.push_back(c);
+    for (Connection* c : left) Close(*c, CloseReason::kShutdown);
+  });
+}
+
+void TlsLoop::Arm(Connection& c, std::chrono::milliseconds in, CloseReason reason) {
+  c.deadline = Clock::now() + in;
+  c.on_deadline = reason;
+  // The watchdog sleeps until the old deadline; wake it only when the new one is sooner.
+  if (c.deadline < c.timer.expiry()) c.timer.cancel();
+}
+
+void TlsLoop::Disarm(Connection& c) { c.deadline = Clock::time_point::max(); }
+
+void TlsLoop::SetState(Connection& c, ConnectionState state) {
+  shared_.stats.open[static_cast<size_t>(c.state)].fetch_sub(1, std::memory_order_relaxed);
+  shared_.stats.open[static_cast<size_t>(state)].fetch_add(1, std::memory_order_relaxed);
+  c.state = state;
+}
+
+void TlsLoop::Close(Connection& c, CloseReason reason) {
+  if (c.closed) return;
+  c.closed = true;
+  shared_.stats.closed[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+  shared_.stats.open[static_cast<size_t>(c.state)].fetch_sub(1, std::memory_order_relaxed);
+  table_.Remove(c.id);
+  live_.erase(c.id);
+  ErrorCode ec;
+  c.lowest().close(ec);  // ends every pending operation on it
+  c.timer.cancel();
+  if (stopping_ && live_.empty()) drain_timer_.cancel();
+}
+
+const TlsRoute* TlsLoop::FindRoute(absl::string_view target) const {
+  absl::string_view path = target.substr(0, target.find('?'));
+  for (const TlsRoute& r : shared_.routes) {
+    if (r.path == path) return &r;
+  }
+  return nullptr;
+}
+
+TlsLoop::Task<void> TlsLoop::Accept() {
+  asio::steady_timer backoff(loop_);
+  while (!stopping_) {
+    ErrorCode ec;
+    tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(kAwait, ec));
+    if (stopping_ || ec == asio::error::operation_aborted) co_return;
+    if (ec) {
+      // Out of descriptors (or another transient failure): retry shortly instead of spinning.
+      common::Log(common::LogLevel::kWarn, "accept failed", {{"error", ec.message()}});
+      backoff.expires_after(std::chrono::milliseconds(50));
+      co_await backoff.async_wait(asio::redirect_error(kAwait, ec));
+      continue;
+    }
+    tcp::endpoint peer = socket.remote_endpoint(ec);
+    if (ec) continue;  // already gone
+    socket.set_option(tcp::no_delay(true), ec);  // else each keep-alive reply waits on delayed ACK
+    uint64_t id = next_id_++;
+    ConnectionTable::Admission admission = table_.Admit(id, PeerKey(peer));
+    for (const ConnectionTable::Eviction& e : admission.evict) {
+      auto it = live_.find(e.id);
+      if (it == live_.end()) continue;
+      Close(*it->second, e.reason == ConnectionTable::EvictReason::kPerPeerLimit
+                             ? CloseReason::kEvictedPerPeer
+                             : CloseReason::kEvictedTotal);
+    }
+    if (!admission.admitted) {
+      shared_.stats.closed[static_cast<size_t>(CloseReason::kRefused)].fetch_add(1);
+      continue;  // the socket closes here
+    }
+    auto c = std::make_shared<Connection>(std::move(socket), id);
+    live_[id] = c.get();
+    shared_.stats.open[static_cast<size_t>(ConnectionState::kHandshake)].fetch_add(1);
+    asio::co_spawn(loop_, Watch(c), asio::detached);
+    // Our code does not throw, but an allocation can: the connection must not outlive that.
+    asio::co_spawn(loop_, Serve(c), [this, c](std::exception_ptr e) {
+      if (!e) return;
+      common::Log(common::LogLevel::kError, "connection failed unexpectedly");
+      Close(*c, CloseReason::kPeerClosed);
+    });
+  }
+}
+
+TlsLoop::Task<void> TlsLoop::Watch(std::shared_ptr<Connection> c) {
+  while (!c->closed) {
+    // Disarmed means "not now": a far wake-up rather than time_point::max, which timer
+    // arithmetic would have to saturate.
+    c->timer.expires_at(std::min(c->deadline, Clock::now() + std::chrono::hours(1)));
+    ErrorCode ec;
+    co_await c->timer.async_wait(asio::redirect_error(kAwait, ec));
+    if (!c->closed && Clock::now() >= c->deadline) Close(*c, c->on_deadline);
+  }
+}
+
+TlsLoop::Task<void> TlsLoop::Serve(std::shared_ptr<Connection> c) {
+  Arm(*c, options_.request_deadline, CloseReason::kHandshakeDeadline);
+  ErrorCode ec;
+  // No TLS state until the client sends something: a silent connection stays a bare socket.
+  co_await c->socket.async_wait(tcp::socket::wait_read, asio::redirect_error(kAwait, ec));
+  if (c->closed) co_return;
+  if (ec) {
+    Close(*c, CloseReason::kPeerClosed);
+    co_return;
+  }
+  c->tls.emplace(std::move(c->socket), shared_.ssl);
+  co_await c->tls->async_handshake(asio::redirect_error(kAwait, ec));
+  if (c->closed) co_return;
+  if (ec) {
+    Close(*c, CloseReason::kHandshakeFailed);
+    co_return;
+  }
+  beast::flat_buffer buffer;
+  size_t served = 0;
+  while (co_await ServeOne(*c, buffer, served)) ++served;
+  Close(*c, CloseReason::kDone);  // a no-op when ServeOne closed it already
+}
+
+TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer,
+                                                  size_t served) {
+  ErrorCode ec;
+  if (buffer.size() == 0 && !c.tls->HasPending()) {
+    if (stopping_) {
+      Close(c, CloseReason::kShutdown);
+      co_return false;
+    }
+    // Between requests a connection holds no buffer at all: wait for the socket, not a read.
+    buffer = beast::flat_buffer();
+    SetState(c, ConnectionState::kIdle);
+    table_.MarkEvictable(c.id);
+    Arm(c, options_.idle_timeout, CloseReason::kIdleTimeout);
+    co_await c.lowest().async_wait(tcp::socket::wait_read, asio::redirect_error(kAwait, ec));
+    if (c.closed) co_return false;
+    if (ec) {
+      Close(c, CloseReason::kPeerClosed);
+      co_return false;
+    }
+  }
+  // The request has begun: from here its head and body get request_deadline in all.
+  SetState(c, ConnectionState::kReading);
+  table_.MarkEvictable(c.id);
+  Arm(c, options_.request_deadline, CloseReason::kRequestDeadline);
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+  parser.body_limit(options_.max_body_bytes);
+  co_await http::async_read_header(*c.tls, buffer, parser, asio::redirect_error(kAwait, ec));
+  if (c.closed) co_return false;
+  if (ec) co_return co_await Refuse(c, ReplyToReadError(ec, options_), 11);
+  http::request<http::string_body>& req = parser.get();
+  unsigned version = req.version();
+  if (version != 10 && version != 11) {
+    co_return co_await Refuse(c, ErrorReply(400, "unsupported HTTP version"), 11);
+  }
+  const TlsRoute* route = FindRoute(View(req.target()));
+  if (!route) co_return co_await Refuse(c, ErrorReply(404, "no such route"), version);
+  if (req.method() != http::verb::post) {
+    TlsReply reply = ErrorReply(405, "method not allowed");
+    reply.headers.emplace_back("Allow", "POST");
+    co_return co_await Refuse(c, std::move(reply), version);
+  }
+  if (!IsJsonContentType(View(req[http::field::content_type]))) {
+    co_return co_await Refuse(c, ErrorReply(415, "Content-Type must be application/json"),
+                              version);
+  }
+  if (absl::EqualsIgnoreCase(View(req[http::field::expect]), "100-continue")) {
+    http::response<http::empty_body> go_on{http::status::continue_, version};
+    co_await http::async_write(*c.tls, go_on, asio::redirect_error(kAwait, ec));
+    if (c.closed) co_return false;
+    if (ec) {
+      Close(c, CloseReason::kPeerClosed);
+      co_return false;
+    }
+  }
+  co_await http::async_read(*c.tls, buffer, parser, asio::redirect_error(kAwait, ec));
+  if (c.closed) co_return false;
+  if (ec) co_return co_await Refuse(c, ReplyToReadError(ec, options_), version);
+  bool keep_alive = req.keep_alive();
+  std::string body = std::move(req.body());
+
+  table_.MarkBusy(c.id);
+  SetState(c, ConnectionState::kInFlight);
+  Disarm(c);  // our time, not the client's
+  TlsReply reply;
+  if (!route->waits_on_io && body.size() <= options_.inline_body_bytes) {
+    // A pure handler of a small body (tens of microseconds) runs here: handing it to a
+    // worker and back costs two thread wake-ups, more than the work itself.
+    reply = RunHandler(*route, body);
+  } else if (shared_.in_pool.load() >=
+             options_.worker_threads + static_cast<int64_t>(options_.max_queued)) {
+    shared_.stats.rejected_busy.fetch_add(1, std::memory_order_relaxed);
+    reply = ErrorReply(503, "server busy: every worker is taken and the queue is full");
+  } else {
+    reply = co_await RunOnWorker(*route, std::move(body));
+  }
+  if (c.closed) co_return false;
+  keep_alive = keep_alive && !stopping_ && served + 1 < options_.keep_alive_max_requests;
+  co_return co_await Write(c, std::move(reply), version, keep_alive, CloseReason::kDone);
+}
+
+TlsLoop::Task<bool> TlsLoop::Write(Connection& c, TlsReply reply, unsigned version,
+                                               bool keep_alive, CloseReason closing) {
+  table_.MarkBusy(c.id);
+  SetState(c, ConnectionState::kWriting);
+  Arm(c, options_.reply_deadline, CloseReason::kReplyDeadline);
+  http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
+  res.set(http::field::content_type, "application/json");
+  for (auto& [name, value] : reply.headers) res.set(name, value);
+  res.keep_alive(keep_alive);
+  res.body() = std::move(reply.body);
+  res.prepare_payload();
+  ErrorCode ec;
+  co_await http::async_write(*c.tls, res, asio::redirect_error(kAwait, ec));
+  if (c.closed) co_return false;
+  if (ec) {
+    Close(c, CloseReason::kPeerClosed);
+    co_return false;
+  }
+  if (!keep_alive) {
+    co_await Linger(c, closing);
+    co_return false;
+  }
+  co_return true;
+}
+
+TlsLoop::Task<bool> TlsLoop::Refuse(Connection& c, std::optional<TlsReply> reply,
+                                                unsigned version) {
+  if (!reply) {
+    Close(c, CloseReason::kPeerClosed);
+    co_return false;
+  }
+  co_return co_await Write(c, *std::move(reply), version, /*keep_alive=*/false,
+                           CloseReason::kBadRequest);
+}
+
+TlsLoop::Task<void> TlsLoop::Linger(Connection& c, CloseReason reason) {
+  Arm(c, kLinger, reason);
+  // close_notify and FIN, then read and drop what the client still sends (the rest of a
+  // refused body, its own close_notify) until it closes too or the linger time is up.
+  c.tls->SendCloseNotify();
+  ErrorCode ec;
+  c.lowest().shutdown(tcp::socket::shutdown_send, ec);
+  std::array<char, 2048> scratch;
+  while (!c.closed && !ec) {
+    co_await c.lowest().async_read_some(asio::buffer(scratch), asio::redirect_error(kAwait, ec));
+  }
+  Close(c, reason);
+}
+
+TlsLoop::Task<TlsReply> TlsLoop::RunOnWorker(const TlsRoute& route,
+                                                         std::string body) {
+  TlsReply reply;
+  shared_.in_pool.fetch_add(1);
+  shared_.stats.queued.fetch_add(1, std::memory_order_relaxed);
+  // The coroutine sleeps while a worker runs the handler; the worker wakes it on the loop.
+  AwaitToken token;
+  co_await asio::async_initiate<AwaitToken, void()>(
+      [&](auto wake) {
+        asio::post(*shared_.workers, [&, wake = std::move(wake),
+                               work = asio::make_work_guard(loop_)]() mutable {
+          shared_.stats.queued.fetch_sub(1, std::memory_order_relaxed);
+          reply = RunHandler(route, body);
+          shared_.in_pool.fetch_sub(1);
+          asio::post(loop_, std::move(wake));
+        });
+      },
+      token);
+  co_return reply;
+}
+
+}  // namespace server

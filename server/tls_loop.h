@@ -1,0 +1,104 @@
+// One event loop of the TLS listener (server/tls_listener.h says what the listener promises).
+// Each loop has its own thread, its own listening socket on the shared port (SO_REUSEPORT, so
+// the kernel spreads new connections over the loops), its own connections, deadlines and
+// ConnectionTable. Loops share only what TlsShared holds: options, routes, the worker pool and
+// the counters. A connection lives and dies on the loop that accepted it, so nothing a
+// connection touches needs a lock. Internal to server/.
+#ifndef GPU_TENANCY_SERVER_TLS_LOOP_H_
+#define GPU_TENANCY_SERVER_TLS_LOOP_H_
+
+#include <openssl/ssl.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "server/connection_table.h"
+#include "server/tls_listener.h"
+
+namespace server {
+
+// What every loop of one listener shares.
+struct TlsShared {
+  TlsListener::Options options;
+  SSL_CTX* ssl = nullptr;  // the listener's reference; each SSL holds its own
+  std::vector<TlsRoute> routes;
+  std::optional<boost::asio::thread_pool> workers;
+  std::atomic<int64_t> in_pool{0};  // requests queued or running on a worker
+  TlsListener::Stats stats;
+};
+
+struct Connection;
+
+class TlsLoop {
+ public:
+  TlsLoop(TlsShared& shared, ConnectionTable::Limits limits);
+  ~TlsLoop();
+  TlsLoop(const TlsLoop&) = delete;
+  TlsLoop& operator=(const TlsLoop&) = delete;
+
+  // Binds `endpoint` (SO_REUSEADDR, SO_REUSEPORT) and listens. Unavailable on failure.
+  absl::Status Listen(const boost::asio::ip::tcp::endpoint& endpoint);
+  int port() const;
+  void Start();
+  // Stops accepting, closes quiet connections and lets the rest finish their request (within
+  // drain_timeout); Join() returns when that is done and the loop's thread has ended.
+  void RequestStop();
+  void Join();
+
+ private:
+  using ErrorCode = boost::system::error_code;
+  template <typename T>
+  using Task = boost::asio::awaitable<T>;
+
+  Task<void> Accept();
+  Task<void> Watch(std::shared_ptr<Connection> c);
+  Task<void> Serve(std::shared_ptr<Connection> c);
+  // One request and its reply; false when the connection is closed (or to be).
+  Task<bool> ServeOne(Connection& c, boost::beast::flat_buffer& buffer, size_t served);
+  // Writes the reply; without keep-alive, lingers and closes the connection as `closing`.
+  Task<bool> Write(Connection& c, TlsReply reply, unsigned version, bool keep_alive,
+                   CloseReason closing);
+  // Answers `reply` (if any) and closes, letting the client read it first.
+  Task<bool> Refuse(Connection& c, std::optional<TlsReply> reply, unsigned version);
+  Task<void> Linger(Connection& c, CloseReason reason);
+  Task<TlsReply> RunOnWorker(const TlsRoute& route, std::string body);
+  void BeginStop();
+
+  void Arm(Connection& c, std::chrono::milliseconds in, CloseReason reason);
+  void Disarm(Connection& c);
+  void SetState(Connection& c, ConnectionState state);
+  void Close(Connection& c, CloseReason reason);
+  const TlsRoute* FindRoute(absl::string_view target) const;
+
+  TlsShared& shared_;
+  const TlsListener::Options& options_;
+  boost::asio::io_context loop_{1};
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer drain_timer_;
+  // This loop's thread only:
+  ConnectionTable table_;
+  absl::flat_hash_map<uint64_t, Connection*> live_;
+  uint64_t next_id_ = 1;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace server
+
+#endif  // GPU_TENANCY_SERVER_TLS_LOOP_H_
