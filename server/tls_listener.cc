@@ -79,24 +79,22 @@ absl::StatusOr<std::unique_ptr<TlsListener>> TlsListener::Bind(Options options, 
     if (ec || found.empty()) return absl::UnavailableError(absl::StrCat("cannot resolve ", o.host));
     address = found.begin()->endpoint().address();
   }
-  // Each loop enforces an equal share of the limits on the connections it was handed.
+  // Each loop enforces an equal share of the limits on the connections dealt to it.
   size_t n = static_cast<size_t>(o.io_threads);
   ConnectionTable::Limits share{Share(o.max_connections, n), Share(o.max_connections_per_peer, n)};
-  int port = o.port;
-  for (size_t i = 0; i < n; ++i) {
-    auto loop = std::make_unique<TlsLoop>(*impl, share);
-    absl::Status listening = loop->Listen(tcp::endpoint(address, static_cast<uint16_t>(port)));
-    if (!listening.ok()) return listening;
-    port = loop->port();  // port 0: the others join the port the first one got
-    impl->loops.push_back(std::move(loop));
-  }
+  for (size_t i = 0; i < n; ++i) impl->loops.push_back(std::make_unique<TlsLoop>(*impl, share));
+  absl::Status listening =
+      impl->loops.front()->Listen(tcp::endpoint(address, static_cast<uint16_t>(o.port)));
+  if (!listening.ok()) return listening;
   return std::unique_ptr<TlsListener>(new TlsListener(std::move(impl)));
 }
 
 void TlsListener::Start() {
   if (impl_->started.exchange(true)) return;
   impl_->workers.emplace(static_cast<size_t>(std::max(1, impl_->options.worker_threads)));
-  for (auto& loop : impl_->loops) loop->Start();
+  std::vector<TlsLoop*> all;
+  for (auto& loop : impl_->loops) all.push_back(loop.get());
+  for (TlsLoop* loop : all) loop->Start(loop == all.front() ? all : std::vector<TlsLoop*>{});
 }
 
 void TlsListener::Stop() {

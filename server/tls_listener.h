@@ -1,8 +1,8 @@
 // The HTTPS listener for the extender and webhook routes: event loops that hold connections,
 // and a bounded pool of workers that runs only complete requests.
 //
-// io_threads Boost.Asio loops (server/tls_loop.h), each on its own thread and its own listening
-// socket on the shared port. Accept, the TLS handshake (OpenSSL over the socket, see
+// io_threads Boost.Asio loops (server/tls_loop.h), each on its own thread; the first accepts
+// and deals new connections to them in turn. Accept, the TLS handshake (OpenSSL over the socket, see
 // server/tls_socket.h), reading the request head and body (Beast's HTTP/1.1 parser, with
 // header and body limits) and writing the reply are all asynchronous on the connection's loop,
 // so a connection that is idle, stuck inside its handshake or dripping one byte at a time

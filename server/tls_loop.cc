@@ -1,9 +1,6 @@
 #include "server/tls_loop.h"
 
-#include <sys/socket.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <array>
 
 #include <boost/asio/co_spawn.hpp>
@@ -128,12 +125,6 @@ absl::Status TlsLoop::Listen(const tcp::endpoint& endpoint) {
   if (ec) return failed("open");
   acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
   if (ec) return failed("SO_REUSEADDR");
-  // Every loop listens on the same port; the kernel hands each new connection to one of them.
-  int on = 1;
-  if (setsockopt(acceptor_.native_handle(), SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) {
-    ec = ErrorCode(errno, boost::system::system_category());
-    return failed("SO_REUSEPORT");
-  }
   acceptor_.bind(endpoint, ec);
   if (ec) return failed("bind");
   acceptor_.listen(asio::socket_base::max_listen_connections, ec);
@@ -146,8 +137,10 @@ int TlsLoop::port() const {
   return acceptor_.local_endpoint(ec).port();
 }
 
-void TlsLoop::Start() {
-  asio::co_spawn(loop_, Accept(), asio::detached);
+void TlsLoop::Start(std::vector<TlsLoop*> deal_to) {
+  deal_to_ = std::move(deal_to);
+  keep_running_.emplace(loop_.get_executor());  // a loop that does not accept waits for work
+  if (!deal_to_.empty()) asio::co_spawn(loop_, Accept(), asio::detached);
   thread_ = std::thread([this] { loop_.run(); });
 }
 
@@ -161,6 +154,7 @@ void TlsLoop::Join() {
 
 void TlsLoop::BeginStop() {
   stopping_ = true;
+  keep_running_.reset();
   ErrorCode ec;
   acceptor_.close(ec);
   // Connections with no request under way go now; the rest finish it (replies say
@@ -219,9 +213,14 @@ const TlsRoute* TlsLoop::FindRoute(absl::string_view target) const {
 
 TlsLoop::Task<void> TlsLoop::Accept() {
   asio::steady_timer backoff(loop_);
-  while (!stopping_) {
+  for (size_t next = 0; !stopping_; ++next) {
+    // Dealt round robin, so a few long-lived keep-alive callers (kube-scheduler's,
+    // kube-apiserver's) spread evenly over the loops, and so does each address's share of
+    // the per-address limit; a hash of the ports (SO_REUSEPORT) spreads only large numbers.
+    TlsLoop* target = deal_to_[next % deal_to_.size()];
     ErrorCode ec;
-    tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(kAwait, ec));
+    tcp::socket socket = co_await acceptor_.async_accept(target->loop_.get_executor(),
+                                                         asio::redirect_error(kAwait, ec));
     if (stopping_ || ec == asio::error::operation_aborted) co_return;
     if (ec) {
       // Out of descriptors (or another transient failure): retry shortly instead of spinning.
@@ -230,33 +229,40 @@ TlsLoop::Task<void> TlsLoop::Accept() {
       co_await backoff.async_wait(asio::redirect_error(kAwait, ec));
       continue;
     }
-    tcp::endpoint peer = socket.remote_endpoint(ec);
-    if (ec) continue;  // already gone
-    socket.set_option(tcp::no_delay(true), ec);  // else each keep-alive reply waits on delayed ACK
-    uint64_t id = next_id_++;
-    ConnectionTable::Admission admission = table_.Admit(id, PeerKey(peer));
-    for (const ConnectionTable::Eviction& e : admission.evict) {
-      auto it = live_.find(e.id);
-      if (it == live_.end()) continue;
-      Close(*it->second, e.reason == ConnectionTable::EvictReason::kPerPeerLimit
-                             ? CloseReason::kEvictedPerPeer
-                             : CloseReason::kEvictedTotal);
-    }
-    if (!admission.admitted) {
-      shared_.stats.closed[static_cast<size_t>(CloseReason::kRefused)].fetch_add(1);
-      continue;  // the socket closes here
-    }
-    auto c = std::make_shared<Connection>(std::move(socket), id);
-    live_[id] = c.get();
-    shared_.stats.open[static_cast<size_t>(ConnectionState::kHandshake)].fetch_add(1);
-    asio::co_spawn(loop_, Watch(c), asio::detached);
-    // Our code does not throw, but an allocation can: the connection must not outlive that.
-    asio::co_spawn(loop_, Serve(c), [this, c](std::exception_ptr e) {
-      if (!e) return;
-      common::Log(common::LogLevel::kError, "connection failed unexpectedly");
-      Close(*c, CloseReason::kPeerClosed);
-    });
+    asio::post(target->loop_,
+               [target, s = std::move(socket)]() mutable { target->Adopt(std::move(s)); });
   }
+}
+
+void TlsLoop::Adopt(tcp::socket socket) {
+  if (stopping_) return;  // the socket closes here
+  ErrorCode ec;
+  tcp::endpoint peer = socket.remote_endpoint(ec);
+  if (ec) return;  // already gone
+  socket.set_option(tcp::no_delay(true), ec);  // else each keep-alive reply waits on delayed ACK
+  uint64_t id = next_id_++;
+  ConnectionTable::Admission admission = table_.Admit(id, PeerKey(peer));
+  for (const ConnectionTable::Eviction& e : admission.evict) {
+    auto it = live_.find(e.id);
+    if (it == live_.end()) continue;
+    Close(*it->second, e.reason == ConnectionTable::EvictReason::kPerPeerLimit
+                           ? CloseReason::kEvictedPerPeer
+                           : CloseReason::kEvictedTotal);
+  }
+  if (!admission.admitted) {
+    shared_.stats.closed[static_cast<size_t>(CloseReason::kRefused)].fetch_add(1);
+    return;
+  }
+  auto c = std::make_shared<Connection>(std::move(socket), id);
+  live_[id] = c.get();
+  shared_.stats.open[static_cast<size_t>(ConnectionState::kHandshake)].fetch_add(1);
+  asio::co_spawn(loop_, Watch(c), asio::detached);
+  // Our code does not throw, but an allocation can: the connection must not outlive that.
+  asio::co_spawn(loop_, Serve(c), [this, c](std::exception_ptr e) {
+    if (!e) return;
+    common::Log(common::LogLevel::kError, "connection failed unexpectedly");
+    Close(*c, CloseReason::kPeerClosed);
+  });
 }
 
 TlsLoop::Task<void> TlsLoop::Watch(std::shared_ptr<Connection> c) {

@@ -1,9 +1,9 @@
 // One event loop of the TLS listener (server/tls_listener.h says what the listener promises).
-// Each loop has its own thread, its own listening socket on the shared port (SO_REUSEPORT, so
-// the kernel spreads new connections over the loops), its own connections, deadlines and
-// ConnectionTable. Loops share only what TlsShared holds: options, routes, the worker pool and
-// the counters. A connection lives and dies on the loop that accepted it, so nothing a
-// connection touches needs a lock. Internal to server/.
+// Each loop has its own thread, connections, deadlines and ConnectionTable; the first also
+// owns the listening socket and deals new connections to every loop in turn. Loops share only
+// what TlsShared holds: options, routes, the worker pool and the counters. A connection lives
+// and dies on the loop it was dealt to, so nothing a connection touches needs a lock.
+// Internal to server/.
 #ifndef GPU_TENANCY_SERVER_TLS_LOOP_H_
 #define GPU_TENANCY_SERVER_TLS_LOOP_H_
 
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -52,10 +53,12 @@ class TlsLoop {
   TlsLoop(const TlsLoop&) = delete;
   TlsLoop& operator=(const TlsLoop&) = delete;
 
-  // Binds `endpoint` (SO_REUSEADDR, SO_REUSEPORT) and listens. Unavailable on failure.
+  // Binds `endpoint` and listens (the dealing loop only). Unavailable on failure.
   absl::Status Listen(const boost::asio::ip::tcp::endpoint& endpoint);
   int port() const;
-  void Start();
+  // Runs the loop on its thread. `deal_to` (for the loop that listens): the loops new
+  // connections go to, in turn, itself included.
+  void Start(std::vector<TlsLoop*> deal_to);
   // Stops accepting, closes quiet connections and lets the rest finish their request (within
   // drain_timeout); Join() returns when that is done and the loop's thread has ended.
   void RequestStop();
@@ -67,6 +70,8 @@ class TlsLoop {
   using Task = boost::asio::awaitable<T>;
 
   Task<void> Accept();
+  // Takes a connection dealt to this loop (on this loop's thread): admits it, or not.
+  void Adopt(boost::asio::ip::tcp::socket socket);
   Task<void> Watch(std::shared_ptr<Connection> c);
   Task<void> Serve(std::shared_ptr<Connection> c);
   // One request and its reply; false when the connection is closed (or to be).
@@ -96,6 +101,9 @@ class TlsLoop {
   absl::flat_hash_map<uint64_t, Connection*> live_;
   uint64_t next_id_ = 1;
   bool stopping_ = false;
+  std::vector<TlsLoop*> deal_to_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
+      keep_running_;
   std::thread thread_;
 };
 
