@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace server {
@@ -123,7 +124,7 @@ TEST(ConnectionTableTest, CountsStayConsistentUnderChurn) {
   uint64_t seed = 7;
   for (ConnectionTable::Id id = 1; id <= 5000; ++id) {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    std::string peer = "p" + std::to_string((seed >> 33) % 13);
+    std::string peer = absl::StrCat("p", (seed >> 33) % 13);
     ConnectionTable::Admission a = t.Admit(id, peer);
     open -= a.evict.size();
     open += a.admitted ? 1 : 0;
