@@ -44,13 +44,8 @@ using Clock = std::chrono::steady_clock;
 using testing_support::SampleValue;
 using testing_support::ServeProcess;
 
-// test/server/hostile_input_test.cc's kFilterBody: a MIG pod, names only, on the demo cluster.
-constexpr char kFilterBody[] =
-    R"({"Pod":{"metadata":{"name":"llm-b","namespace":"acme","uid":"hostile-1"},)"
-    R"("spec":{"containers":[{"name":"server","resources":{)"
-    R"("limits":{"nvidia.com/mig-3g.40gb":"1"},"requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},)"
-    R"("status":{"phase":"Pending"}},)"
-    R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
+// The demo's MIG pod, names only (test/support/serve_process.h).
+const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
 // A handshake record header announcing 512 bytes that never come.
 constexpr char kPartialRecord[] = "\x16\x03\x01\x02\x00";
 constexpr int kSourceAddresses = 8;  // 127.0.0.2 .. 127.0.0.9

@@ -99,6 +99,7 @@ void TlsListener::Start() {
 
 void TlsListener::Stop() {
   if (impl_->stopped.exchange(true) || !impl_->started.load()) return;
+  impl_->stopping.store(true);
   for (auto& loop : impl_->loops) loop->RequestStop();  // all at once: none keeps accepting
   for (auto& loop : impl_->loops) loop->Join();
   impl_->workers->join();

@@ -376,7 +376,8 @@ TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer,
     reply = co_await RunOnWorker(*route, std::move(body));
   }
   if (c.closed) co_return false;
-  keep_alive = keep_alive && !stopping_ && served + 1 < options_.keep_alive_max_requests;
+  keep_alive = keep_alive && !shared_.stopping.load() &&
+               served + 1 < options_.keep_alive_max_requests;
   co_return co_await Write(c, std::move(reply), version, keep_alive, CloseReason::kDone);
 }
 

@@ -44,6 +44,8 @@ using testing_support::SampleValue;
 using testing_support::ServeProcess;
 using testing_support::TempDir;
 using Clock = std::chrono::steady_clock;
+// The demo's MIG pod, names only (test/support/serve_process.h).
+const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
 
 // The server closes hostile connections under our feet; a write to one must not kill the test.
 [[maybe_unused]] const bool kSigpipeIgnored = [] {
@@ -65,12 +67,6 @@ constexpr auto kFloodDuration = std::chrono::seconds(30);
 constexpr auto kDripInterval = std::chrono::milliseconds(100);
 constexpr int kHttpTimeoutSeconds = 3;
 
-constexpr char kFilterBody[] =
-    R"({"Pod":{"metadata":{"name":"llm-b","namespace":"acme","uid":"hostile-1"},)"
-    R"("spec":{"containers":[{"name":"server","resources":{)"
-    R"("limits":{"nvidia.com/mig-3g.40gb":"1"},"requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},)"
-    R"("status":{"phase":"Pending"}},)"
-    R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
 // The first 11 bytes of a ClientHello (record header announcing 512 bytes, message header,
 // version); the rest never comes.
 constexpr char kPartialClientHello[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";

@@ -39,6 +39,8 @@ namespace {
 using testing_support::ReadTestData;
 using testing_support::ServeProcess;
 using Clock = std::chrono::steady_clock;
+// The demo's MIG pod, names only (test/support/serve_process.h).
+const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
 
 [[maybe_unused]] const bool kSigpipeIgnored = [] {
   signal(SIGPIPE, SIG_IGN);
@@ -47,12 +49,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kSmallCap = 65536;
 constexpr int kCaseTimeoutSeconds = 12;
-
-constexpr char kFilterBody[] =
-    R"({"Pod":{"metadata":{"name":"llm-b","namespace":"acme","uid":"hostile-1"},)"
-    R"("spec":{"containers":[{"name":"server","resources":{"limits":{"nvidia.com/mig-3g.40gb":"1"},)"
-    R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
-    R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
 
 enum class Transport { kHttps, kRawTcp, kDripHttps };
 

@@ -448,9 +448,11 @@ TEST_F(TlsListenerTest, StopClosesIdleConnectionsAndFinishesRequestsInFlight) {
   std::thread stopper([&] { listener_->Stop(); });
   EXPECT_TRUE(idle.ClosedByServer(milliseconds(3000)));
   gate_.Open();
+  // The request in flight is answered, told not to come back, and its connection closed.
   std::string response = busy.ReadResponse();
   EXPECT_EQ(Status(response), 200);
   EXPECT_NE(response.find("Connection: close"), std::string::npos) << response;
+  EXPECT_TRUE(busy.ClosedByServer(milliseconds(3000)));
   stopper.join();
   EXPECT_EQ(Closed(*listener_, CloseReason::kShutdown), 1u);
 }

@@ -21,6 +21,12 @@
 
 namespace testing_support {
 
+const char kDemoMigFilterRequest[] =
+    R"({"Pod":{"metadata":{"name":"llm-b","namespace":"acme","uid":"hostile-1"},)"
+    R"("spec":{"containers":[{"name":"server","resources":{"limits":{"nvidia.com/mig-3g.40gb":"1"},)"
+    R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
+    R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
+
 TempDir::TempDir() {
   char templ[] = "/tmp/gpu-tenancy-test-XXXXXX";
   char* made = mkdtemp(templ);

@@ -37,6 +37,10 @@ class TempDir {
 absl::Status MakeTestCerts(const std::string& dir);
 
 std::string ReadTestData(const std::string& relative_path);  // under test/testdata
+
+// A names-only ExtenderArgs for the demo cluster (`serve --demo`): tenant acme's MIG pod,
+// which fits mig-a only. The request the server tests and benchmarks send most.
+extern const char kDemoMigFilterRequest[];
 std::string ReadSource(const std::string& relative_path);    // under the project root
 
 class ServeProcess {
