@@ -87,8 +87,8 @@ class TlsListener {
   struct Options {
     std::string host = "0.0.0.0";
     int port = 8443;  // 0 picks a free port
-    // Event loops: TLS and HTTP framing for their connections. Two keep up with the workers
-    // on small requests where one made the loop the bottleneck.
+    // Event loops: TLS, HTTP framing and inline handlers for their connections. Two share
+    // TLS handshakes of a connection flood between two cores.
     int io_threads = 2;
     int worker_threads = 64;
     size_t max_queued = 1024;  // requests waiting for a worker, beyond the running ones

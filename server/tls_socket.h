@@ -68,7 +68,7 @@ class TlsSocket {
     boost::asio::mutable_buffer first = FirstNonEmpty(buffers);
     return Start<void(ErrorCode, size_t)>(
         [first](SSL* ssl) {
-          if (first.size() == 0) return kNothingToDo;
+          if (first.size() == 0) return kEmptyBuffer;
           return SSL_read(ssl, first.data(), static_cast<int>(std::min<size_t>(first.size(), INT_MAX)));
         },
         std::forward<Token>(token));
@@ -89,7 +89,7 @@ class TlsSocket {
         [first, gathered = std::move(gathered)](SSL* ssl) {
           const void* data = gathered.empty() ? first.data() : gathered.data();
           size_t size = gathered.empty() ? first.size() : gathered.size();
-          if (size == 0) return kNothingToDo;
+          if (size == 0) return kEmptyBuffer;
           return SSL_write(ssl, data, static_cast<int>(std::min<size_t>(size, INT_MAX)));
         },
         std::forward<Token>(token));
@@ -103,8 +103,9 @@ class TlsSocket {
   }
 
  private:
-  // What a call returns for an empty buffer: done, with no bytes and no error.
-  static constexpr int kNothingToDo = INT_MIN;
+  // What a read or write call returns when handed no bytes: it completes at once with 0 bytes
+  // and no error, as a socket would (OpenSSL has no meaning for a zero-length SSL_read).
+  static constexpr int kEmptyBuffer = INT_MIN;
 
   template <typename Buffers>
   static auto FirstNonEmpty(const Buffers& buffers) {
@@ -131,7 +132,7 @@ class TlsSocket {
       ERR_clear_error();
       errno = 0;
       int n = call(stream->ssl_);
-      if (n == kNothingToDo) return Finish(self, {}, 0);
+      if (n == kEmptyBuffer) return Finish(self, {}, 0);
       if (n > 0) return Finish(self, {}, static_cast<size_t>(n));
       switch (SSL_get_error(stream->ssl_, n)) {
         case SSL_ERROR_WANT_READ:
