@@ -79,8 +79,6 @@ constexpr char kDemoFilterRequest[] =
     R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
     R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
 
-constexpr absl::string_view kLeaderLabel = "gpu-tenancy.io/extender-leader";
-
 absl::Status SplitHostPort(const std::string& text, std::string& host, int& port) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos) {
@@ -282,7 +280,7 @@ int RunServe(const std::vector<std::string>& args) {
         std::string pod_path = absl::StrCat("/api/v1/namespaces/", pod_namespace, "/pods/", pod_name);
         kube::ApiClient* client = api.get();
         lo.on_change = [client, pod_path](bool leader) {
-          std::string patch = absl::StrCat(R"({"metadata":{"labels":{")", kLeaderLabel,
+          std::string patch = absl::StrCat(R"({"metadata":{"labels":{")", topology::kLeaderLabel,
                                            R"(":")", leader ? "true" : "false", R"("}}})");
           absl::StatusOr<kube::ApiResponse> r =
               client->Patch(pod_path, patch, "application/merge-patch+json");

@@ -55,7 +55,7 @@ ResourceList EffectiveRequests(const PodFacts& pod) {
 
 bool IsGpuDeviceResource(absl::string_view resource, const Policy& policy) {
   if (policy.IsMemoryResource(resource)) return false;
-  return absl::StartsWith(resource, "nvidia.com/") || policy.IsConfiguredShared(resource);
+  return absl::StartsWith(resource, kNvidiaResourcePrefix) || policy.IsConfiguredShared(resource);
 }
 
 absl::StatusOr<GpuDemand> ComputeDemand(const PodFacts& pod, const Policy& policy) {

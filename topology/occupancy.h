@@ -12,11 +12,9 @@
 
 #include "topology/demand.h"
 #include "topology/supply.h"
+#include "topology/wellknown.h"
 
 namespace topology {
-
-// Written by bind when it chooses a GPU; read back so per-GPU memory stays exact.
-inline constexpr absl::string_view kGpuIndexAnnotation = "gpu-tenancy.io/gpu-index";
 
 struct NodeOccupancy {
   std::map<std::string, int64_t, std::less<>> used;  // device resource -> count held

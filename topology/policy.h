@@ -5,6 +5,7 @@
 #define GPU_TENANCY_TOPOLOGY_POLICY_H_
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -12,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "topology/facts.h"
+#include "topology/wellknown.h"
 
 namespace topology {
 
@@ -77,7 +79,7 @@ struct Pool {
 struct Canary {
   std::string mig_profile;  // "1g.10gb"
   int64_t reserve = 0;      // instances kept free per node for canary pods
-  std::string pod_label = "gpu-tenancy.io/canary";  // value "true" marks a canary pod
+  std::string pod_label = std::string(kDefaultCanaryLabel);  // value "true" marks a canary pod
 };
 
 enum class ScoringStrategy { kBinpack, kSpread };
@@ -86,11 +88,12 @@ struct Policy {
   std::vector<Tier> tiers;
   std::vector<Tenant> tenants;
   std::optional<std::string> unknown_tenant_tier;  // nullopt: unknown tenants are denied
-  std::string pool_label = "gpu-tenancy.io/pool";
+  std::string pool_label = std::string(kDefaultPoolLabel);
   std::vector<Pool> pools;
   std::vector<std::string> shared_resources;  // extra names shared like nvidia.com/gpu.shared
-  std::vector<std::string> memory_resources = {"nvidia.com/gpu.memory", "nvidia.com/gpumem"};
-  std::string memory_annotation = "gpu-tenancy.io/gpu-memory";
+  std::vector<std::string> memory_resources = {std::begin(kDefaultMemoryResources),
+                                               std::end(kDefaultMemoryResources)};
+  std::string memory_annotation = std::string(kDefaultMemoryAnnotation);
   bool fail_requests_greater_than_one = true;
   ScoringStrategy scoring = ScoringStrategy::kBinpack;
   std::optional<Canary> canary;

@@ -122,7 +122,6 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
 
 // The per-pod context every node decision shares: tenant, tier, canary flag, scoring override.
 // InvalidArgument for an unknown value of the scheduling-policy annotation.
-inline constexpr absl::string_view kSchedulingPolicyAnnotation = "gpu-tenancy.io/scheduling-policy";
 [[nodiscard]] absl::StatusOr<PodContext> MakePodContext(const PodFacts& pod, const Policy& policy,
                                                         const Labels& namespace_labels);
 

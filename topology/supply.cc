@@ -151,10 +151,10 @@ NodeSupply BuildNodeSupply(const NodeFacts& node, const Catalog& catalog, const 
 
   absl::string_view mig_state = Label(labels, kMigConfigStateLabel);
   if (!mig_state.empty() && mig_state != "success") {
-    supply.mig_unsettled = absl::StrCat("nvidia.com/mig.config.state=", mig_state);
+    supply.mig_unsettled = absl::StrCat(kMigConfigStateLabel, "=", mig_state);
   } else {
     for (const auto& [key, value] : labels) {
-      if (absl::StartsWith(key, "nvidia.com/gpu.deploy.") && value == "paused-for-mig-change") {
+      if (absl::StartsWith(key, kDeployLabelPrefix) && value == kPausedForMigChange) {
         supply.mig_unsettled = absl::StrCat(key, "=", value);
         break;
       }

@@ -13,19 +13,9 @@
 #include "topology/catalog.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
+#include "topology/wellknown.h"
 
 namespace topology {
-
-inline constexpr absl::string_view kProductLabel = "nvidia.com/gpu.product";
-inline constexpr absl::string_view kGpuCountLabel = "nvidia.com/gpu.count";
-inline constexpr absl::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";
-inline constexpr absl::string_view kReplicasLabel = "nvidia.com/gpu.replicas";
-inline constexpr absl::string_view kSharingStrategyLabel = "nvidia.com/gpu.sharing-strategy";
-inline constexpr absl::string_view kMigStrategyLabel = "nvidia.com/mig.strategy";
-inline constexpr absl::string_view kMigConfigStateLabel = "nvidia.com/mig.config.state";
-inline constexpr absl::string_view kGpuResource = "nvidia.com/gpu";
-inline constexpr absl::string_view kSharedSuffix = ".shared";
-inline constexpr absl::string_view kMigResourcePrefix = "nvidia.com/mig-";
 
 enum class ResourceKind { kWholeGpu, kMigInstance, kSharedReplica };
 

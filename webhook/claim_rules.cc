@@ -240,7 +240,8 @@ void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology
   size_t before = patch.size();
   EnsureMapEntries(
       *metadata, "/metadata", "labels",
-      {{std::string(kTenantLabel), tenant.name}, {std::string(kTierLabel), tenant.tier->name}},
+      {{std::string(topology::kTenantLabel), tenant.name},
+       {std::string(topology::kTierLabel), tenant.tier->name}},
       patch);
   if (patch.size() != before) changed.push_back("labels");
   if (update || !tenant.tenant || !tenant.tier->modes.Has(SharingMode::kMps)) return;

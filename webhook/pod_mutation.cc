@@ -196,7 +196,8 @@ void MutatePod(const JsonValue& pod, const PodView& view, const topology::Policy
   size_t before = patch.size();
   EnsureMapEntries(
       *metadata, "/metadata", "labels",
-      {{std::string(kTenantLabel), tenant.name}, {std::string(kTierLabel), tenant.tier->name}},
+      {{std::string(topology::kTenantLabel), tenant.name},
+       {std::string(topology::kTierLabel), tenant.tier->name}},
       patch);
   if (patch.size() != before) changed.push_back("labels");
 

@@ -514,7 +514,7 @@ ResourceUse ClassifyPodResource(absl::string_view resource, const topology::Poli
       policy.IsConfiguredShared(resource)) {
     return ResourceUse::kShared;
   }
-  if (absl::StartsWith(resource, "nvidia.com/")) {
+  if (absl::StartsWith(resource, topology::kNvidiaResourcePrefix)) {
     return absl::StrContains(absl::AsciiStrToLower(resource), "mps") ? ResourceUse::kMps
                                                                      : ResourceUse::kOtherGpu;
   }

@@ -13,8 +13,6 @@
 namespace webhook {
 
 // Labels the mutating webhook writes on pods and ResourceClaims.
-inline constexpr absl::string_view kTenantLabel = "gpu-tenancy.io/tenant";
-inline constexpr absl::string_view kTierLabel = "gpu-tenancy.io/tier";
 
 struct Violation {
   std::string rule;     // "tier-shared"
