@@ -56,25 +56,34 @@ std::string DemandText(const topology::GpuDemand& demand) {
   return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
 }
 
-void PrintText(const extender::PodDecision& d) {
+// One node's line of the answer.
+struct NodeRow {
+  std::string node;
+  topology::Verdict verdict;
+  std::string reason;
+  int score = 0;
+  bool fits() const { return verdict == topology::Verdict::kFits; }
+};
+
+void PrintText(const extender::PodDecision& d, const std::vector<NodeRow>& nodes) {
   std::cout << "pod     " << d.pod << "\n"
             << "tenant  " << d.tenant << " (tier " << (d.tier.empty() ? "none: denied" : d.tier)
             << ")\n"
             << "demand  " << DemandText(d.demand) << "\n\n";
   size_t width = 4;
-  for (const auto& n : d.nodes) width = std::max(width, n.node.size());
+  for (const NodeRow& n : nodes) width = std::max(width, n.node.size());
   std::cout << absl::StrFormat("%-*s  %-13s  %5s  %s\n", width, "NODE", "VERDICT", "SCORE", "REASON");
   int fits = 0;
-  for (const auto& n : d.nodes) {
-    fits += n.fit.fits();
+  for (const NodeRow& n : nodes) {
+    fits += n.fits();
     std::cout << absl::StrFormat("%-*s  %-13s  %5d  %s\n", width, n.node,
-                                 topology::VerdictName(n.fit.verdict), n.score,
-                                 n.fit.fits() ? "-" : n.fit.reason);
+                                 topology::VerdictName(n.verdict), n.score,
+                                 n.fits() ? "-" : n.reason);
   }
-  std::cout << "\n" << fits << " of " << d.nodes.size() << " nodes can take the pod\n";
+  std::cout << "\n" << fits << " of " << nodes.size() << " nodes can take the pod\n";
 }
 
-void PrintJson(const extender::PodDecision& d) {
+void PrintJson(const extender::PodDecision& d, const std::vector<NodeRow>& nodes) {
   rapidjson::StringBuffer buffer;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
   w.SetIndent(' ', 2);
@@ -100,14 +109,14 @@ void PrintJson(const extender::PodDecision& d) {
   w.EndObject();
   w.Key("nodes");
   w.StartArray();
-  for (const auto& n : d.nodes) {
+  for (const NodeRow& n : nodes) {
     w.StartObject();
     w.Key("name");
     w.String(n.node.c_str());
     w.Key("verdict");
-    w.String(std::string(topology::VerdictName(n.fit.verdict)).c_str());
+    w.String(std::string(topology::VerdictName(n.verdict)).c_str());
     w.Key("reason");
-    w.String(n.fit.reason.c_str());
+    w.String(n.reason.c_str());
     w.Key("score");
     w.Int(n.score);
     w.EndObject();
@@ -145,13 +154,19 @@ int RunExplain(const std::vector<std::string>& args) {
   for (const std::string& why : skipped) std::cerr << "warning: pod skipped: " << why << "\n";
   std::vector<std::string> names = snapshot.SortedNodeNames();
   std::vector<absl::string_view> candidates(names.begin(), names.end());
-  absl::StatusOr<extender::PodDecision> decision =
-      extender::Decide(*pod, snapshot, *policy, candidates, /*with_scores=*/true);
+  std::vector<NodeRow> nodes;
+  absl::StatusOr<extender::PodDecision> decision = extender::Decide(
+      *pod, snapshot, *policy, candidates,
+      [&](size_t i) { return topology::NodeRef{snapshot.FindNode(candidates[i]), nullptr}; },
+      /*with_scores=*/true,
+      [&](size_t i, const extender::NodeOutcome& o) {
+        nodes.push_back({std::string(candidates[i]), o.fit.verdict, o.fit.Reason(), o.score});
+      });
   if (!decision.ok()) return Fail(decision.status());
   if (format == "json") {
-    PrintJson(*decision);
+    PrintJson(*decision, nodes);
   } else {
-    PrintText(*decision);
+    PrintText(*decision, nodes);
   }
   return 0;
 }

@@ -7,11 +7,11 @@ namespace extender {
 
 topology::Labels PlacementAnnotations(const topology::Placement& p) {
   topology::Labels out;
-  out.emplace(kTenantAnnotation, p.tenant);
-  if (!p.tier.empty()) out.emplace(kTierAnnotation, p.tier);
-  if (!p.pool.empty()) out.emplace(kPoolAnnotation, p.pool);
+  out.emplace(topology::kTenantAnnotation, p.tenant);
+  if (!p.tier.empty()) out.emplace(topology::kTierAnnotation, p.tier);
+  if (!p.pool.empty()) out.emplace(topology::kPoolAnnotation, p.pool);
   if (p.gpu_index) out.emplace(topology::kGpuIndexAnnotation, absl::StrCat(*p.gpu_index));
-  if (!p.mig_profile.empty()) out.emplace(kMigProfileAnnotation, p.mig_profile);
+  if (!p.mig_profile.empty()) out.emplace(topology::kMigProfileAnnotation, p.mig_profile);
   return out;
 }
 
@@ -26,17 +26,19 @@ VerbReply Bind(absl::string_view body, BindBackend& backend) {
   };
   absl::StatusOr<topology::PodFacts> pod = backend.LookupPod(*args);
   if (!pod.ok()) return fail(absl::StrCat("gpu-tenancy bind: ", pod.status().message()));
-  absl::StatusOr<topology::Placement> placement = backend.Assume(*pod, args->node);
-  if (!placement.ok()) {
+  absl::StatusOr<topology::PlaceOutcome> placed = backend.Assume(*pod, args->node);
+  if (!placed.ok()) return fail(absl::StrCat("gpu-tenancy bind: ", placed.status().message()));
+  if (!placed->placed()) {
     return fail(absl::StrCat("gpu-tenancy bind: node ", args->node, " no longer fits: ",
-                             placement.status().message()));
+                             placed->reason));
   }
-  absl::Status posted = backend.PostBinding(*args, PlacementAnnotations(*placement));
+  const topology::Placement& placement = placed->placement;
+  absl::Status posted = backend.PostBinding(*args, PlacementAnnotations(placement));
   if (!posted.ok()) {
     backend.Forget(args->pod_uid);
     return fail(absl::StrCat("gpu-tenancy bind: ", posted.message()));
   }
-  backend.Report(*args, &*placement, "");
+  backend.Report(*args, &placement, "");
   VerbReply ok{200, common::EncodeBindingResult("")};
   ok.kept = 1;
   ok.gpu_pod = true;

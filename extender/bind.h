@@ -2,8 +2,10 @@
 // BindBackend (kube/ implements it against kube-apiserver; tests inject their own), so this
 // file holds only the protocol and the order of steps:
 //   1. find the pod (watch cache first, API second);
-//   2. Assume(): fit against the latest snapshot plus pending assumptions, and record the
-//      assumption so the next filter already sees the capacity as taken;
+//   2. Assume(): place the pod (topology::Place) against the latest snapshot plus pending
+//      assumptions and record the assumption, so the next filter already sees the capacity as
+//      taken; a pod that no longer fits is a verdict, an error is something else (cache not
+//      synced, unknown node, already bound), and each is reported as what it is;
 //   3. POST the Binding with our decision as annotations (kube-apiserver copies them onto the
 //      pod), with no lock held;
 //   4. on failure, Forget() the assumption and answer Error so kube-scheduler retries.
@@ -16,22 +18,17 @@
 #include "common/extender_codec.h"
 #include "extender/verbs.h"
 #include "topology/facts.h"
-#include "topology/fit.h"
+#include "topology/place.h"
 
 namespace extender {
-
-inline constexpr absl::string_view kTenantAnnotation = "gpu-tenancy.io/tenant";
-inline constexpr absl::string_view kTierAnnotation = "gpu-tenancy.io/tier";
-inline constexpr absl::string_view kPoolAnnotation = "gpu-tenancy.io/pool";
-inline constexpr absl::string_view kMigProfileAnnotation = "gpu-tenancy.io/mig-profile";
 
 class BindBackend {
  public:
   virtual ~BindBackend() = default;
   [[nodiscard]] virtual absl::StatusOr<topology::PodFacts> LookupPod(
       const common::BindingArgs& args) = 0;
-  [[nodiscard]] virtual absl::StatusOr<topology::Placement> Assume(const topology::PodFacts& pod,
-                                                                   const std::string& node) = 0;
+  [[nodiscard]] virtual absl::StatusOr<topology::PlaceOutcome> Assume(
+      const topology::PodFacts& pod, const std::string& node) = 0;
   virtual void Forget(const std::string& uid) = 0;
   [[nodiscard]] virtual absl::Status PostBinding(const common::BindingArgs& args,
                                                  const topology::Labels& annotations) = 0;

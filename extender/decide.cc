@@ -7,7 +7,6 @@
 
 namespace extender {
 
-using topology::FitResult;
 using topology::Verdict;
 
 namespace {
@@ -48,37 +47,7 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
                                    const topology::ClusterSnapshot& snapshot,
                                    const topology::Policy& policy,
                                    const std::vector<absl::string_view>& candidates,
-                                   bool with_scores) {
-  return Decide(pod, snapshot, policy, candidates,
-                [&](size_t i) { return snapshot.FindNode(candidates[i]); }, with_scores);
-}
-
-absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
-                                   const topology::ClusterSnapshot& snapshot,
-                                   const topology::Policy& policy,
-                                   const std::vector<absl::string_view>& candidates,
-                                   NodeLookup lookup, bool with_scores) {
-  std::vector<NodeDecision> nodes;
-  nodes.reserve(candidates.size());
-  absl::StatusOr<PodDecision> out = DecideEach(
-      pod, snapshot, policy, candidates,
-      [&](size_t i) { return topology::NodeRef{lookup(i), nullptr}; }, with_scores,
-      [&](size_t i, const NodeOutcome& o) {
-        NodeDecision d;
-        d.node = std::string(candidates[i]);
-        d.fit = FitResult{o.verdict, std::string(o.reason), o.code};
-        d.score = o.score;
-        nodes.push_back(std::move(d));
-      });
-  if (out.ok()) out->nodes = std::move(nodes);
-  return out;
-}
-
-absl::StatusOr<PodDecision> DecideEach(const topology::PodFacts& pod,
-                                       const topology::ClusterSnapshot& snapshot,
-                                       const topology::Policy& policy,
-                                       const std::vector<absl::string_view>& candidates,
-                                       NodeRefLookup lookup, bool with_scores, NodeVisitor visit) {
+                                   NodeRefLookup lookup, bool with_scores, NodeVisitor visit) {
   PodDecision out;
   out.pod = pod.Key();
   ASSIGN_OR_RETURN(out.demand, topology::ComputeDemand(pod, policy));
@@ -99,7 +68,6 @@ absl::StatusOr<PodDecision> DecideEach(const topology::PodFacts& pod,
   static_assert(kRing > kEntryAhead && kEntryAhead > kResourceAhead && kResourceAhead > kNameAhead);
   std::array<topology::NodeRef, kRing> ring{};
   size_t looked_up = 0;
-  std::string reason;  // reused for every candidate
   for (size_t i = 0; i < n; ++i) {
     for (; looked_up < std::min(i + kEntryAhead + 1, n); ++looked_up) {
       ring[looked_up % kRing] = lookup(looked_up);
@@ -117,21 +85,16 @@ absl::StatusOr<PodDecision> DecideEach(const topology::PodFacts& pod,
     const topology::NodeRef node = ring[i % kRing];
     NodeOutcome o;
     if (!node.state) {
-      o.verdict = Verdict::kUnschedulable;
-      o.code = "unknown-node";
-      o.reason = "node not yet known to gpu-tenancy";
+      o.fit.verdict = Verdict::kUnschedulable;
+      o.fit.rule = topology::Rule::kUnknownNode;
     } else {
       const topology::NodeState& state = *node.state;
-      topology::FitVerdict v =
-          node.fit ? topology::Fit(out.demand, keys, ctx, *node.fit, state.supply, state.occupancy, reason)
-                   : topology::Fit(out.demand, ctx, state.supply, state.occupancy, reason);
-      o.verdict = v.verdict;
-      o.code = v.code;
-      o.reason = reason;
-      if (with_scores && v.fits()) {
-        o.score = node.fit ? topology::ScoreFitting(out.demand, keys, ctx, *node.fit, state.supply,
-                                                    state.occupancy)
-                           : topology::ScoreFitting(out.demand, ctx, state.supply, state.occupancy);
+      o.fit = node.fit ? topology::Fit(out.demand, keys, ctx, *node.fit, state.supply, state.occupancy)
+                       : topology::Fit(out.demand, ctx, state.supply, state.occupancy);
+      if (with_scores && o.fit.fits()) {
+        o.score = node.fit ? topology::Score(out.demand, keys, ctx, *node.fit, state.supply,
+                                             state.occupancy)
+                           : topology::Score(out.demand, ctx, state.supply, state.occupancy);
       }
     }
     visit(i, o);

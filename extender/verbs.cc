@@ -59,15 +59,17 @@ class RequestNodes {
 };
 
 // Rejected candidates of one verdict, collected without a string per node: reasons go into one
-// buffer (a run of nodes rejected for the same reason shares one copy). Entries() gives what
+// buffer, and a run of nodes rejected with the same result shares one copy, formatted once. Entries() gives what
 // the reply's object needs: one entry per node name, the last one winning, as a map keyed by
 // name would hold (kube-scheduler sends distinct names; a repeated name must not repeat a key).
 class Rejected {
  public:
-  void Add(size_t candidate, absl::string_view reason) {
-    if (entries_.empty() || reason != Last()) {
+  // `fit` is valid for this call only; the previous one's views stay valid for the request.
+  void Add(size_t candidate, const topology::FitResult& fit) {
+    if (entries_.empty() || !(fit == last_)) {
       begin_ = reasons_.size();
-      reasons_.append(reason.data(), reason.size());
+      fit.AppendReason(reasons_);
+      last_ = fit;
     }
     entries_.push_back({candidate, begin_, reasons_.size() - begin_});
   }
@@ -98,7 +100,6 @@ class Rejected {
     size_t candidate;
     size_t begin, size;
   };
-  absl::string_view Last() const { return absl::string_view(reasons_).substr(begin_); }
   absl::string_view Reason(const Entry& e) const {
     return absl::string_view(reasons_).substr(e.begin, e.size);
   }
@@ -117,6 +118,7 @@ class Rejected {
   std::vector<Entry> entries_;
   std::string reasons_;
   size_t begin_ = 0;
+  topology::FitResult last_;
 };
 
 struct Parsed {
@@ -146,22 +148,23 @@ VerbReply Filter(absl::string_view body, const topology::ModelState* state) {
   Rejected failed, unresolvable;
   // Rejections per (verdict, rule code): a handful of codes, counted without a map per node.
   absl::InlinedVector<std::pair<std::pair<absl::string_view, absl::string_view>, int>, 8> counts;
-  absl::StatusOr<PodDecision> decision = DecideEach(
+  absl::StatusOr<PodDecision> decision = Decide(
       req->pod, *state->snapshot, *state->policy, args.node_names,
       [&](size_t i) { return nodes.Lookup(i); }, /*with_scores=*/false,
       [&](size_t i, const NodeOutcome& o) {
-        switch (o.verdict) {
+        switch (o.fit.verdict) {
           case topology::Verdict::kFits:
             kept.push_back(i);
             return;
           case topology::Verdict::kUnschedulable:
-            failed.Add(i, o.reason);
+            failed.Add(i, o.fit);
             break;
           case topology::Verdict::kUnresolvable:
-            unresolvable.Add(i, o.reason);
+            unresolvable.Add(i, o.fit);
             break;
         }
-        std::pair<absl::string_view, absl::string_view> key{topology::VerdictName(o.verdict), o.code};
+        std::pair<absl::string_view, absl::string_view> key{topology::VerdictName(o.fit.verdict),
+                                                            o.fit.code()};
         auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == key; });
         if (it == counts.end()) {
           counts.push_back({key, 1});
@@ -197,7 +200,7 @@ VerbReply Prioritize(absl::string_view body, const topology::ModelState* state) 
   }
   RequestNodes nodes(args, *state);
   VerbReply reply;
-  absl::StatusOr<PodDecision> decision = DecideEach(
+  absl::StatusOr<PodDecision> decision = Decide(
       req->pod, *state->snapshot, *state->policy, args.node_names,
       [&](size_t i) { return nodes.Lookup(i); }, /*with_scores=*/true,
       [&](size_t i, const NodeOutcome& o) {

@@ -69,8 +69,8 @@ absl::StatusOr<topology::PodFacts> ApiBinder::LookupPod(const common::BindingArg
   return pod;
 }
 
-absl::StatusOr<topology::Placement> ApiBinder::Assume(const topology::PodFacts& pod,
-                                                      const std::string& node) {
+absl::StatusOr<topology::PlaceOutcome> ApiBinder::Assume(const topology::PodFacts& pod,
+                                                         const std::string& node) {
   return state_.Assume(pod, node, ClusterState::Clock::now() + assume_ttl_);
 }
 

@@ -30,8 +30,8 @@ class ApiBinder : public extender::BindBackend {
   void SetAuditLog(common::AuditLog* audit) { audit_ = audit; }
 
   absl::StatusOr<topology::PodFacts> LookupPod(const common::BindingArgs& args) override;
-  absl::StatusOr<topology::Placement> Assume(const topology::PodFacts& pod,
-                                             const std::string& node) override;
+  absl::StatusOr<topology::PlaceOutcome> Assume(const topology::PodFacts& pod,
+                                                const std::string& node) override;
   void Forget(const std::string& uid) override { state_.Forget(uid); }
   absl::Status PostBinding(const common::BindingArgs& args,
                            const topology::Labels& annotations) override;

@@ -34,11 +34,11 @@ bool SameHolders(const std::vector<std::shared_ptr<const topology::PodHold>>& a,
 
 }  // namespace
 
-void ClusterState::Count(const std::string& uid, const PodRecord& record) {
+void ClusterState::IndexOnNode(const std::string& uid, const PodRecord& record) {
   uids_by_node_[record.node].insert(uid);
 }
 
-void ClusterState::Uncount(const std::string& uid, const PodRecord& record) {
+void ClusterState::UnindexFromNode(const std::string& uid, const PodRecord& record) {
   auto it = uids_by_node_.find(record.node);
   if (it == uids_by_node_.end()) return;
   it->second.erase(uid);
@@ -124,12 +124,12 @@ void ClusterState::RemovePodLocked(const std::string& uid,
                                    absl::flat_hash_set<std::string>& touched) {
   if (auto it = bound_.find(uid); it != bound_.end()) {
     touched.insert(it->second.node);
-    Uncount(uid, it->second);
+    UnindexFromNode(uid, it->second);
     bound_.erase(it);
   }
   if (auto it = assumed_.find(uid); it != assumed_.end()) {
     touched.insert(it->second.record.node);
-    Uncount(uid, it->second.record);
+    UnindexFromNode(uid, it->second.record);
     assumed_.erase(it);
   }
   pending_.erase(uid);
@@ -139,7 +139,7 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
   std::string uid = PodKey(pod);
   if (auto it = bound_.find(uid); it != bound_.end()) {
     touched.insert(it->second.node);
-    Uncount(uid, it->second);
+    UnindexFromNode(uid, it->second);
     bound_.erase(it);
   }
   pending_.erase(uid);
@@ -154,7 +154,7 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
     // Bound (the watch confirms bind), finished, or nothing to account: no assumption left.
     if (auto it = assumed_.find(uid); it != assumed_.end()) {
       touched.insert(it->second.record.node);
-      Uncount(uid, it->second.record);
+      UnindexFromNode(uid, it->second.record);
       assumed_.erase(it);
       if (pod.HoldsResources()) ++counters_.assumptions_confirmed;
     }
@@ -165,7 +165,7 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
                      MakeHold(pod, *std::move(demand), topology::RecordedGpuIndex(pod), /*assumed=*/false),
                      list_generation_};
     touched.insert(record.node);
-    Count(uid, record);
+    IndexOnNode(uid, record);
     bound_.insert_or_assign(uid, std::move(record));
   } else {
     pending_.insert_or_assign(uid, PendingRecord{std::move(pod), list_generation_});
@@ -350,10 +350,11 @@ void ClusterState::SetPolicy(std::shared_ptr<const topology::Policy> policy) {
   RebuildAllLocked();
 }
 
-absl::StatusOr<Placement> ClusterState::Assume(const PodFacts& pod, const std::string& node,
-                                               Clock::time_point expiry) {
+absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
+                                                          const std::string& node,
+                                                          Clock::time_point expiry) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!current_.load()) return absl::UnavailableError("gpu-tenancy: cache not synced");
+  if (!current_.load()) return absl::UnavailableError("cache not synced");
   absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemand(pod, *policy_);
   if (!demand.ok()) return demand.status();
   std::string uid = PodKey(pod);
@@ -362,40 +363,28 @@ absl::StatusOr<Placement> ClusterState::Assume(const PodFacts& pod, const std::s
   absl::StatusOr<topology::PodContext> ctx =
       topology::MakePodContext(pod, *policy_, snapshot_->NamespaceLabels(pod.namespace_name));
   if (!ctx.ok()) return ctx.status();
-  Placement placement;
-  placement.node = node;
-  placement.tenant = ctx->tenant.name;
-  if (ctx->tenant.tier) placement.tier = ctx->tenant.tier->name;
-  placement.pool = state->supply.pool;
-  if (demand->empty()) return placement;  // nothing of ours to account
+  if (demand->empty()) {  // nothing of ours to account
+    return topology::Place(*demand, *ctx, node, state->supply, state->occupancy);
+  }
   if (auto b = bound_.find(uid); b != bound_.end()) {
     return absl::AlreadyExistsError(absl::StrCat("pod is already bound to ", b->second.node));
   }
-  absl::flat_hash_set<std::string> touched;
   if (auto a = assumed_.find(uid); a != assumed_.end()) {
     // A retried bind: release the earlier assumption before re-checking.
-    touched.insert(a->second.record.node);
-    Uncount(uid, a->second.record);
+    std::string earlier = a->second.record.node;
+    UnindexFromNode(uid, a->second.record);
     assumed_.erase(a);
-    PublishNodesLocked(touched);
+    PublishNodesLocked({earlier});
     state = snapshot_->FindNode(node);
   }
-  topology::FitResult fit = topology::Fit(*demand, *ctx, state->supply, state->occupancy);
-  if (!fit.fits()) return absl::FailedPreconditionError(fit.reason);
-  placement.gpu_index = topology::ChooseSharedGpu(*demand, state->supply, state->occupancy);
-  for (const auto& [name, count] : demand->devices) {
-    const topology::OfferedResource* r = state->supply.Find(name);
-    if (r && r->kind == topology::ResourceKind::kMigInstance) {
-      placement.mig_profile = r->mig_profile;
-      break;
-    }
-  }
-  PodRecord record{node, MakeHold(pod, *std::move(demand), placement.gpu_index, /*assumed=*/true)};
-  Count(uid, record);
+  topology::PlaceOutcome placed = topology::Place(*demand, *ctx, node, state->supply, state->occupancy);
+  if (!placed.placed()) return placed;
+  PodRecord record{node, MakeHold(pod, *std::move(demand), placed.placement.gpu_index, /*assumed=*/true)};
+  IndexOnNode(uid, record);
   assumed_.insert_or_assign(uid, Assumption{std::move(record), expiry});
   ++counters_.assumptions;
   PublishNodesLocked({node});
-  return placement;
+  return placed;
 }
 
 void ClusterState::Forget(const std::string& uid) {
@@ -403,7 +392,7 @@ void ClusterState::Forget(const std::string& uid) {
   auto it = assumed_.find(uid);
   if (it == assumed_.end()) return;
   std::string node = it->second.record.node;
-  Uncount(uid, it->second.record);
+  UnindexFromNode(uid, it->second.record);
   assumed_.erase(it);
   PublishNodesLocked({node});
 }
@@ -418,7 +407,7 @@ int ClusterState::ExpireAssumptions(Clock::time_point now) {
   for (const std::string& uid : expired) {
     auto it = assumed_.find(uid);
     touched.insert(it->second.record.node);
-    Uncount(uid, it->second.record);
+    UnindexFromNode(uid, it->second.record);
     assumed_.erase(it);
     ++counters_.assumptions_expired;
   }

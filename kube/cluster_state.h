@@ -22,11 +22,10 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "topology/catalog.h"
+#include "topology/place.h"
 #include "topology/snapshot.h"
 
 namespace kube {
-
-using topology::Placement;
 
 struct StateCounters {
   uint64_t publications = 0;
@@ -70,12 +69,15 @@ class ClusterState {
   // Swaps the policy (start-up or reload) and rebuilds every node with it.
   void SetPolicy(std::shared_ptr<const topology::Policy> policy);
 
-  // Bind's critical section: re-checks fit of `pod` on `node` against the latest state plus
-  // pending assumptions and, if it fits, records the assumption and publishes, so the next
-  // filter sees it before the watch does. FailedPrecondition with the fit reason when it no
-  // longer fits; NotFound for an unknown node; Unavailable before the first sync.
-  [[nodiscard]] absl::StatusOr<Placement> Assume(const topology::PodFacts& pod,
-                                                 const std::string& node, Clock::time_point expiry);
+  // Bind's critical section: places `pod` on `node` (topology::Place) against the latest state
+  // plus pending assumptions and, when it is placed, records the assumption and publishes, so
+  // the next filter sees it before the watch does. A pod that no longer fits is a verdict in
+  // the outcome, and nothing is recorded. Errors are what keeps bind from deciding at all:
+  // Unavailable before the first sync, NotFound for an unknown node, AlreadyExists for a pod
+  // already bound, InvalidArgument for a malformed pod.
+  [[nodiscard]] absl::StatusOr<topology::PlaceOutcome> Assume(const topology::PodFacts& pod,
+                                                              const std::string& node,
+                                                              Clock::time_point expiry);
   // Drops an assumption (the Binding POST failed). No-op if the watch already confirmed it.
   void Forget(const std::string& uid);
   // Drops assumptions whose expiry passed without confirmation; returns how many.
@@ -120,8 +122,10 @@ class ClusterState {
   bool MarkIfUnchangedLocked(const std::string& uid, const topology::PodFacts& pod);
   void AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std::string>& touched);
   void RemovePodLocked(const std::string& uid, absl::flat_hash_set<std::string>& touched);
-  void Uncount(const std::string& uid, const PodRecord& record);
-  void Count(const std::string& uid, const PodRecord& record);
+  // uids_by_node_, the index that says which nodes an event touches; occupancy itself is
+  // recounted from the holds when a node is rebuilt.
+  void IndexOnNode(const std::string& uid, const PodRecord& record);
+  void UnindexFromNode(const std::string& uid, const PodRecord& record);
 
   const topology::Catalog& catalog_;
   mutable std::mutex mu_;

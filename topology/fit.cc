@@ -10,25 +10,14 @@
 namespace topology {
 namespace {
 
-// A rejection; its reason is written only when the caller wants one (Score does not), into the
-// caller's buffer, so deciding many nodes allocates nothing per node.
-template <typename... Parts>
-FitVerdict Reject(Verdict verdict, absl::string_view code, std::string* reason,
-                  const Parts&... parts) {
-  if (reason) {
-    reason->clear();
-    absl::StrAppend(reason, parts...);
-  }
-  return {verdict, code};
+FitResult Rejected(Verdict verdict, Rule rule) {
+  FitResult r;
+  r.verdict = verdict;
+  r.rule = rule;
+  return r;
 }
-template <typename... Parts>
-FitVerdict Unresolvable(absl::string_view code, std::string* reason, const Parts&... parts) {
-  return Reject(Verdict::kUnresolvable, code, reason, parts...);
-}
-template <typename... Parts>
-FitVerdict Unschedulable(absl::string_view code, std::string* reason, const Parts&... parts) {
-  return Reject(Verdict::kUnschedulable, code, reason, parts...);
-}
+FitResult Unresolvable(Rule rule) { return Rejected(Verdict::kUnresolvable, rule); }
+FitResult Unschedulable(Rule rule) { return Rejected(Verdict::kUnschedulable, rule); }
 
 // Instances of the canary profile held back from pods that are not canaries.
 int64_t CanaryHold(const PodContext& pod, const OfferedResource& r) {
@@ -66,38 +55,35 @@ int64_t FreeOnGpu(const NodeOccupancy& occupancy, int index, int64_t gpu_mib) {
   return gpu_mib - (it == occupancy.shared_memory_by_gpu.end() ? 0 : it->second);
 }
 
-FitVerdict FitSharedMemory(const GpuDemand& demand, const NodeSupply& supply,
-                           const NodeOccupancy& occupancy, std::string* reason) {
+FitResult FitSharedMemory(const GpuDemand& demand, const NodeSupply& supply,
+                          const NodeOccupancy& occupancy) {
   std::optional<SharedGpus> gpus = SharedGpusFor(demand, supply);
   if (!gpus) {
-    if (demand.devices.empty()) {
-      return Unresolvable("memory-no-shared-gpu", reason,
-                          "GPU memory: node has no shared GPU to hold a memory-only request");
-    }
-    return Unresolvable(
-        "memory-unknown", reason,
-        "GPU memory: size unknown (no nvidia.com/gpu.memory label and product not in catalog)");
+    return Unresolvable(demand.devices.empty() ? Rule::kMemoryNoSharedGpu : Rule::kMemoryUnknown);
   }
   if (demand.memory_mib > gpus->memory_mib) {
-    return Unresolvable("memory-larger-than-gpu", reason, "GPU memory: requested ",
-                        demand.memory_mib, " MiB, larger than one GPU (", gpus->memory_mib,
-                        " MiB)");
+    FitResult r = Unresolvable(Rule::kMemoryLargerThanGpu);
+    r.requested = demand.memory_mib;
+    r.capacity = gpus->memory_mib;
+    return r;
   }
   int64_t node_free = gpus->count * gpus->memory_mib - occupancy.SharedMemoryUsedMiB();
   int64_t best = 0;
   for (int i = 0; i < gpus->count; ++i) best = std::max(best, FreeOnGpu(occupancy, i, gpus->memory_mib));
   best = std::min(best, node_free);
   if (best < demand.memory_mib) {
-    return Unschedulable("memory-exhausted", reason, "GPU memory: requested ", demand.memory_mib,
-                         " MiB, largest free on one GPU ", std::max<int64_t>(0, best), " MiB of ",
-                         gpus->memory_mib);
+    FitResult r = Unschedulable(Rule::kMemoryExhausted);
+    r.requested = demand.memory_mib;
+    r.free = std::max<int64_t>(0, best);
+    r.capacity = gpus->memory_mib;
+    return r;
   }
   return {};
 }
 
 // Memory a pod gets from dedicated devices (whole GPUs and MIG instances); nullopt if unknown.
 std::optional<int64_t> DedicatedMemory(const GpuDemand& demand, const NodeSupply& supply,
-                                       std::string& named) {
+                                       absl::string_view& named) {
   int64_t total = 0;
   for (const auto& [name, count] : demand.devices) {
     const OfferedResource* r = supply.Find(name);
@@ -117,6 +103,82 @@ absl::string_view VerdictName(Verdict v) {
     case Verdict::kUnresolvable: return "unresolvable";
   }
   return "unknown";
+}
+
+absl::string_view RuleCode(Rule rule) {
+  switch (rule) {
+    case Rule::kFits: return "";
+    case Rule::kTenantDenied: return "tenant-denied";
+    case Rule::kNoGpu: return "no-gpu";
+    case Rule::kMigReconfiguring: return "mig-reconfiguring";
+    case Rule::kPoolUndefined: return "pool-undefined";
+    case Rule::kTierPool: return "tier-pool";
+    case Rule::kProfileUnsupported: return "profile-unsupported";
+    case Rule::kNotOffered: return "not-offered";
+    case Rule::kTierResource: return "tier-resource";
+    case Rule::kExceedsNode: return "exceeds-node";
+    case Rule::kExhausted: return "exhausted";
+    case Rule::kMemoryNoSharedGpu: return "memory-no-shared-gpu";
+    case Rule::kMemoryUnknown: return "memory-unknown";
+    case Rule::kMemoryLargerThanGpu: return "memory-larger-than-gpu";
+    case Rule::kMemoryExhausted: return "memory-exhausted";
+    case Rule::kMemoryLargerThanSlice: return "memory-larger-than-slice";
+    case Rule::kUnknownNode: return "unknown-node";
+  }
+  return "unknown";
+}
+
+void FitResult::AppendReason(std::string& out) const {
+  switch (rule) {
+    case Rule::kFits:
+      return;
+    case Rule::kTenantDenied:
+      return absl::StrAppend(&out, "tenant ", subject, " is not allowed GPUs by policy");
+    case Rule::kNoGpu:
+      return absl::StrAppend(&out, "no NVIDIA GPU on node");
+    case Rule::kMigReconfiguring:
+      return absl::StrAppend(&out, "MIG reconfiguration in progress (", subject, ")");
+    case Rule::kPoolUndefined:
+      return absl::StrAppend(&out, "pool ", subject, " is not defined in the policy");
+    case Rule::kTierPool:
+      return absl::StrAppend(&out, "pool ", subject, " (", ModeName(mode), ") is not allowed for tier ",
+                             tier);
+    case Rule::kProfileUnsupported:
+      return absl::StrAppend(&out, "GPU model ", subject, " has no MIG profile ", detail);
+    case Rule::kNotOffered:
+      return absl::StrAppend(&out, resource, ": not offered by node");
+    case Rule::kTierResource:
+      return absl::StrAppend(&out, resource, " is ", ModeName(mode), " here, not allowed for tier ",
+                             tier);
+    case Rule::kExceedsNode:
+      return absl::StrAppend(&out, resource, ": requested ", requested, ", node has ", capacity,
+                             canary_reserve ? " outside the canary reserve" : "");
+    case Rule::kExhausted:
+      return absl::StrAppend(&out, resource, ": requested ", requested, ", free ", free, " of ",
+                             capacity, canary_reserve ? " (canary reserve held)" : "");
+    case Rule::kMemoryNoSharedGpu:
+      return absl::StrAppend(&out, "GPU memory: node has no shared GPU to hold a memory-only request");
+    case Rule::kMemoryUnknown:
+      return absl::StrAppend(
+          &out, "GPU memory: size unknown (no nvidia.com/gpu.memory label and product not in catalog)");
+    case Rule::kMemoryLargerThanGpu:
+      return absl::StrAppend(&out, "GPU memory: requested ", requested, " MiB, larger than one GPU (",
+                             capacity, " MiB)");
+    case Rule::kMemoryExhausted:
+      return absl::StrAppend(&out, "GPU memory: requested ", requested,
+                             " MiB, largest free on one GPU ", free, " MiB of ", capacity);
+    case Rule::kMemoryLargerThanSlice:
+      return absl::StrAppend(&out, "GPU memory: requested ", requested, " MiB, ", resource, " gives ",
+                             capacity, " MiB");
+    case Rule::kUnknownNode:
+      return absl::StrAppend(&out, "node not yet known to gpu-tenancy");
+  }
+}
+
+std::string FitResult::Reason() const {
+  std::string out;
+  AppendReason(out);
+  return out;
 }
 
 namespace {
@@ -181,30 +243,34 @@ class SummaryView {
   const NodeOccupancy& occupancy_;
 };
 
-// The decision, with the reason written into `*reason` when `reason` is not null.
+// The decision. Resource and mode checks come before counts: they never change by waiting.
 template <typename View>
-FitVerdict FitCore(const GpuDemand& demand, const PodContext& pod, const View& node,
-                   std::string* reason) {
+FitResult FitCore(const GpuDemand& demand, const PodContext& pod, const View& node) {
   if (demand.empty()) return {};
   if (pod.tenant.Denied()) {
-    return Unresolvable("tenant-denied", reason, "tenant ", pod.tenant.name,
-                        " is not allowed GPUs by policy");
+    FitResult r = Unresolvable(Rule::kTenantDenied);
+    r.subject = pod.tenant.name;
+    return r;
   }
   const Tier& tier = *pod.tenant.tier;
-  if (!node.HasGpus()) return Unresolvable("no-gpu", reason, "no NVIDIA GPU on node");
+  if (!node.HasGpus()) return Unresolvable(Rule::kNoGpu);
   if (node.MigUnsettled()) {
-    return Unresolvable("mig-reconfiguring", reason, "MIG reconfiguration in progress (",
-                        node.supply().mig_unsettled, ")");
+    FitResult r = Unresolvable(Rule::kMigReconfiguring);
+    r.subject = node.supply().mig_unsettled;
+    return r;
   }
   if (!node.PoolMode()) {
-    return Unresolvable("pool-undefined", reason, "pool ", node.supply().pool,
-                        " is not defined in the policy");
+    FitResult r = Unresolvable(Rule::kPoolUndefined);
+    r.subject = node.supply().pool;
+    return r;
   }
   if (!tier.modes.Has(*node.PoolMode())) {
-    return Unresolvable("tier-pool", reason, "pool ", node.supply().pool, " (",
-                        ModeName(*node.PoolMode()), ") is not allowed for tier ", tier.name);
+    FitResult r = Unresolvable(Rule::kTierPool);
+    r.subject = node.supply().pool;
+    r.mode = *node.PoolMode();
+    r.tier = tier.name;
+    return r;
   }
-  // Resource and mode checks first: they never change by waiting, so they win over counts.
   // Each resource is looked up once; pods ask for one or two.
   absl::InlinedVector<const OfferedResource*, 4> offered;
   size_t k = 0;
@@ -212,16 +278,25 @@ FitVerdict FitCore(const GpuDemand& demand, const PodContext& pod, const View& n
     const OfferedResource* r = node.Find(k++, name);
     if (!r || r->allocatable == 0) {
       const NodeSupply& supply = node.supply();
+      FitResult out;
+      out.verdict = Verdict::kUnresolvable;
+      out.resource = name;
       if (r && !r->mig_profile.empty() && supply.model &&
           !supply.model->FindProfile(r->mig_profile)) {
-        return Unresolvable("profile-unsupported", reason, "GPU model ", supply.model->model,
-                            " has no MIG profile ", r->mig_profile);
+        out.rule = Rule::kProfileUnsupported;
+        out.subject = supply.model->model;
+        out.detail = r->mig_profile;
+      } else {
+        out.rule = Rule::kNotOffered;
       }
-      return Unresolvable("not-offered", reason, name, ": not offered by node");
+      return out;
     }
     if (!tier.modes.Has(r->mode)) {
-      return Unresolvable("tier-resource", reason, name, " is ", ModeName(r->mode),
-                          " here, not allowed for tier ", tier.name);
+      FitResult out = Unresolvable(Rule::kTierResource);
+      out.resource = r->name;
+      out.mode = r->mode;
+      out.tier = tier.name;
+      return out;
     }
     offered.push_back(r);
   }
@@ -230,25 +305,28 @@ FitVerdict FitCore(const GpuDemand& demand, const PodContext& pod, const View& n
     const OfferedResource& r = *offered[k++];
     int64_t hold = CanaryHold(pod, r);
     int64_t free = std::max<int64_t>(0, r.allocatable - node.Used(r, name) - hold);
-    if (count > r.allocatable - hold) {
-      return Unresolvable("exceeds-node", reason, name, ": requested ", count, ", node has ",
-                          r.allocatable - hold, hold ? " outside the canary reserve" : "");
-    }
-    if (count > free) {
-      return Unschedulable("exhausted", reason, name, ": requested ", count, ", free ", free,
-                           " of ", r.allocatable, hold ? " (canary reserve held)" : "");
+    if (count > r.allocatable - hold || count > free) {
+      const bool never = count > r.allocatable - hold;
+      FitResult out = never ? Unresolvable(Rule::kExceedsNode) : Unschedulable(Rule::kExhausted);
+      out.resource = r.name;
+      out.requested = count;
+      out.free = free;
+      out.capacity = never ? r.allocatable - hold : r.allocatable;
+      out.canary_reserve = hold > 0;
+      return out;
     }
   }
   if (demand.memory_mib > 0) {
     const NodeSupply& supply = node.supply();
-    if (UsesSharedMemory(demand, supply)) {
-      return FitSharedMemory(demand, supply, node.occupancy(), reason);
-    }
-    std::string named;
+    if (UsesSharedMemory(demand, supply)) return FitSharedMemory(demand, supply, node.occupancy());
+    absl::string_view named;
     std::optional<int64_t> dedicated = DedicatedMemory(demand, supply, named);
     if (dedicated && *dedicated < demand.memory_mib) {
-      return Unresolvable("memory-larger-than-slice", reason, "GPU memory: requested ",
-                          demand.memory_mib, " MiB, ", named, " gives ", *dedicated, " MiB");
+      FitResult out = Unresolvable(Rule::kMemoryLargerThanSlice);
+      out.resource = named;
+      out.requested = demand.memory_mib;
+      out.capacity = *dedicated;
+      return out;
     }
   }
   return {};
@@ -259,19 +337,9 @@ int ScoreCore(const GpuDemand& demand, const PodContext& pod, const View& node);
 
 }  // namespace
 
-FitVerdict Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
-               const NodeOccupancy& occupancy, std::string& reason) {
-  reason.clear();
-  return FitCore(demand, pod, FullView(supply, occupancy), &reason);
-}
-
 FitResult Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
               const NodeOccupancy& occupancy) {
-  FitResult out;
-  FitVerdict v = FitCore(demand, pod, FullView(supply, occupancy), &out.reason);
-  out.verdict = v.verdict;
-  out.code = v.code;
-  return out;
+  return FitCore(demand, pod, FullView(supply, occupancy));
 }
 
 NodeFitSummary SummarizeForFit(const NodeSupply& supply, const NodeOccupancy& occupancy) {
@@ -298,17 +366,15 @@ DemandKeys MakeDemandKeys(const GpuDemand& demand) {
   return keys;
 }
 
-FitVerdict Fit(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
-               const NodeFitSummary& summary, const NodeSupply& supply,
-               const NodeOccupancy& occupancy, std::string& reason) {
-  reason.clear();
-  if (!summary.usable) return FitCore(demand, pod, FullView(supply, occupancy), &reason);
-  return FitCore(demand, pod, SummaryView(summary, keys, supply, occupancy), &reason);
+FitResult Fit(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
+              const NodeFitSummary& summary, const NodeSupply& supply,
+              const NodeOccupancy& occupancy) {
+  if (!summary.usable) return FitCore(demand, pod, FullView(supply, occupancy));
+  return FitCore(demand, pod, SummaryView(summary, keys, supply, occupancy));
 }
 
-int ScoreFitting(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
-                 const NodeFitSummary& summary, const NodeSupply& supply,
-                 const NodeOccupancy& occupancy) {
+int Score(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
+          const NodeFitSummary& summary, const NodeSupply& supply, const NodeOccupancy& occupancy) {
   if (!summary.usable) return ScoreCore(demand, pod, FullView(supply, occupancy));
   return ScoreCore(demand, pod, SummaryView(summary, keys, supply, occupancy));
 }
@@ -377,13 +443,8 @@ int ScoreCore(const GpuDemand& demand, const PodContext& pod, const View& node) 
 int Score(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
           const NodeOccupancy& occupancy) {
   FullView node(supply, occupancy);
-  if (demand.empty() || !FitCore(demand, pod, node, nullptr).fits()) return 0;
+  if (!FitCore(demand, pod, node).fits()) return 0;
   return ScoreCore(demand, pod, node);
-}
-
-int ScoreFitting(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
-                 const NodeOccupancy& occupancy) {
-  return ScoreCore(demand, pod, FullView(supply, occupancy));
 }
 
 }  // namespace topology

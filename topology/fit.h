@@ -27,13 +27,52 @@ namespace topology {
 enum class Verdict { kFits, kUnschedulable, kUnresolvable };
 absl::string_view VerdictName(Verdict v);  // "fits", "unschedulable", "unresolvable"
 
+// The rule that decided. Each has a fixed, short code ("exhausted", "tier-pool"...) for
+// metrics and logs: reasons carry counts and names, codes stay a bounded label set.
+enum class Rule : uint8_t {
+  kFits,
+  kTenantDenied,           // subject: the tenant
+  kNoGpu,
+  kMigReconfiguring,       // subject: the node's nvidia.com/mig.config.state
+  kPoolUndefined,          // subject: the pool
+  kTierPool,               // subject: the pool; mode; tier
+  kProfileUnsupported,     // resource; subject: the GPU model; detail: the MIG profile
+  kNotOffered,             // resource
+  kTierResource,           // resource; mode; tier
+  kExceedsNode,            // resource; requested; capacity (outside any canary reserve)
+  kExhausted,              // resource; requested; free; capacity
+  kMemoryNoSharedGpu,
+  kMemoryUnknown,
+  kMemoryLargerThanGpu,    // requested, capacity: MiB
+  kMemoryExhausted,        // requested, free (largest on one GPU), capacity: MiB
+  kMemoryLargerThanSlice,  // resource: the device that gives the memory; requested, capacity
+  kUnknownNode,            // the candidate is not in the snapshot (the watch may lag)
+};
+absl::string_view RuleCode(Rule rule);
+
+// Fit's answer as data, like kube-scheduler's InsufficientResource: which rule, about which
+// resource, what was asked and what is free. The views point into the demand, the pod's policy
+// and the node's supply passed to Fit, and are valid while those are. The reason text is made
+// only when someone needs it, e.g. "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2".
 struct FitResult {
   Verdict verdict = Verdict::kFits;
-  std::string reason;  // empty when it fits
-  // A fixed, short name of the rule that decided ("exhausted", "tier-pool"...), for metrics:
-  // reasons carry counts and names, codes stay a bounded label set.
-  absl::string_view code;
+  Rule rule = Rule::kFits;
+  absl::string_view resource;
+  int64_t requested = 0;  // devices, or MiB for the memory rules
+  int64_t free = 0;
+  int64_t capacity = 0;
+  absl::string_view subject;
+  absl::string_view detail;
+  absl::string_view tier;
+  SharingMode mode = SharingMode::kExclusive;
+  bool canary_reserve = false;  // part of the resource is held back for canaries
+
   bool fits() const { return verdict == Verdict::kFits; }
+  absl::string_view code() const { return RuleCode(rule); }
+  // Appends the one-line reason (nothing when it fits).
+  void AppendReason(std::string& out) const;
+  std::string Reason() const;
+  bool operator==(const FitResult&) const = default;
 };
 
 // Everything about the pod that is the same on every node.
@@ -44,19 +83,10 @@ struct PodContext {
   std::optional<ScoringStrategy> scoring;  // per-pod override of policy.scoring
 };
 
+// The decision for one node. Pure, allocates nothing; see FitResult for the lifetime of its
+// views.
 FitResult Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
               const NodeOccupancy& occupancy);
-
-// The same decision without a string per call: the reason is written into `reason` (cleared
-// first, left empty when the node fits), so a caller deciding hundreds of nodes reuses one
-// buffer. `code` points at a static string.
-struct FitVerdict {
-  Verdict verdict = Verdict::kFits;
-  absl::string_view code;
-  bool fits() const { return verdict == Verdict::kFits; }
-};
-FitVerdict Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
-               const NodeOccupancy& occupancy, std::string& reason);
 
 // Fit's inputs from one node, packed into a few bytes that ClusterSnapshot keeps inline beside
 // its index entry. At thousands of nodes the supply and occupancy of a candidate are cold, and
@@ -87,36 +117,22 @@ struct DemandKeys {
 };
 DemandKeys MakeDemandKeys(const GpuDemand& demand);
 
-// Fit and ScoreFitting reading `summary` where it can and `supply` / `occupancy` (the ones it
+// Fit and Score reading `summary` where they can and `supply` / `occupancy` (the ones it
 // summarises) only for the rest: reasons naming the pool or GPU model, and GPU memory. Same
-// verdict, code, reason and score as the functions without a summary.
-FitVerdict Fit(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
-               const NodeFitSummary& summary, const NodeSupply& supply,
-               const NodeOccupancy& occupancy, std::string& reason);
+// result and score as the functions without a summary; this Score is for a node that fits
+// (Decide has just asked Fit) and means nothing for others.
+FitResult Fit(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
+              const NodeFitSummary& summary, const NodeSupply& supply,
+              const NodeOccupancy& occupancy);
+int Score(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
+          const NodeFitSummary& summary, const NodeSupply& supply, const NodeOccupancy& occupancy);
 
-// 0..10, higher is better; only meaningful for nodes that fit (others score 0).
+// 0..10, higher is better; 0 for a node that does not fit.
 // binpack fills nodes whose requested resources are already in use (keeps whole nodes and whole
 // MIG geometries free); spread does the opposite. Tenants whose tier may share are steered away
 // from MIG pools so hardware isolation stays free for tenants who need it.
 int Score(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
           const NodeOccupancy& occupancy);
-// Score for a node that Fit has just accepted, without deciding the fit again (Score does both).
-// The result is meaningless for a node that does not fit.
-int ScoreFitting(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
-                 const NodeOccupancy& occupancy);
-int ScoreFitting(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
-                 const NodeFitSummary& summary, const NodeSupply& supply,
-                 const NodeOccupancy& occupancy);
-
-// Where bind puts a pod, recorded on the pod as annotations for audit and metrics.
-struct Placement {
-  std::string node;
-  std::string tenant;
-  std::string tier;
-  std::string pool;
-  std::optional<int> gpu_index;  // the shared GPU whose memory it was promised
-  std::string mig_profile;       // first MIG profile requested, if any
-};
 
 // The shared GPU a pod with this demand should land on: the fullest one that still has room
 // (memory best fit). nullopt when the demand uses no shared memory or nothing has room.

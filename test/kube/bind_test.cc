@@ -150,9 +150,13 @@ TEST_F(BindTest, BeforeTheFirstSyncAndForUnknownPodsBindFailsCleanly) {
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "p")).ok());
   std::string error = ErrorOf(Bind("p", "n1").body);
   EXPECT_TRUE(absl::StrContains(error, "cache not synced")) << error;
+  EXPECT_FALSE(absl::StrContains(error, "no longer fits")) << error;  // each failure as itself
   EXPECT_EQ(api_->CountRequests("POST", "/api/v1/namespaces/team/pods/p/binding"), 0);
 
   ASSERT_TRUE(replica_->Start());
+  ASSERT_TRUE(WaitFor([&] { return replica_->state->PendingPod(UidOf("team", "p")).has_value(); }));
+  error = ErrorOf(Bind("p", "n9").body);
+  EXPECT_EQ(error, "gpu-tenancy bind: node n9 is not known to gpu-tenancy");
   error = ErrorOf(Bind("ghost", "n1").body);
   EXPECT_TRUE(absl::StrContains(error, "not found")) << error;
   // A pod re-created under the same name has another UID: never bound by mistake.

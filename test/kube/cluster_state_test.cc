@@ -44,6 +44,11 @@ PodFacts MigPod(const std::string& uid, const std::string& node, const std::stri
   return p;
 }
 
+// Assume decided the pod fits and recorded it.
+bool Placed(const absl::StatusOr<topology::PlaceOutcome>& outcome) {
+  return outcome.ok() && outcome->placed();
+}
+
 class ClusterStateTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -149,7 +154,7 @@ TEST_F(ClusterStateTest, RelistsKeepAnAssumptionUntilTheyShowTheBinding) {
   state_.ReplaceNodes({MigNode("n1", 2)});
   state_.ReplacePods({MigPod("p", "")});
   auto expiry = ClusterState::Clock::now() + std::chrono::seconds(30);
-  ASSERT_TRUE(state_.Assume(MigPod("p", ""), "n1", expiry).ok());
+  ASSERT_TRUE(Placed(state_.Assume(MigPod("p", ""), "n1", expiry)));
   // Listed before the Binding landed: still pending, still assumed, counted once.
   state_.ReplacePods({MigPod("p", "")});
   EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
@@ -166,9 +171,10 @@ TEST_F(ClusterStateTest, AssumptionCountsUntilConfirmedThenOnce) {
   state_.ReplaceNodes({MigNode("n1", 2)});
   state_.ReplacePods({MigPod("p", "")});
   auto expiry = ClusterState::Clock::now() + std::chrono::seconds(30);
-  absl::StatusOr<topology::Placement> placed = state_.Assume(MigPod("p", ""), "n1", expiry);
+  absl::StatusOr<topology::PlaceOutcome> placed = state_.Assume(MigPod("p", ""), "n1", expiry);
   ASSERT_TRUE(placed.ok()) << placed.status();
-  EXPECT_EQ(placed->mig_profile, "3g.40gb");
+  ASSERT_TRUE(placed->placed()) << placed->reason;
+  EXPECT_EQ(placed->placement.mig_profile, "3g.40gb");
   EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
   // The watch confirms the binding: still counted once.
   state_.UpsertPod(MigPod("p", "n1"));
@@ -182,12 +188,14 @@ TEST_F(ClusterStateTest, UnconfirmedAssumptionsExpireAndForgetReleases) {
   state_.ReplaceNodes({MigNode("n1", 2)});
   state_.ReplacePods({});
   auto now = ClusterState::Clock::now();
-  ASSERT_TRUE(state_.Assume(MigPod("x", ""), "n1", now + std::chrono::seconds(1)).ok());
-  ASSERT_TRUE(state_.Assume(MigPod("y", ""), "n1", now + std::chrono::seconds(60)).ok());
+  ASSERT_TRUE(Placed(state_.Assume(MigPod("x", ""), "n1", now + std::chrono::seconds(1))));
+  ASSERT_TRUE(Placed(state_.Assume(MigPod("y", ""), "n1", now + std::chrono::seconds(60))));
   EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 2);
-  absl::StatusOr<topology::Placement> third = state_.Assume(MigPod("z", ""), "n1", now);
-  ASSERT_FALSE(third.ok());
-  EXPECT_EQ(third.status().message(), "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2");
+  absl::StatusOr<topology::PlaceOutcome> third = state_.Assume(MigPod("z", ""), "n1", now);
+  ASSERT_TRUE(third.ok()) << third.status();
+  ASSERT_FALSE(third->placed());
+  EXPECT_EQ(third->reason, "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2");
+  EXPECT_EQ(third->verdict, topology::Verdict::kUnschedulable);
   EXPECT_EQ(state_.ExpireAssumptions(now + std::chrono::seconds(2)), 1);
   EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 1);
   state_.Forget("y");
@@ -201,10 +209,9 @@ TEST_F(ClusterStateTest, FiftyConcurrentBindsForThreeSlices) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 50; ++i) {
     threads.emplace_back([&, i] {
-      absl::StatusOr<topology::Placement> p = state_.Assume(
-          MigPod(absl::StrCat("race-", i), ""), "n1",
-          ClusterState::Clock::now() + std::chrono::seconds(30));
-      (p.ok() ? won : lost).fetch_add(1);
+      bool placed = Placed(state_.Assume(MigPod(absl::StrCat("race-", i), ""), "n1",
+                                         ClusterState::Clock::now() + std::chrono::seconds(30)));
+      (placed ? won : lost).fetch_add(1);
     });
   }
   for (std::thread& t : threads) t.join();
@@ -236,7 +243,7 @@ TEST_F(ClusterStateTest, RandomEventSequencesKeepOccupancyExact) {
       case 1: {  // bind: assume, then the API server binds it and the watch reports it
         auto it = live.find(uid);
         if (it == live.end() || !it->second.node_name.empty()) break;
-        if (state_.Assume(it->second, node, ClusterState::Clock::now() + std::chrono::hours(1)).ok()) {
+        if (Placed(state_.Assume(it->second, node, ClusterState::Clock::now() + std::chrono::hours(1)))) {
           if (rng() % 5 == 0) {  // the Binding POST failed: bind forgets the assumption
             state_.Forget(uid);
             break;

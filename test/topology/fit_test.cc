@@ -1,177 +1,40 @@
-// Fit (three verdicts, each with its exact reason), Score and ChooseSharedGpu on nodes built from
-// realistic labels.
+// Fit (three verdicts, each with its rule, its numbers and its exact reason), Score and
+// ChooseSharedGpu on nodes built from realistic labels.
 #include "topology/fit.h"
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
-#include "common/config_loader.h"
 #include "gtest/gtest.h"
-#include "topology/snapshot.h"
+#include "test/topology/fleet_fixture.h"
 
 namespace topology {
 namespace {
 
-Tier MakeTier(std::string name, std::vector<SharingMode> modes) {
-  Tier tier;
-  tier.name = std::move(name);
-  for (SharingMode m : modes) tier.modes.Add(m);
-  return tier;
-}
+using namespace testing_fleet;  // NOLINT: the fixture's small vocabulary
 
-Policy DemoLikePolicy() {
-  Policy policy;
-  policy.tiers = {
-      MakeTier("untrusted", {SharingMode::kExclusive, SharingMode::kMig}),
-      MakeTier("trusted", {SharingMode::kExclusive, SharingMode::kMig, SharingMode::kMigShared,
-                           SharingMode::kMps, SharingMode::kTimeslice})};
-  Tenant acme;
-  acme.name = "acme";
-  acme.tier = "untrusted";
-  acme.namespaces = {"acme"};
-  Tenant research;
-  research.name = "research";
-  research.tier = "trusted";
-  research.namespaces = {"research"};
-  policy.tenants = {acme, research};
-  policy.pools = {{"gpu-mig", SharingMode::kMig, std::nullopt},
-                  {"gpu-timeslice", SharingMode::kTimeslice, std::nullopt},
-                  {"gpu-exclusive", SharingMode::kExclusive, std::nullopt}};
-  return policy;
-}
-
-NodeFacts Node(Labels labels, std::initializer_list<std::pair<std::string, std::string>> alloc) {
-  NodeFacts node;
-  node.name = "n";
-  node.labels = std::move(labels);
-  node.allocatable.emplace("cpu", Quantity::FromUnits(8));
-  for (const auto& [name, text] : alloc) node.allocatable.emplace(name, *Quantity::Parse(text));
-  return node;
-}
-
-const Labels kH100Mig = {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
-                         {"nvidia.com/gpu.memory", "81559"},
-                         {"nvidia.com/mig.strategy", "mixed"},
-                         {"nvidia.com/mig.config.state", "success"},
-                         {"nvidia.com/mig-3g.40gb.memory", "40448"},
-                         {"nvidia.com/mig-1g.10gb.memory", "9984"},
-                         {"gpu-tenancy.io/pool", "gpu-mig"}};
-
-Labels With(Labels base, std::initializer_list<std::pair<const std::string, std::string>> extra) {
-  for (const auto& [k, v] : extra) base.insert_or_assign(k, v);
-  return base;
-}
-
-GpuDemand Demand(std::initializer_list<std::pair<const std::string, int64_t>> devices,
-                 int64_t memory_mib = 0) {
-  GpuDemand d;
-  for (const auto& [name, count] : devices) d.devices.emplace(name, count);
-  d.memory_mib = memory_mib;
-  return d;
-}
-
-NodeOccupancy Used(std::initializer_list<std::pair<const std::string, int64_t>> used,
-                   std::map<int, int64_t> by_gpu = {}, int64_t unassigned_mib = 0) {
-  NodeOccupancy o;
-  for (const auto& [name, count] : used) o.used.emplace(name, count);
-  o.shared_memory_by_gpu = std::move(by_gpu);
-  o.shared_memory_unassigned_mib = unassigned_mib;
-  return o;
-}
-
-// The extender decides through the snapshot's inline summary (and a reused reason buffer);
-// that path must give exactly what Fit and Score give.
+// The extender decides through the snapshot's inline summary; that path must give exactly what
+// Fit and Score give.
 void ExpectSummaryPathAgrees(const GpuDemand& demand, const PodContext& ctx,
                              const NodeSupply& supply, const NodeOccupancy& occupancy) {
-  FitResult full = Fit(demand, ctx, supply, occupancy);
-  std::string reason = "left over from the previous node";
-  FitVerdict buffered = Fit(demand, ctx, supply, occupancy, reason);
-  EXPECT_EQ(VerdictName(buffered.verdict), VerdictName(full.verdict));
-  EXPECT_EQ(buffered.code, full.code);
-  EXPECT_EQ(reason, full.reason);
+  const FitResult full = Fit(demand, ctx, supply, occupancy);
   const NodeFitSummary summary = SummarizeForFit(supply, occupancy);
   EXPECT_TRUE(summary.usable);
   const DemandKeys keys = MakeDemandKeys(demand);
-  reason = "left over from the previous node";
-  FitVerdict summarised = Fit(demand, keys, ctx, summary, supply, occupancy, reason);
+  const FitResult summarised = Fit(demand, keys, ctx, summary, supply, occupancy);
   EXPECT_EQ(VerdictName(summarised.verdict), VerdictName(full.verdict));
-  EXPECT_EQ(summarised.code, full.code);
-  EXPECT_EQ(reason, full.reason);
+  EXPECT_EQ(summarised.code(), full.code());
+  EXPECT_EQ(summarised.Reason(), full.Reason());
+  EXPECT_TRUE(summarised == full);
   if (full.fits()) {
-    const int score = Score(demand, ctx, supply, occupancy);
-    EXPECT_EQ(ScoreFitting(demand, ctx, supply, occupancy), score);
-    EXPECT_EQ(ScoreFitting(demand, keys, ctx, summary, supply, occupancy), score);
+    EXPECT_EQ(Score(demand, keys, ctx, summary, supply, occupancy), Score(demand, ctx, supply, occupancy));
   }
 }
 
-class FitTest : public testing::Test {
- protected:
-  FitTest() {
-    policy_ = DemoLikePolicy();
-    canary_policy_ = DemoLikePolicy();
-    canary_policy_.canary = Canary{"1g.10gb", 1, "gpu-tenancy.io/canary"};
-
-    AddNode("mig", Node(kH100Mig, {{"nvidia.com/mig-3g.40gb", "2"},
-                                   {"nvidia.com/mig-2g.20gb", "2"},
-                                   {"nvidia.com/mig-1g.10gb", "4"}}));
-    AddNode("mig-one-1g", Node(kH100Mig, {{"nvidia.com/mig-1g.10gb", "1"}}));
-    AddNode("mig-reconfiguring", Node(With(kH100Mig, {{"nvidia.com/mig.config.state", "pending"}}),
-                                      {{"nvidia.com/mig-3g.40gb", "2"}}));
-    AddNode("mig-shared", Node(kH100Mig, {{"nvidia.com/mig-1g.10gb.shared", "7"},
-                                          {"nvidia.com/mig-1g.10gb", "1"}}));
-    AddNode("mig-odd-profile", Node(kH100Mig, {{"nvidia.com/mig-9g.99gb", "0"}}));
-    const Labels a100_ts = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
-                            {"nvidia.com/gpu.memory", "40960"},
-                            {"nvidia.com/gpu.replicas", "4"},
-                            {"nvidia.com/gpu.sharing-strategy", "time-slicing"}};
-    AddNode("ts", Node(With(a100_ts, {{"gpu-tenancy.io/pool", "gpu-timeslice"}}),
-                       {{"nvidia.com/gpu.shared", "8"}}));
-    AddNode("ts-unlabelled", Node(a100_ts, {{"nvidia.com/gpu.shared", "8"}}));
-    AddNode("ts-unknown-size", Node({{"nvidia.com/gpu.product", "NVIDIA-L4"},
-                                     {"nvidia.com/gpu.replicas", "4"},
-                                     {"nvidia.com/gpu.sharing-strategy", "time-slicing"}},
-                                    {{"nvidia.com/gpu.shared", "4"}}));
-    AddNode("ts-empty", Node(With(a100_ts, {{"gpu-tenancy.io/pool", "gpu-timeslice"}}),
-                             {{"nvidia.com/gpu.shared", "0"}}));
-    AddNode("excl", Node({{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
-                          {"nvidia.com/gpu.memory", "81559"},
-                          {"gpu-tenancy.io/pool", "gpu-exclusive"}},
-                         {{"nvidia.com/gpu", "4"}}));
-    AddNode("excl-8", Node({{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
-                            {"gpu-tenancy.io/pool", "gpu-exclusive"}},
-                           {{"nvidia.com/gpu", "8"}}));
-    AddNode("custom-pool", Node({{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
-                                 {"gpu-tenancy.io/pool", "gpu-custom"}},
-                                {{"nvidia.com/gpu", "4"}}));
-    AddNode("cpu", Node({}, {}));
-  }
-
-  void AddNode(const std::string& name, const NodeFacts& facts) {
-    NodeSupply supply = BuildNodeSupply(facts, common::BuiltinCatalog(), policy_);
-    supply.name = name;
-    supplies_.emplace(name, std::move(supply));
-  }
-
-  const NodeSupply& Supply(const std::string& name) {
-    auto it = supplies_.find(name);
-    EXPECT_NE(it, supplies_.end()) << name;
-    return it->second;
-  }
-
-  PodContext Context(const Policy& policy, const std::string& ns, bool canary = false) {
-    PodContext ctx;
-    ctx.policy = &policy;
-    ctx.tenant = ResolveTenant(policy, ns, {});
-    ctx.canary = canary;
-    return ctx;
-  }
-
-  Policy policy_;
-  Policy canary_policy_;
-  std::map<std::string, NodeSupply> supplies_;
-};
+using FitTest = testing_fleet::FleetTest;
 
 struct FitRow {
   std::string name;
@@ -342,7 +205,7 @@ TEST_F(FitTest, Verdicts) {
     FitResult r =
         Fit(row.demand, Context(policy, row.ns, row.canary_pod), Supply(row.node), row.occupancy);
     EXPECT_EQ(VerdictName(r.verdict), VerdictName(row.verdict));
-    EXPECT_EQ(r.reason, row.reason);
+    EXPECT_EQ(r.Reason(), row.reason);
     EXPECT_EQ(r.fits(), row.verdict == Verdict::kFits);
     ExpectSummaryPathAgrees(row.demand, Context(policy, row.ns, row.canary_pod), Supply(row.node),
                             row.occupancy);
@@ -440,9 +303,57 @@ TEST_F(FitTest, GpuMemory) {
     SCOPED_TRACE(row.name);
     FitResult r = Fit(row.demand, Context(policy_, row.ns), Supply(row.node), row.occupancy);
     EXPECT_EQ(VerdictName(r.verdict), VerdictName(row.verdict));
-    EXPECT_EQ(r.reason, row.reason);
+    EXPECT_EQ(r.Reason(), row.reason);
     ExpectSummaryPathAgrees(row.demand, Context(policy_, row.ns), Supply(row.node), row.occupancy);
   }
+}
+
+// The result is data first: the rule, the resource and the counts, as kube-scheduler's
+// InsufficientResource; the text is made from them.
+// (A result's views point into the demand, policy and supply it was decided on: each demand
+// here outlives its result.)
+TEST_F(FitTest, ResultsCarryRuleResourceAndCounts) {
+  const GpuDemand one_3g = Demand({{"nvidia.com/mig-3g.40gb", 1}});
+  const FitResult exhausted =
+      Fit(one_3g, Context(policy_, "acme"), Supply("mig"), Used({{"nvidia.com/mig-3g.40gb", 2}}));
+  EXPECT_EQ(exhausted.verdict, Verdict::kUnschedulable);
+  EXPECT_EQ(exhausted.rule, Rule::kExhausted);
+  EXPECT_EQ(exhausted.code(), "exhausted");
+  EXPECT_EQ(exhausted.resource, "nvidia.com/mig-3g.40gb");
+  EXPECT_EQ(exhausted.requested, 1);
+  EXPECT_EQ(exhausted.free, 0);
+  EXPECT_EQ(exhausted.capacity, 2);
+
+  const GpuDemand big_shared = Demand({{"nvidia.com/gpu.shared", 1}}, 40000);
+  const FitResult memory = Fit(big_shared, Context(policy_, "research"), Supply("ts"),
+                               Used({{"nvidia.com/gpu.shared", 2}}, {{0, 20000}, {1, 30000}}));
+  EXPECT_EQ(memory.rule, Rule::kMemoryExhausted);
+  EXPECT_EQ(memory.requested, 40000);
+  EXPECT_EQ(memory.free, 20960);
+  EXPECT_EQ(memory.capacity, 40960);
+
+  const GpuDemand one_shared = Demand({{"nvidia.com/gpu.shared", 1}});
+  const FitResult pool = Fit(one_shared, Context(policy_, "acme"), Supply("ts"), {});
+  EXPECT_EQ(pool.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(pool.rule, Rule::kTierPool);
+  EXPECT_EQ(pool.subject, "gpu-timeslice");
+  EXPECT_EQ(pool.tier, "untrusted");
+  EXPECT_EQ(pool.mode, SharingMode::kTimeslice);
+
+  const GpuDemand one_gpu = Demand({{"nvidia.com/gpu", 1}});
+  const FitResult fits = Fit(one_gpu, Context(policy_, "acme"), Supply("excl"), {});
+  EXPECT_TRUE(fits.fits());
+  EXPECT_EQ(fits.rule, Rule::kFits);
+  EXPECT_EQ(fits.Reason(), "");
+}
+
+// Every rule has its own code: metrics label rejections by it.
+TEST(RuleCodeTest, CodesAreDistinct) {
+  std::set<absl::string_view> codes;
+  for (int r = 0; r <= static_cast<int>(Rule::kUnknownNode); ++r) {
+    EXPECT_TRUE(codes.insert(RuleCode(static_cast<Rule>(r))).second) << r;
+  }
+  EXPECT_EQ(RuleCode(Rule::kTierPool), "tier-pool");
 }
 
 TEST(VerdictNameTest, Names) {
@@ -589,71 +500,6 @@ TEST_F(FitTest, ChooseSharedGpuBestFit) {
     SCOPED_TRACE(row.name);
     EXPECT_EQ(ChooseSharedGpu(row.demand, Supply(row.node), row.occupancy), row.gpu);
   }
-}
-
-TEST_F(FitTest, ApplyPodAddsAndRemovesExactly) {
-  const NodeSupply& ts = Supply("ts");
-  const GpuDemand shared = Demand({{"nvidia.com/gpu.shared", 1}}, 4096);
-  NodeOccupancy o;
-  ApplyPod(o, shared, ts, 1, +1);
-  ApplyPod(o, shared, ts, std::nullopt, +1);
-  EXPECT_EQ(o.Used("nvidia.com/gpu.shared"), 2);
-  EXPECT_EQ(o.shared_memory_by_gpu.at(1), 4096);
-  EXPECT_EQ(o.shared_memory_unassigned_mib, 4096);
-  EXPECT_EQ(o.SharedMemoryUsedMiB(), 8192);
-  EXPECT_EQ(o.pods, 2);
-  ApplyPod(o, shared, ts, 1, -1);
-  ApplyPod(o, shared, ts, std::nullopt, -1);
-  EXPECT_TRUE(o.used.empty());
-  EXPECT_TRUE(o.shared_memory_by_gpu.empty());
-  EXPECT_EQ(o.SharedMemoryUsedMiB(), 0);
-  EXPECT_EQ(o.pods, 0);
-
-  // MIG memory is the instance's own: it never enters the shared heap.
-  ApplyPod(o, Demand({{"nvidia.com/mig-3g.40gb", 1}}, 8192), Supply("mig"), std::nullopt, +1);
-  EXPECT_EQ(o.SharedMemoryUsedMiB(), 0);
-  EXPECT_EQ(o.Used("nvidia.com/mig-3g.40gb"), 1);
-}
-
-TEST(MakePodContextTest, TenantCanaryAndScoringOverride) {
-  Policy policy = DemoLikePolicy();
-  policy.canary = Canary{"1g.10gb", 1, "gpu-tenancy.io/canary"};
-  PodFacts pod;
-  pod.namespace_name = "acme";
-  pod.name = "p";
-  pod.labels["gpu-tenancy.io/canary"] = "true";
-  pod.annotations["gpu-tenancy.io/scheduling-policy"] = "spread";
-  absl::StatusOr<PodContext> ctx = MakePodContext(pod, policy, {});
-  ASSERT_TRUE(ctx.ok()) << ctx.status();
-  EXPECT_EQ(ctx->policy, &policy);
-  EXPECT_EQ(ctx->tenant.name, "acme");
-  ASSERT_NE(ctx->tenant.tier, nullptr);
-  EXPECT_EQ(ctx->tenant.tier->name, "untrusted");
-  EXPECT_TRUE(ctx->canary);
-  EXPECT_EQ(ctx->scoring, ScoringStrategy::kSpread);
-
-  pod.labels["gpu-tenancy.io/canary"] = "yes";
-  pod.annotations["gpu-tenancy.io/scheduling-policy"] = "binpack";
-  ctx = MakePodContext(pod, policy, {});
-  ASSERT_TRUE(ctx.ok());
-  EXPECT_FALSE(ctx->canary);
-  EXPECT_EQ(ctx->scoring, ScoringStrategy::kBinpack);
-
-  pod.annotations["gpu-tenancy.io/scheduling-policy"] = "random";
-  ctx = MakePodContext(pod, policy, {});
-  ASSERT_FALSE(ctx.ok());
-  EXPECT_EQ(ctx.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      ctx.status().message(),
-      "annotation gpu-tenancy.io/scheduling-policy must be binpack or spread, got \"random\"");
-
-  pod.namespace_name = "elsewhere";
-  pod.annotations.clear();
-  ctx = MakePodContext(pod, policy, {});
-  ASSERT_TRUE(ctx.ok());
-  EXPECT_EQ(ctx->tenant.name, "unknown");
-  EXPECT_TRUE(ctx->tenant.Denied());
-  EXPECT_FALSE(ctx->scoring.has_value());
 }
 
 }  // namespace

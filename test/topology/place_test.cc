@@ -1,0 +1,60 @@
+// Place: bind's decision on the chosen node. A verdict, never an error; the shared GPU and the
+// MIG profile picked when the pod fits.
+#include "topology/place.h"
+
+#include "gtest/gtest.h"
+#include "test/topology/fleet_fixture.h"
+
+namespace topology {
+namespace {
+
+using namespace testing_fleet;  // NOLINT: the fixture's small vocabulary
+using PlaceTest = FleetTest;
+
+TEST_F(PlaceTest, MigPodTakesItsProfile) {
+  PlaceOutcome o = Place(Demand({{"nvidia.com/mig-3g.40gb", 1}}), Context(policy_, "acme"), "gpu-1",
+                         Supply("mig"), Used({{"nvidia.com/mig-3g.40gb", 1}}));
+  ASSERT_TRUE(o.placed()) << o.reason;
+  EXPECT_EQ(o.reason, "");
+  EXPECT_EQ(o.placement.node, "gpu-1");
+  EXPECT_EQ(o.placement.tenant, "acme");
+  EXPECT_EQ(o.placement.tier, "untrusted");
+  EXPECT_EQ(o.placement.pool, "gpu-mig");
+  EXPECT_EQ(o.placement.mig_profile, "3g.40gb");
+  EXPECT_FALSE(o.placement.gpu_index.has_value());
+}
+
+TEST_F(PlaceTest, SharedPodIsPromisedTheFullestGpuWithRoom) {
+  // GPU 0 has 16,960 MiB left, GPU 1 has 36,864: the best fit for 16 GiB is GPU 0.
+  PlaceOutcome o = Place(Demand({{"nvidia.com/gpu.shared", 1}}, 16384), Context(policy_, "research"),
+                         "ts-1", Supply("ts"),
+                         Used({{"nvidia.com/gpu.shared", 2}}, {{0, 24000}, {1, 4096}}));
+  ASSERT_TRUE(o.placed()) << o.reason;
+  EXPECT_EQ(o.placement.gpu_index, 0);
+  EXPECT_EQ(o.placement.mig_profile, "");
+}
+
+TEST_F(PlaceTest, NoLongerFittingIsAVerdictWithItsReason) {
+  PlaceOutcome full = Place(Demand({{"nvidia.com/mig-3g.40gb", 1}}), Context(policy_, "acme"), "gpu-1",
+                            Supply("mig"), Used({{"nvidia.com/mig-3g.40gb", 2}}));
+  EXPECT_FALSE(full.placed());
+  EXPECT_EQ(full.verdict, Verdict::kUnschedulable);
+  EXPECT_EQ(full.rule, Rule::kExhausted);
+  EXPECT_EQ(full.reason, "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2");
+  EXPECT_EQ(full.placement.tenant, "acme");  // who it was for, for the audit record
+
+  PlaceOutcome wrong_pool = Place(Demand({{"nvidia.com/gpu.shared", 1}}), Context(policy_, "acme"),
+                                  "ts-1", Supply("ts"), {});
+  EXPECT_EQ(wrong_pool.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(wrong_pool.reason, "pool gpu-timeslice (timeslice) is not allowed for tier untrusted");
+}
+
+TEST_F(PlaceTest, PodWithoutGpuDemandIsPlacedAsIs) {
+  PlaceOutcome o = Place(GpuDemand{}, Context(policy_, "acme"), "cpu-1", Supply("cpu"), {});
+  EXPECT_TRUE(o.placed());
+  EXPECT_EQ(o.placement.node, "cpu-1");
+  EXPECT_EQ(o.placement.mig_profile, "");
+}
+
+}  // namespace
+}  // namespace topology

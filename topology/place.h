@@ -1,0 +1,47 @@
+// Place: where exactly bind puts a pod on the node kube-scheduler chose. It re-decides the fit
+// against the node as it is now and, when the pod fits, picks what the node's counters cannot
+// say by themselves: the shared GPU whose memory the pod is promised and the MIG profile it
+// takes. Pure: the caller (kube::ClusterState) runs it under its lock and records the result.
+//
+//   PlaceOutcome o = Place(demand, pod, "gpu-7", state.supply, state.occupancy);
+//   if (!o.placed()) return Refuse(o.reason);   // a verdict, not an error
+#ifndef GPU_TENANCY_TOPOLOGY_PLACE_H_
+#define GPU_TENANCY_TOPOLOGY_PLACE_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "topology/demand.h"
+#include "topology/fit.h"
+#include "topology/occupancy.h"
+#include "topology/supply.h"
+
+namespace topology {
+
+// Where bind puts a pod, recorded on the pod as annotations for audit and metrics.
+struct Placement {
+  std::string node;
+  std::string tenant;
+  std::string tier;
+  std::string pool;
+  std::optional<int> gpu_index;  // the shared GPU whose memory it was promised
+  std::string mig_profile;       // first MIG profile requested, if any
+};
+
+// Place's answer. It owns its strings: bind reports it after the snapshot it was decided on
+// may have been replaced.
+struct PlaceOutcome {
+  Verdict verdict = Verdict::kFits;
+  Rule rule = Rule::kFits;
+  std::string reason;   // empty when placed
+  Placement placement;  // node, tenant, tier and pool always; the rest when placed
+  bool placed() const { return verdict == Verdict::kFits; }
+};
+
+PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, absl::string_view node,
+                   const NodeSupply& supply, const NodeOccupancy& occupancy);
+
+}  // namespace topology
+
+#endif  // GPU_TENANCY_TOPOLOGY_PLACE_H_
