@@ -82,6 +82,9 @@ struct Canary {
 
 enum class ScoringStrategy { kBinpack, kSpread };
 
+// The pod annotation that declares GPU memory ("16Gi") when the policy names no other.
+inline constexpr char kDefaultMemoryAnnotation[] = "gpu-tenancy.io/gpu-memory";
+
 struct Policy {
   std::vector<Tier> tiers;
   std::vector<Tenant> tenants;
@@ -90,7 +93,7 @@ struct Policy {
   std::vector<Pool> pools;
   std::vector<std::string> shared_resources;  // extra names shared like nvidia.com/gpu.shared
   std::vector<std::string> memory_resources = {"nvidia.com/gpu.memory", "nvidia.com/gpumem"};
-  std::string memory_annotation = "gpu-tenancy.io/gpu-memory";
+  std::string memory_annotation = kDefaultMemoryAnnotation;
   bool fail_requests_greater_than_one = true;
   ScoringStrategy scoring = ScoringStrategy::kBinpack;
   std::optional<Canary> canary;
