@@ -28,8 +28,8 @@
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/json.h"
-#include "common/status_macros.h"
 #include "common/yaml_json.h"
+#include "topology/status_macros.h"
 #include "webhook/json_patch.h"
 #include "webhook/review.h"
 

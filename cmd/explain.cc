@@ -12,10 +12,10 @@
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
 #include "common/k8s_codec.h"
-#include "common/status_macros.h"
 #include "extender/decide.h"
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
+#include "topology/status_macros.h"
 
 namespace cmd {
 namespace {

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
 #include "common/k8s_codec.h"
-#include "common/status_macros.h"
+#include "topology/status_macros.h"
 
 absl::string_view EmbeddedDemoCluster();  // cmd/demo/cluster.yaml
 absl::string_view EmbeddedDemoPolicy();   // cmd/demo/policy.yaml

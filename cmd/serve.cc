@@ -22,7 +22,6 @@
 #include "common/extender_codec.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "common/status_macros.h"
 #include "common/yaml_json.h"
 #include "extender/verbs.h"
 #include "absl/time/time.h"
@@ -38,6 +37,7 @@
 #include "server/dev_certs.h"
 #include "server/file_watch.h"
 #include "server/server.h"
+#include "topology/status_macros.h"
 #include "webhook/review.h"
 
 namespace cmd {

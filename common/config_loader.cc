@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
-#include "common/status_macros.h"
 #include "common/yaml_fields.h"
 #include "common/yaml_json.h"
 #include "topology/quantity.h"
+#include "topology/status_macros.h"
 
 absl::string_view EmbeddedMigCatalog();  // generated from topology/mig_catalog.yaml
 

@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "topology/status_macros.h"
 
 namespace common {
 namespace {

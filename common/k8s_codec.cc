@@ -6,8 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "common/status_macros.h"
 #include "common/yaml_json.h"
+#include "topology/status_macros.h"
 
 namespace common {
 

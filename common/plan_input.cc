@@ -8,19 +8,19 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
-#include "common/status_macros.h"
 #include "common/yaml_fields.h"
 #include "common/yaml_json.h"
 #include "topology/quantity.h"
+#include "topology/status_macros.h"
 
 namespace common {
 namespace {
 
-using topology::FleetNode;
-using topology::MemoryInput;
-using topology::ModelDescription;
-using topology::PlanInput;
-using topology::WorkloadSpec;
+using plan::FleetNode;
+using plan::MemoryInput;
+using plan::ModelDescription;
+using plan::PlanInput;
+using plan::WorkloadSpec;
 
 struct Defaults {
   std::optional<double> headroom_percent;
@@ -44,10 +44,10 @@ absl::Status ParseModel(Fields& f, const Defaults& defaults, ModelDescription& m
   }
   ASSIGN_OR_RETURN(std::optional<double> bpp, f.Number("bytesPerParameter", 0.125, 16));
   m.bytes_per_parameter =
-      bpp.value_or(defaults.bytes_per_parameter.value_or(topology::kDefaultBytesPerParameter));
+      bpp.value_or(defaults.bytes_per_parameter.value_or(plan::kDefaultBytesPerParameter));
   ASSIGN_OR_RETURN(std::optional<double> kvb, f.Number("kvBytesPerElement", 0.125, 16));
   m.kv_bytes_per_element =
-      kvb.value_or(defaults.kv_bytes_per_element.value_or(topology::kDefaultKvBytesPerElement));
+      kvb.value_or(defaults.kv_bytes_per_element.value_or(plan::kDefaultKvBytesPerElement));
   struct IntField {
     const char* key;
     int64_t* out;
@@ -92,9 +92,9 @@ absl::Status ParseWorkload(Fields& f, const Defaults& defaults, WorkloadSpec& w)
   ASSIGN_OR_RETURN(w.tenant, f.String("tenant", true));
   ASSIGN_OR_RETURN(w.namespace_name, f.String("namespace", false));
   ASSIGN_OR_RETURN(std::string trust, f.Enum("trust", {"trusted", "untrusted"}, nullptr));
-  w.trust = trust == "untrusted" ? topology::Trust::kUntrusted : topology::Trust::kTrusted;
+  w.trust = trust == "untrusted" ? plan::Trust::kUntrusted : plan::Trust::kTrusted;
   ASSIGN_OR_RETURN(std::string latency, f.Enum("latency", {"sla", "best-effort"}, "best-effort"));
-  w.latency = latency == "sla" ? topology::Latency::kSla : topology::Latency::kBestEffort;
+  w.latency = latency == "sla" ? plan::Latency::kSla : plan::Latency::kBestEffort;
   ASSIGN_OR_RETURN(w.training, f.Bool("training"));
   ASSIGN_OR_RETURN(std::optional<int64_t> replicas, f.IntInRange("replicas", 1, 10'000));
   w.replicas = static_cast<int>(replicas.value_or(0));
@@ -103,9 +103,9 @@ absl::Status ParseWorkload(Fields& f, const Defaults& defaults, WorkloadSpec& w)
   w.max_gpus = static_cast<int>(max_gpus.value_or(1));
   ASSIGN_OR_RETURN(w.vm_boundary, f.Bool("vmBoundary"));
   ASSIGN_OR_RETURN(std::string sharing, f.Enum("sharing", {"auto", "timeslice", "mps"}, "auto"));
-  w.sharing = sharing == "mps"         ? topology::SharingHint::kMps
-              : sharing == "timeslice" ? topology::SharingHint::kTimeslice
-                                       : topology::SharingHint::kAuto;
+  w.sharing = sharing == "mps"         ? plan::SharingHint::kMps
+              : sharing == "timeslice" ? plan::SharingHint::kTimeslice
+                                       : plan::SharingHint::kAuto;
   ASSIGN_OR_RETURN(w.gpu, f.String("gpu", false));
   ASSIGN_OR_RETURN(std::optional<Fields> memory, f.Object("memory"));
   if (!memory) return Fields::Bad(f.Path("memory"), "missing (highWaterMark or model)");
@@ -168,7 +168,7 @@ absl::StatusOr<PlanInput> ParsePlanInput(absl::string_view yaml_text) {
     node.count = static_cast<int>(count.value_or(1));
     ASSIGN_OR_RETURN(node.zone, f.String("zone", false));
     ASSIGN_OR_RETURN(std::optional<int64_t> memory, f.Bytes("memory"));
-    if (memory) node.memory_mib = *memory / topology::kMiB;
+    if (memory) node.memory_mib = *memory / plan::kMiB;
     if (memory && *node.memory_mib == 0) return Fields::Bad(f.Path("memory"), "less than 1 MiB");
     input.fleet.push_back(std::move(node));
     return absl::OkStatus();

@@ -23,8 +23,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/json.h"
-#include "common/status_macros.h"
 #include "topology/quantity.h"
+#include "topology/status_macros.h"
 
 namespace common {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "common/status_macros.h"
+#include "topology/status_macros.h"
 
 namespace extender {
 

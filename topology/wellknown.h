@@ -47,6 +47,11 @@ inline constexpr absl::string_view kDefaultMemoryAnnotation = "gpu-tenancy.io/gp
 inline constexpr absl::string_view kDefaultMemoryResources[] = {"nvidia.com/gpu.memory",
                                                                 "nvidia.com/gpumem"};
 
+// Ours, on what `gpu-tenancy plan` writes: the workload a pod snippet belongs to.
+inline constexpr absl::string_view kWorkloadLabel = "gpu-tenancy.io/workload";
+// Kubernetes' zone label, which the plan spreads replicas over.
+inline constexpr absl::string_view kZoneLabel = "topology.kubernetes.io/zone";
+
 // Ours, on the extender's own pods: the replica holding the lease (the Service selects it).
 inline constexpr absl::string_view kLeaderLabel = "gpu-tenancy.io/extender-leader";
 

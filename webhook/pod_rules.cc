@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/k8s_codec.h"
-#include "common/status_macros.h"
+#include "topology/status_macros.h"
 #include "topology/supply.h"
 
 namespace webhook {

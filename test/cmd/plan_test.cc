@@ -366,7 +366,7 @@ workloads:
 // ---- The YAML input parser ----------------------------------------------------------------------
 
 TEST(ParsePlanInputTest, ParsesTheSchema) {
-  absl::StatusOr<topology::PlanInput> in = common::ParsePlanInput(R"(
+  absl::StatusOr<plan::PlanInput> in = common::ParsePlanInput(R"(
 defaults: {headroomPercent: 15, kvBytesPerElement: 1}
 canary: {profile: 1g.10gb}
 fleet:
@@ -395,10 +395,10 @@ workloads:
   EXPECT_EQ(in->fleet[0].zone, "z1");
   EXPECT_EQ(in->fleet[1].memory_mib, 24576);
   EXPECT_EQ(in->canary_profile, "1g.10gb");
-  const topology::WorkloadSpec& chat = in->workloads[0];
+  const plan::WorkloadSpec& chat = in->workloads[0];
   EXPECT_EQ(chat.namespace_name, "acme-prod");
-  EXPECT_EQ(chat.trust, topology::Trust::kUntrusted);
-  EXPECT_EQ(chat.latency, topology::Latency::kSla);
+  EXPECT_EQ(chat.trust, plan::Trust::kUntrusted);
+  EXPECT_EQ(chat.latency, plan::Latency::kSla);
   EXPECT_EQ(chat.replicas, 2);
   EXPECT_TRUE(chat.mirrored);
   EXPECT_EQ(chat.max_gpus, 2);
@@ -408,16 +408,16 @@ workloads:
   EXPECT_EQ(chat.memory.model->kv_bytes_per_element, 1.0);  // from defaults
   EXPECT_EQ(chat.memory.model->concurrency, 1);
   EXPECT_EQ(chat.memory.headroom_percent, 15.0);
-  const topology::WorkloadSpec& batch = in->workloads[1];
-  EXPECT_EQ(batch.latency, topology::Latency::kBestEffort);
-  EXPECT_EQ(batch.sharing, topology::SharingHint::kMps);
+  const plan::WorkloadSpec& batch = in->workloads[1];
+  EXPECT_EQ(batch.latency, plan::Latency::kBestEffort);
+  EXPECT_EQ(batch.sharing, plan::SharingHint::kMps);
   EXPECT_EQ(batch.memory.high_water_bytes, int64_t{8} << 30);
   EXPECT_EQ(batch.memory.headroom_percent, 5.0);
   EXPECT_EQ(batch.replicas, 0);  // unset: the planner decides (1, or one per zone)
 }
 
 TEST(ParsePlanInputTest, ParameterCounts) {
-  absl::StatusOr<topology::PlanInput> numeric = common::ParsePlanInput(
+  absl::StatusOr<plan::PlanInput> numeric = common::ParsePlanInput(
       "fleet: [{node: a, gpu: H100-80GB}]\nworkloads: [{name: w, tenant: t, trust: trusted, "
       "memory: {model: {parameters: 7e9, layers: 1, kvHeads: 1, headDim: 1, maxTokens: 1}}}]");
   ASSERT_TRUE(numeric.ok()) << numeric.status();
@@ -466,7 +466,7 @@ TEST(ParsePlanInputTest, ErrorsNameTheYamlPath) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.yaml);
-    absl::StatusOr<topology::PlanInput> in = common::ParsePlanInput(row.yaml);
+    absl::StatusOr<plan::PlanInput> in = common::ParsePlanInput(row.yaml);
     ASSERT_FALSE(in.ok());
     EXPECT_EQ(in.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(in.status().message(), HasSubstr(row.error));
