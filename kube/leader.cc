@@ -93,8 +93,7 @@ LeaderElector::LeaderElector(ApiClient& client, LeaderOptions options)
 LeaderElector::~LeaderElector() { Stop(); }
 
 bool LeaderElector::is_leader() const {
-  return leader_.load() &&
-         options_.clock->Now().time_since_epoch().count() < leader_until_.load();
+  return leader_.load() && options_.clock->Now().time_since_epoch().count() < leader_until_.load();
 }
 
 void LeaderElector::Start() { thread_ = std::thread([this] { Run(); }); }
@@ -187,8 +186,7 @@ void LeaderElector::Release() {
 void LeaderElector::Run() {
   // A peer takes over no sooner than a lease duration after it saw our last renewal, which
   // was after that renewal's attempt began; we stop claiming a margin before that.
-  const auto margin =
-      std::min<Clock::Duration>(options_.retry_period, options_.lease_duration / 2);
+  const auto margin = std::min<Clock::Duration>(options_.retry_period, options_.lease_duration / 2);
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_.load()) {
     lock.unlock();

@@ -124,8 +124,8 @@ bool Reflector::ListAll() {
 }
 
 Reflector::WatchEnd Reflector::WatchOnce() {
-  auto remaining = std::chrono::duration_cast<std::chrono::seconds>(
-      next_resync_ - options_.clock->Now());
+  auto remaining =
+      std::chrono::duration_cast<std::chrono::seconds>(next_resync_ - options_.clock->Now());
   if (remaining.count() <= 0) return WatchEnd::kRelist;
   int timeout = static_cast<int>(std::min<int64_t>(options_.watch_timeout_seconds, remaining.count()));
   std::string url = absl::StrCat(path_, "?watch=1&allowWatchBookmarks=true&resourceVersion=",

@@ -166,15 +166,16 @@ TEST_F(LeaderTest, OneLeaderAndAReleasedLeaseIsTakenOverAtOnce) {
 TEST_F(LeaderTest, ACrashedLeaderIsReplacedOnlyAfterItsLeaseExpires) {
   constexpr auto kLease = 1000ms;
   std::unique_ptr<kube::ApiClient> ca = Client(*api_, "token-a"), cb = Client(*api_, "token-b");
-  auto a = std::make_unique<kube::LeaderElector>(*ca, Options("replica-a", kLease, kRetry, &clock_));
+  auto a =
+      std::make_unique<kube::LeaderElector>(*ca, Options("replica-a", kLease, kRetry, &clock_));
   kube::LeaderElector b(*cb, Options("replica-b", kLease, kRetry, &clock_));
   a->Start();
   ASSERT_TRUE(clock_.AwaitSleepers(1));
   ASSERT_TRUE(a->is_leader());
   b.Start();
   OverlapWatch watch({a.get(), &b});
-  ASSERT_TRUE(TickUntil(
-      2, [&] { return api_->CountRequests("GET", "/apis/coordination.k8s.io/") >= 10; }));
+  ASSERT_TRUE(
+      TickUntil(2, [&] { return api_->CountRequests("GET", "/apis/coordination.k8s.io/") >= 10; }));
   EXPECT_FALSE(b.is_leader());
 
   // a is cut off from the API server: it can neither renew nor release.

@@ -123,7 +123,8 @@ TEST_F(LiveSourceTest, FirstSyncIsPaginatedAndNothingIsDecidedBeforeIt) {
   EXPECT_EQ(ErrorOf(before.body), "gpu-tenancy: cache not synced");
 
   replica_->source->Start();
-  ASSERT_TRUE(Eventually([&] { return api_->CountRequests("GET", "/api/v1/pods", "limit=") >= 2; }));
+  ASSERT_TRUE(
+      Eventually([&] { return api_->CountRequests("GET", "/api/v1/pods", "limit=") >= 2; }));
   if (api_->CountRequests("GET", "/api/v1/pods", "limit=") < 4) {  // still failing
     EXPECT_EQ(replica_->state->Current(), nullptr);
     EXPECT_FALSE(replica_->source->synced());
@@ -229,8 +230,7 @@ TEST_F(LiveSourceTest, MissedDeleteIsHealedByTheNextResync) {
   // Deleted while the watch is up, but the watch never hears of it.
   ASSERT_TRUE(api_->DeleteSilently(Resource::kPods, "team", "a"));
   clock_.Advance(options.reflector.resync);
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n1") == 1; }, 5s))
-      << "not healed by the resync";
+  EXPECT_TRUE(WaitFor([&] { return Used(state, "n1") == 1; }, 5s)) << "not healed by the resync";
   EXPECT_GE(state.counters().resync_corrections, 1u);
 
   // Deleted while the watch was down: the reflector resumes from its resourceVersion and never
