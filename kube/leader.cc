@@ -93,8 +93,7 @@ LeaderElector::LeaderElector(ApiClient& client, LeaderOptions options)
 LeaderElector::~LeaderElector() { Stop(); }
 
 bool LeaderElector::is_leader() const {
-  return leader_.load() &&
-         std::chrono::steady_clock::now().time_since_epoch().count() < leader_until_.load();
+  return leader_.load() && options_.clock->Now().time_since_epoch().count() < leader_until_.load();
 }
 
 void LeaderElector::Start() { thread_ = std::thread([this] { Run(); }); }
@@ -103,6 +102,9 @@ void LeaderElector::Stop() {
   if (stop_.exchange(true)) {
     if (thread_.joinable()) thread_.join();
     return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);  // so Run() cannot miss the wakeup
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -123,12 +125,12 @@ void LeaderElector::SetLeader(bool leader) {
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
-  auto now = std::chrono::steady_clock::now();
+  auto now = options_.clock->Now();
   std::string item = absl::StrCat(path_, "/", options_.lease_name);
   absl::StatusOr<ApiResponse> got = client_.Get(item);
   // When the record was seen, for the expiry clock: after the GET returned, so a peer's renewal
   // that landed while the GET was in flight never makes its lease look older than it is.
-  auto seen_at = std::chrono::steady_clock::now();
+  auto seen_at = options_.clock->Now();
   if (!got.ok()) return false;
   if (got->status == 404) {
     LeaseRecord fresh{options_.identity, MicroTimeNow(), MicroTimeNow(), 0, ""};
@@ -184,14 +186,13 @@ void LeaderElector::Release() {
 void LeaderElector::Run() {
   // A peer takes over no sooner than a lease duration after it saw our last renewal, which
   // was after that renewal's attempt began; we stop claiming a margin before that.
-  const auto margin = std::min<std::chrono::steady_clock::duration>(options_.retry_period,
-                                                                    options_.lease_duration / 2);
+  const auto margin = std::min<Clock::Duration>(options_.retry_period, options_.lease_duration / 2);
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_.load()) {
     lock.unlock();
-    auto attempt = std::chrono::steady_clock::now();
+    auto attempt = options_.clock->Now();
     bool held = TryAcquireOrRenew();
-    auto now = std::chrono::steady_clock::now();
+    auto now = options_.clock->Now();
     if (held) {
       last_renew_ = attempt;
       leader_until_.store((attempt + options_.lease_duration - margin).time_since_epoch().count());
@@ -201,7 +202,7 @@ void LeaderElector::Run() {
       SetLeader(false);
     }
     lock.lock();
-    cv_.wait_for(lock, options_.retry_period, [this] { return stop_.load(); });
+    options_.clock->WaitFor(lock, cv_, options_.retry_period, [this] { return stop_.load(); });
   }
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "kube/api_client.h"
+#include "kube/clock.h"
 
 namespace kube {
 
@@ -26,6 +27,10 @@ struct LeaderOptions {
   // Called when leadership is gained (true, on the elector's thread, before is_leader() turns
   // true) or lost (false, after it turned false; on the thread of Stop() when releasing).
   std::function<void(bool)> on_change;
+  // Lease expiry, renewal deadlines and the wait between attempts (not owned; outlives the
+  // elector). Only the lease's renewTime and acquireTime, written for other readers, come from
+  // the wall clock.
+  Clock* clock = &Clock::Real();
 };
 
 class LeaderElector {
@@ -51,13 +56,13 @@ class LeaderElector {
   LeaderOptions options_;
   std::string path_;
   std::atomic<bool> leader_{false};
-  // steady_clock ticks after which a leader no longer claims leadership without a renewal:
+  // Clock ticks after which a leader no longer claims leadership without a renewal:
   // the start of the last successful renew attempt + lease duration - a safety margin.
   std::atomic<int64_t> leader_until_{0};
   std::atomic<uint64_t> transitions_{0};
   std::string observed_record_;  // holder + renewTime + transitions as last seen
-  std::chrono::steady_clock::time_point observed_at_;
-  std::chrono::steady_clock::time_point last_renew_;
+  Clock::TimePoint observed_at_;
+  Clock::TimePoint last_renew_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::condition_variable cv_;

@@ -17,6 +17,8 @@ namespace kube {
 
 struct LiveSourceOptions {
   ReflectorOptions reflector;
+  // In real time, whatever reflector.clock is: assumptions carry steady_clock deadlines
+  // (ClusterState::Clock, set by the binder).
   std::chrono::milliseconds expiry_poll{std::chrono::seconds(1)};
 };
 

@@ -56,6 +56,9 @@ void Reflector::Start() { thread_ = std::thread([this] { Run(); }); }
 void Reflector::Stop() {
   stop_.store(true);
   stream_.Cancel();
+  {
+    std::lock_guard<std::mutex> lock(sleep_mu_);  // so a backoff Sleep() cannot miss it
+  }
   sleep_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -73,7 +76,8 @@ uint64_t Reflector::RequestRelist() {
 
 void Reflector::Sleep(std::chrono::milliseconds d) {
   std::unique_lock<std::mutex> lock(sleep_mu_);
-  sleep_cv_.wait_for(lock, d, [this] { return stop_.load() || relist_requested_.load(); });
+  options_.clock->WaitFor(lock, sleep_cv_, d,
+                          [this] { return stop_.load() || relist_requested_.load(); });
 }
 
 bool Reflector::ListAll() {
@@ -113,15 +117,15 @@ bool Reflector::ListAll() {
   handler_.replace(items);
   resource_version_ = version;
   counters_.lists.fetch_add(1);
-  next_resync_ = std::chrono::steady_clock::now() + options_.resync;
+  next_resync_ = options_.clock->Now() + options_.resync;
   applied_list_.store(number);
   synced_.store(true);
   return true;
 }
 
 Reflector::WatchEnd Reflector::WatchOnce() {
-  auto remaining = std::chrono::duration_cast<std::chrono::seconds>(
-      next_resync_ - std::chrono::steady_clock::now());
+  auto remaining =
+      std::chrono::duration_cast<std::chrono::seconds>(next_resync_ - options_.clock->Now());
   if (remaining.count() <= 0) return WatchEnd::kRelist;
   int timeout = static_cast<int>(std::min<int64_t>(options_.watch_timeout_seconds, remaining.count()));
   std::string url = absl::StrCat(path_, "?watch=1&allowWatchBookmarks=true&resourceVersion=",
@@ -171,7 +175,7 @@ Reflector::WatchEnd Reflector::WatchOnce() {
           ++delivered;
         }
         if (!version.empty()) resource_version_ = version;
-        if (std::chrono::steady_clock::now() >= next_resync_) {
+        if (options_.clock->Now() >= next_resync_) {
           end = WatchEnd::kRelist;
           return false;
         }
@@ -216,14 +220,14 @@ void Reflector::Run() {
       need_list = false;
       backoff = options_.backoff_initial;
     }
-    auto started = std::chrono::steady_clock::now();
+    auto started = options_.clock->Now();
     WatchEnd end = WatchOnce();
     switch (end) {
       case WatchEnd::kStopped:
         return;
       case WatchEnd::kRelist:
         need_list = true;
-        if (std::chrono::steady_clock::now() < next_resync_ && !relist_requested_.load()) {
+        if (options_.clock->Now() < next_resync_ && !relist_requested_.load()) {
           counters_.watch_restarts.fetch_add(1);
         }
         break;
@@ -233,7 +237,7 @@ void Reflector::Run() {
       case WatchEnd::kBackoff:
         counters_.watch_restarts.fetch_add(1);
         // A watch that ran a while before failing was healthy: start the backoff over.
-        if (std::chrono::steady_clock::now() - started > std::chrono::seconds(10)) {
+        if (options_.clock->Now() - started > std::chrono::seconds(10)) {
           backoff = options_.backoff_initial;
         }
         Sleep(Jitter(backoff));

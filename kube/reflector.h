@@ -17,6 +17,7 @@
 
 #include "common/json.h"
 #include "kube/api_client.h"
+#include "kube/clock.h"
 
 namespace kube {
 
@@ -27,6 +28,9 @@ struct ReflectorOptions {
   std::chrono::milliseconds backoff_max{std::chrono::seconds(30)};
   int watch_timeout_seconds = 300;  // server-side end of one watch call
   int read_timeout_seconds = 90;    // no byte for this long: the connection is dead
+  // When the next resync is due and how long a backoff lasts (not owned; outlives the
+  // reflector). The read timeout above is the HTTP client's, always in real time.
+  Clock* clock = &Clock::Real();
 };
 
 struct ReflectorHandler {
@@ -72,7 +76,7 @@ class Reflector {
   ReflectorHandler handler_;
   ReflectorOptions options_;
   std::string resource_version_;
-  std::chrono::steady_clock::time_point next_resync_;
+  Clock::TimePoint next_resync_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
   std::atomic<bool> relist_requested_{false};

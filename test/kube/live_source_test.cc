@@ -1,6 +1,8 @@
 // LiveSource against the kube-apiserver emulation over HTTPS: paginated lists, watch events
 // (large ones too), missed deletes healed by the periodic relist, 410 then relist, bookmarks,
-// token rotation and API server restarts. Every wait is bounded and polls a condition.
+// token rotation and API server restarts. Every wait is bounded and polls a condition. The
+// reflectors run on a FakeClock: backoffs are skipped over, resyncs happen when a test moves
+// time; the emulator and the HTTP client keep real time.
 #include "kube/live_source.h"
 
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "extender/verbs.h"
 #include "gtest/gtest.h"
+#include "test/kube/fake_clock.h"
 #include "test/kube/live_test_util.h"
 
 namespace kube_test {
@@ -80,16 +83,30 @@ class LiveSourceTest : public ::testing::Test {
     api_.reset();
   }
 
-  Replica& StartReplica(kube::LiveSourceOptions options = FastOptions(),
-                        kube::ApiConfig config = {}) {
+  kube::LiveSourceOptions Options() { return FastOptions(&clock_); }
+  Replica& StartReplica() { return StartReplica(Options()); }
+  Replica& StartReplica(kube::LiveSourceOptions options, kube::ApiConfig config = {}) {
     replica_ = std::make_unique<Replica>(config.host.empty() ? ConfigFor(*api_) : config, options);
     EXPECT_TRUE(replica_->Start()) << "no first sync";
     return *replica_;
+  }
+  // WaitFor, without sleeping through backoffs: while a reflector waits one out, the clock
+  // jumps to its end (as real time would get there, only sooner).
+  template <typename Pred>
+  bool Eventually(Pred done, std::chrono::milliseconds limit = 8s) {
+    return WaitFor(
+        [&] {
+          if (done()) return true;
+          clock_.AdvanceToNextDeadline();
+          return false;
+        },
+        limit);
   }
 
   int64_t PodLists() const { return api_->CountRequests("GET", "/api/v1/pods", "limit="); }
   int64_t PodWatches() const { return api_->CountRequests("GET", "/api/v1/pods", "watch=1"); }
 
+  FakeClock clock_;  // outlives the replica
   std::unique_ptr<FakeApiServer> api_;
   std::unique_ptr<Replica> replica_;
 };
@@ -98,7 +115,7 @@ TEST_F(LiveSourceTest, FirstSyncIsPaginatedAndNothingIsDecidedBeforeIt) {
   // The pod list fails a few times: nodes are known, pods are not, so nothing is published and
   // filter asks kube-scheduler to retry rather than deciding blind.
   api_->InjectFailure("GET", "/api/v1/pods", 500, 3);
-  replica_ = std::make_unique<Replica>(ConfigFor(*api_));
+  replica_ = std::make_unique<Replica>(ConfigFor(*api_), Options());
   ASSERT_NE(replica_->source, nullptr);
   std::string filter = FilterRequest("team", "pending", {"n1", "n2", "n3"});
   extender::VerbReply before = extender::Filter(filter, replica_->state->Current().get());
@@ -106,15 +123,16 @@ TEST_F(LiveSourceTest, FirstSyncIsPaginatedAndNothingIsDecidedBeforeIt) {
   EXPECT_EQ(ErrorOf(before.body), "gpu-tenancy: cache not synced");
 
   replica_->source->Start();
-  ASSERT_TRUE(WaitFor([&] { return api_->CountRequests("GET", "/api/v1/pods", "limit=") >= 2; }));
+  ASSERT_TRUE(
+      Eventually([&] { return api_->CountRequests("GET", "/api/v1/pods", "limit=") >= 2; }));
   if (api_->CountRequests("GET", "/api/v1/pods", "limit=") < 4) {  // still failing
     EXPECT_EQ(replica_->state->Current(), nullptr);
     EXPECT_FALSE(replica_->source->synced());
     EXPECT_EQ(ErrorOf(extender::Filter(filter, replica_->state->Current().get()).body),
               "gpu-tenancy: cache not synced");
   }
-  ASSERT_TRUE(WaitFor([&] { return replica_->state->Current() != nullptr; }));
-  EXPECT_TRUE(WaitFor([&] { return replica_->source->synced(); }));
+  ASSERT_TRUE(Eventually([&] { return replica_->state->Current() != nullptr; }));
+  EXPECT_TRUE(Eventually([&] { return replica_->source->synced(); }));
 
   // Three nodes in pages of two: the second page was asked for with the continue token.
   EXPECT_GE(api_->CountRequests("GET", "/api/v1/nodes", "limit=2"), 2);
@@ -139,12 +157,13 @@ TEST_F(LiveSourceTest, FirstSyncIsPaginatedAndNothingIsDecidedBeforeIt) {
 TEST_F(LiveSourceTest, NothingIsPublishedUntilNamespacesAreListedToo) {
   // Tenants resolve through namespace labels: a decision made before the namespaces are known
   // could put a pod in the wrong tenant.
-  kube::LiveSourceOptions options = FastOptions();
+  kube::LiveSourceOptions options = Options();
   options.reflector.backoff_max = 100ms;
   api_->InjectFailure("GET", "/api/v1/namespaces", 500, 20);
   replica_ = std::make_unique<Replica>(ConfigFor(*api_), options);
   replica_->source->Start();
-  // Pods are watched only after their list was applied.
+  // Pods are watched only after their list was applied. Time stands still meanwhile, so the
+  // namespaces' reflector is still in its first backoff.
   ASSERT_TRUE(WaitFor([&] {
     return PodWatches() >= 1 && api_->CountRequests("GET", "/api/v1/nodes", "watch=1") >= 1;
   }));
@@ -156,7 +175,7 @@ TEST_F(LiveSourceTest, NothingIsPublishedUntilNamespacesAreListedToo) {
   if (!namespaces_listed) {
     EXPECT_EQ(seen, nullptr) << "published before namespaces were listed";
   }
-  EXPECT_TRUE(WaitFor([&] { return replica_->state->Current() != nullptr; }));
+  EXPECT_TRUE(Eventually([&] { return replica_->state->Current() != nullptr; }));
 }
 
 TEST_F(LiveSourceTest, WatchEventsChangeOccupancy) {
@@ -164,22 +183,22 @@ TEST_F(LiveSourceTest, WatchEventsChangeOccupancy) {
   ASSERT_EQ(Used(state, "n3"), 0);
 
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "d", "n3", 2)).ok());  // ADDED
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 2; })) << Used(state, "n3");
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n3") == 2; })) << Used(state, "n3");
 
   ASSERT_TRUE(api_->MergePatch(Resource::kPods, "team", "d", R"({"status":{"phase":"Succeeded"}})")
                   .ok());  // MODIFIED: finished pods hold nothing
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 0; })) << Used(state, "n3");
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n3") == 0; })) << Used(state, "n3");
 
   ASSERT_TRUE(api_->DeletePod("team", "a").ok());  // MODIFIED (deletionTimestamp), DELETED
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n1") == 1; })) << Used(state, "n1");
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n1") == 1; })) << Used(state, "n1");
 
   ASSERT_TRUE(api_->DeletePod("team", "pending").ok());
-  EXPECT_TRUE(WaitFor([&] { return !state.PendingPod(UidOf("team", "pending")).has_value(); }));
+  EXPECT_TRUE(Eventually([&] { return !state.PendingPod(UidOf("team", "pending")).has_value(); }));
 
   ASSERT_TRUE(api_->AddNode(MigNodeJson("n4", 1)).ok());
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n4") == 0; }));
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n4") == 0; }));
   ASSERT_TRUE(api_->DeleteNode("n4").ok());
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n4") == -1; }));
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n4") == -1; }));
   EXPECT_TRUE(state.OccupancyConsistent());
 }
 
@@ -187,42 +206,48 @@ TEST_F(LiveSourceTest, WatchEventsChangeOccupancy) {
 TEST_F(LiveSourceTest, WatchEventsLargerThanTheEventBufferAreApplied) {
   kube::ClusterState& state = *StartReplica().state;
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "d", "n3", 2)).ok());
-  ASSERT_TRUE(WaitFor([&] { return Used(state, "n3") == 2; })) << Used(state, "n3");
+  ASSERT_TRUE(Eventually([&] { return Used(state, "n3") == 2; })) << Used(state, "n3");
 
   const std::string note(200 << 10, 'x');
   ASSERT_TRUE(api_->MergePatch(Resource::kPods, "team", "d",
                                absl::StrCat(R"({"metadata":{"annotations":{"note":")", note,
                                             R"("}},"status":{"phase":"Succeeded"}})"))
                   .ok());
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 0; })) << Used(state, "n3");
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n3") == 0; })) << Used(state, "n3");
 
   // The events after it still parse in the buffer.
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "e", "n3", 1)).ok());
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 1; })) << Used(state, "n3");
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n3") == 1; })) << Used(state, "n3");
   EXPECT_TRUE(state.OccupancyConsistent());
 }
 
 TEST_F(LiveSourceTest, MissedDeleteIsHealedByTheNextResync) {
-  kube::ClusterState& state = *StartReplica().state;  // resync every 2 s
+  kube::LiveSourceOptions options = Options();  // resync every 2 s
+  // The reflector looks at the time between watch lines: a bookmark soon after time moves.
+  api_->SetBookmarkInterval(20ms);
+  kube::ClusterState& state = *StartReplica(options).state;
   ASSERT_EQ(Used(state, "n1"), 2);
   // Deleted while the watch is up, but the watch never hears of it.
   ASSERT_TRUE(api_->DeleteSilently(Resource::kPods, "team", "a"));
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n1") == 1; }, 5s))
-      << "not healed within the resync period (plus slack)";
+  clock_.Advance(options.reflector.resync);
+  EXPECT_TRUE(WaitFor([&] { return Used(state, "n1") == 1; }, 5s)) << "not healed by the resync";
   EXPECT_GE(state.counters().resync_corrections, 1u);
 
   // Deleted while the watch was down: the reflector resumes from its resourceVersion and never
   // sees the delete either.
   uint64_t corrections = state.counters().resync_corrections;
+  const int64_t watches = PodWatches();
   api_->DropWatches();
   ASSERT_TRUE(api_->DeleteSilently(Resource::kPods, "other", "c"));
+  ASSERT_TRUE(Eventually([&] { return PodWatches() > watches; })) << "the watch did not resume";
+  clock_.Advance(options.reflector.resync);
   EXPECT_TRUE(WaitFor([&] { return Used(state, "n2") == 0; }, 5s));
   EXPECT_GT(state.counters().resync_corrections, corrections);
   EXPECT_TRUE(state.OccupancyConsistent());
 }
 
 TEST_F(LiveSourceTest, GoneAfterCompactionMeansRelist) {
-  kube::LiveSourceOptions options = FastOptions();
+  kube::LiveSourceOptions options = Options();
   options.reflector.resync = 60s;  // only a 410 can cause a relist here
   api_->SetBookmarkInterval(std::chrono::hours(1));
   kube::ClusterState& state = *StartReplica(options).state;
@@ -234,19 +259,19 @@ TEST_F(LiveSourceTest, GoneAfterCompactionMeansRelist) {
   ASSERT_TRUE(api_->DeleteSilently(Resource::kPods, "team", "b"));
   api_->Compact();
   api_->DropWatches();
-  EXPECT_TRUE(WaitFor([&] { return PodLists() > lists; })) << "no relist after 410";
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n1") == 1; })) << Used(state, "n1");
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n4") == 0; }));
+  EXPECT_TRUE(Eventually([&] { return PodLists() > lists; })) << "no relist after 410";
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n1") == 1; })) << Used(state, "n1");
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n4") == 0; }));
   EXPECT_GE(replica_->source->watch_restarts(), 1u);
 
   // The relisted state keeps following the watch.
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "e", "n4")).ok());
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n4") == 1; }));
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n4") == 1; }));
   EXPECT_TRUE(state.OccupancyConsistent());
 }
 
 TEST_F(LiveSourceTest, BookmarksAdvanceTheResourceVersionWithoutEvents) {
-  kube::LiveSourceOptions options = FastOptions();
+  kube::LiveSourceOptions options = Options();
   options.reflector.resync = 60s;
   api_->SetBookmarkInterval(50ms);
   kube::ClusterState& state = *StartReplica(options).state;
@@ -257,7 +282,7 @@ TEST_F(LiveSourceTest, BookmarksAdvanceTheResourceVersionWithoutEvents) {
   ASSERT_TRUE(api_->AddNamespace("later").ok());
   const int64_t target = api_->resource_version();
   // Ends the pod watch cleanly every so often: each re-watch shows the version reached.
-  EXPECT_TRUE(WaitFor([&] {
+  EXPECT_TRUE(Eventually([&] {
     if (LastWatchVersion(*api_, "/api/v1/pods") >= target) return true;
     api_->DropWatches(/*graceful=*/true);
     std::this_thread::sleep_for(100ms);
@@ -268,9 +293,9 @@ TEST_F(LiveSourceTest, BookmarksAdvanceTheResourceVersionWithoutEvents) {
   int64_t watches = PodWatches();
   api_->Compact();
   api_->DropWatches();
-  ASSERT_TRUE(WaitFor([&] { return PodWatches() > watches; }));
+  ASSERT_TRUE(Eventually([&] { return PodWatches() > watches; }));
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "e", "n3")).ok());
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 1; }));
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n3") == 1; }));
   EXPECT_EQ(PodLists(), lists) << "bookmarks should have spared the relist";
 }
 
@@ -286,7 +311,7 @@ TEST_F(LiveSourceTest, RotatedTokenFileIsReadAgain) {
   api_->AcceptTokens({"token-one"});
   kube::ApiConfig config = ConfigFor(*api_, "");
   config.token_file = token_file;
-  kube::ClusterState& state = *StartReplica(FastOptions(), config).state;
+  kube::ClusterState& state = *StartReplica(Options(), config).state;
 
   // Rotation: both valid for a while, then only the new one.
   api_->AcceptTokens({"token-one", "token-two"});
@@ -294,8 +319,8 @@ TEST_F(LiveSourceTest, RotatedTokenFileIsReadAgain) {
   api_->AcceptTokens({"token-two"});
   api_->DropWatches();  // every watch reconnects and must authenticate again
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "e", "n3")).ok());
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 1; }));
-  EXPECT_TRUE(WaitFor([&] {
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n3") == 1; }));
+  EXPECT_TRUE(Eventually([&] {
     for (const testing_support::RequestRecord& r : api_->Requests()) {
       if (r.token == "token-two" && r.status == 200) return true;
     }
@@ -315,7 +340,7 @@ TEST_F(LiveSourceTest, RotatedTokenFileIsReadAgain) {
   api_->AcceptTokens({"token-six"});
   api_->DropWatches();
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "f", "n3")).ok());
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 2; })) << "stuck on the old token";
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n3") == 2; })) << "stuck on the old token";
 }
 
 TEST_F(LiveSourceTest, ApiServerRestartMidWatch) {
@@ -325,12 +350,12 @@ TEST_F(LiveSourceTest, ApiServerRestartMidWatch) {
 
   // Down for a while: watches fail, reconnects back off; objects change meanwhile.
   api_->Stop();
-  EXPECT_TRUE(WaitFor([&] { return replica_->source->watch_restarts() >= restarts + 3; }));
+  EXPECT_TRUE(Eventually([&] { return replica_->source->watch_restarts() >= restarts + 3; }));
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "e", "n3")).ok());
   ASSERT_TRUE(api_->Restart(/*keep_state=*/true).ok());
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 1; }));
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n3") == 1; }));
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "f", "n3")).ok());
-  EXPECT_TRUE(WaitFor([&] { return Used(state, "n3") == 2; }));
+  EXPECT_TRUE(Eventually([&] { return Used(state, "n3") == 2; }));
 
   // A restart that lost everything and came back with another cluster: converges on it.
   ASSERT_TRUE(api_->Restart(/*keep_state=*/false).ok());
@@ -338,7 +363,7 @@ TEST_F(LiveSourceTest, ApiServerRestartMidWatch) {
   ASSERT_TRUE(api_->AddNode(MigNodeJson("m1", 2)).ok());
   ASSERT_TRUE(api_->AddNode(MigNodeJson("m2", 2)).ok());
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "g", "m1")).ok());
-  EXPECT_TRUE(WaitFor([&] {
+  EXPECT_TRUE(Eventually([&] {
     std::shared_ptr<const topology::ModelState> s = state.Current();
     return s && s->snapshot->FindNode("n1") == nullptr && s->snapshot->FindNode("n3") == nullptr &&
            Used(state, "m1") == 1 && Used(state, "m2") == 0;

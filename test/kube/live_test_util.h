@@ -121,9 +121,10 @@ inline kube::ApiConfig ConfigFor(const FakeApiServer& api,
 }
 
 // Short timings so every scenario converges in a few seconds; page size 2 so every list is
-// paginated.
-inline kube::LiveSourceOptions FastOptions() {
+// paginated. `clock` times the reflectors' resyncs and backoffs.
+inline kube::LiveSourceOptions FastOptions(kube::Clock* clock = &kube::Clock::Real()) {
   kube::LiveSourceOptions o;
+  o.reflector.clock = clock;
   o.reflector.page_size = 2;
   o.reflector.resync = 2s;
   o.reflector.backoff_initial = 50ms;
