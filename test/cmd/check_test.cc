@@ -1,9 +1,5 @@
 // `gpu-tenancy check` through the real binary: what it prints (kubectl's own shapes), and its exit
 // codes, over the manifests in test/testdata/check/.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -14,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "test/support/shell.h"
 
 namespace {
 
@@ -29,42 +26,12 @@ std::string ReadAll(const std::string& path) {
   return out.str();
 }
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Quote(const std::string& arg) {
-  std::string q = "'";
-  for (char c : arg) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
-}
+using Result = testing_support::CommandResult;
 
 Result RunCheck(const std::vector<std::string>& args) {
-  static int counter = 0;
-  const std::string err_path =
-      absl::StrCat(testing::TempDir(), "/check_test_stderr_", getpid(), "_", counter++);
-  std::string command = absl::StrCat(Quote(GT_BINARY), " check");
-  for (const std::string& a : args) absl::StrAppend(&command, " ", Quote(a));
-  absl::StrAppend(&command, " 2>", Quote(err_path), " </dev/null");
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = ReadAll(err_path);
-  std::remove(err_path.c_str());
-  return r;
+  std::string command = absl::StrCat(testing_support::ShellQuote(GT_BINARY), " check");
+  for (const std::string& a : args) absl::StrAppend(&command, " ", testing_support::ShellQuote(a));
+  return testing_support::RunShell(absl::StrCat(command, " </dev/null"));
 }
 
 std::string Denial(const std::string& file, const std::string& message) {
@@ -180,7 +147,7 @@ TEST(CheckTest, PrintsWhatKubectlWould) {
     std::vector<std::string> args = {"--policy", kPolicy};
     args.insert(args.end(), c.args.begin(), c.args.end());
     Result r = RunCheck(args);
-    EXPECT_EQ(r.code, c.code) << r.err;
+    EXPECT_EQ(r.exit_code, c.code) << r.err;
     EXPECT_EQ(r.out, c.out);
     EXPECT_EQ(r.err, c.err);
   }
@@ -215,12 +182,12 @@ TEST(CheckTest, UsageAndParseErrorsExit2) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Result r = RunCheck(c.args);
-    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     EXPECT_NE(r.err.find(c.err_contains), std::string::npos) << r.err;
   }
   // A parse error wins over a denial in the same run.
   Result r = RunCheck({"--policy", kPolicy, Data("denied.yaml"), Data("bad.yaml")});
-  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("pod/whole-gpu allowed"), std::string::npos);
 }
 
@@ -252,11 +219,11 @@ TEST(CheckTest, DenialLineMatchesTheCapturedKubectlOutput) {
 
 TEST(CheckTest, HelpAndDemoPolicy) {
   Result help = RunCheck({"--help"});
-  EXPECT_EQ(help.code, 0);
+  EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("usage: gpu-tenancy check"), std::string::npos);
   // The demo policy has the same tenants as the test policy for acme.
   Result demo = RunCheck({"--demo", Data("denied.yaml")});
-  EXPECT_EQ(demo.code, 1);
+  EXPECT_EQ(demo.exit_code, 1);
   EXPECT_EQ(demo.out, "pod/whole-gpu allowed\n");
 }
 

@@ -1,8 +1,5 @@
 // `gpu-tenancy explain` through the built binary: the demo pods get the verdicts and reasons a
 // user would read, JSON output parses, and usage mistakes exit 2.
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,29 +8,16 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "test/support/shell.h"
 
 namespace {
 
-struct ProcessResult {
-  int exit_code = -1;
-  std::string out;  // stdout only
-};
+using ProcessResult = testing_support::CommandResult;  // `out` is stdout only
 
-// Runs the binary with `args` (already shell-quoted where needed); stderr is discarded.
+// Runs the binary with `args` (already shell-quoted where needed); stderr is kept apart.
 ProcessResult Explain(const std::string& args) {
-  std::string command = absl::StrCat("'", GT_BINARY, "' explain ", args, " 2>/dev/null");
-  ProcessResult run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "popen failed: " << command;
-    return run;
-  }
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return testing_support::RunShell(
+      absl::StrCat(testing_support::ShellQuote(GT_BINARY), " explain ", args));
 }
 
 std::string DemoPod(const std::string& name) {
@@ -317,16 +301,10 @@ TEST(ExplainTest, UsageErrorsExit2) {
 }
 
 TEST(ExplainTest, UsageGoesToStderr) {
-  std::string command = absl::StrCat("'", GT_BINARY, "' explain --bogus 2>&1 >/dev/null");
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string err;
-  char buffer[1024];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) err.append(buffer, n);
-  int status = pclose(pipe);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 2);
+  ProcessResult run = Explain("--bogus");
+  const std::string& err = run.err;
+  ASSERT_NE(run.exit_code, -1) << "did not exit";
+  EXPECT_EQ(run.exit_code, 2);
   EXPECT_TRUE(absl::StartsWith(err, "error: unknown flag --bogus\n")) << err;
   EXPECT_TRUE(absl::StrContains(err, "usage: gpu-tenancy explain")) << err;
 }

@@ -1,9 +1,6 @@
 // `gpu-tenancy plan` through the built binary: the worked example's JSON, YAML that parses back
 // to the same document, the text a person reads, sharing and VM-boundary outputs, exit codes for
 // infeasible and malformed inputs; and the YAML input parser's errors.
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -19,33 +16,19 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "test/support/shell.h"
 
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-};
+using Result = testing_support::CommandResult;
 
 // Runs `gpu-tenancy plan ARGS`; stderr is merged into `out` when asked, else dropped.
 Result Plan(const std::string& args, bool with_stderr = false) {
-  std::string command =
-      absl::StrCat("'", GT_BINARY, "' plan ", args, with_stderr ? " 2>&1" : " 2>/dev/null");
-  Result run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "popen failed: " << command;
-    return run;
-  }
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return testing_support::RunShell(absl::StrCat(testing_support::ShellQuote(GT_BINARY), " plan ",
+                                                args, with_stderr ? " 2>&1" : ""));
 }
 
 std::string Example() {

@@ -16,6 +16,7 @@ namespace {
 using testing_support::ParseOrDie;
 using testing_support::ReadTestData;
 using testing_support::ServeProcess;
+using testing_support::SharedServeSuite;
 
 constexpr char kDemoNodes[] = R"(["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"])";
 
@@ -69,20 +70,10 @@ FilterView Filter(ServeProcess& server, const std::string& body) {
   return v;
 }
 
-class DemoExtenderTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start({"--demo"});
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = s->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  static ServeProcess* server_;
+class DemoExtenderTest : public SharedServeSuite<DemoExtenderTest> {
+ public:
+  static std::vector<std::string> ServeArgs() { return {"--demo"}; }
 };
-ServeProcess* DemoExtenderTest::server_ = nullptr;
 
 struct RuleCase {
   std::string name;
@@ -267,21 +258,12 @@ TEST_F(DemoExtenderTest, HealthAndReadiness) {
 }
 
 // kube-scheduler's captured payloads against the cluster they were captured from.
-class FixtureExtenderTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start(
-        {"--cluster-file", std::string(GT_TESTDATA_DIR) + "/extender/fixture-cluster.json"});
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = s->release();
+class FixtureExtenderTest : public SharedServeSuite<FixtureExtenderTest> {
+ public:
+  static std::vector<std::string> ServeArgs() {
+    return {"--cluster-file", std::string(GT_TESTDATA_DIR) + "/extender/fixture-cluster.json"};
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  static ServeProcess* server_;
 };
-ServeProcess* FixtureExtenderTest::server_ = nullptr;
 
 TEST_F(FixtureExtenderTest, NamesOnlyRequestFromKubeScheduler) {
   FilterView v = Filter(*server_, ReadTestData("extender/filter-nodecache-true.request.json"));

@@ -20,11 +20,7 @@ using testing_support::ClientCredentials;
 using testing_support::ServeProcess;
 using testing_support::TlsConnection;
 
-constexpr char kFilterBody[] =
-    R"({"Pod":{"metadata":{"name":"llm-b","namespace":"acme","uid":"hup-1"},)"
-    R"("spec":{"containers":[{"name":"server","resources":{"limits":{"nvidia.com/mig-3g.40gb":"1"},)"
-    R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
-    R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
+const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
 
 bool Alive(pid_t pid) {
   int status = 0;

@@ -35,12 +35,7 @@ using testing_support::ServeProcess;
 using testing_support::TempDir;
 using testing_support::TlsConnection;
 
-// An untrusted tenant's MIG pod against the demo cluster, names only (as kube-scheduler sends).
-constexpr char kFilterBody[] =
-    R"({"Pod":{"metadata":{"name":"llm-b","namespace":"acme","uid":"rot-1"},)"
-    R"("spec":{"containers":[{"name":"server","resources":{"limits":{"nvidia.com/mig-3g.40gb":"1"},)"
-    R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
-    R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
+const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -30,6 +30,9 @@
 // Thread-safety: every public method may be called from any thread while clients are served.
 // Not emulated: admission, defaulting beyond a few fields, RBAC, server-side apply, deletion
 // grace periods (a DELETE removes the object at once), HTTP/2, protobuf.
+//
+// The emulation's parts are test/support/apiserver_*.{h,cc}, one concern each (object store,
+// selectors, patches, watches, binding, routes, the HTTPS server); fake_apiserver.cc lists them.
 #ifndef GPU_TENANCY_TEST_SUPPORT_FAKE_APISERVER_H_
 #define GPU_TENANCY_TEST_SUPPORT_FAKE_APISERVER_H_
 

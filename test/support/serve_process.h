@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gtest/gtest.h"
 #include "rapidjson/document.h"
 
 namespace httplib {
@@ -82,6 +83,29 @@ class ServeProcess {
   int tls_port_ = 0;
   int metrics_port_ = 0;
   std::unique_ptr<httplib::SSLClient> client_;
+};
+
+// A test suite sharing one served binary: `serve` with Derived::ServeArgs() starts before the
+// suite's first test and stops after its last, so tests see each other's effects on it.
+//
+//   class DemoTest : public SharedServeSuite<DemoTest> {
+//    public:
+//     static std::vector<std::string> ServeArgs() { return {"--demo"}; }
+//   };
+//   TEST_F(DemoTest, Filters) { server_->Post("/extender/filter", body); ... }
+template <typename Derived>
+class SharedServeSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start(Derived::ServeArgs());
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = s->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static inline ServeProcess* server_ = nullptr;
 };
 
 // What `promtool check metrics` (Debian package prometheus) says is wrong with a /metrics

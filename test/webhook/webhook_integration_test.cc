@@ -18,6 +18,7 @@ namespace {
 using testing_support::ParseOrDie;
 using testing_support::ReadTestData;
 using testing_support::ServeProcess;
+using testing_support::SharedServeSuite;
 
 // The captured pod CREATE review, moved into `ns` and given `limits`.
 std::string PodReview(const std::string& ns, const std::string& limits_json) {
@@ -37,20 +38,10 @@ std::string PodReview(const std::string& ns, const std::string& limits_json) {
   return out.GetString();
 }
 
-class WebhookOverHttpsTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start({"--demo"});
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = s->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  static ServeProcess* server_;
+class WebhookOverHttpsTest : public SharedServeSuite<WebhookOverHttpsTest> {
+ public:
+  static std::vector<std::string> ServeArgs() { return {"--demo"}; }
 };
-ServeProcess* WebhookOverHttpsTest::server_ = nullptr;
 
 TEST_F(WebhookOverHttpsTest, ValidateDeniesAnUntrustedTenantOnASharedGpu) {
   ServeProcess::Response r =
