@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
-#include "common/status_macros.h"
+#include "topology/status_macros.h"
 #include "rapidjson/pointer.h"
 #include "test/support/apiserver_objects.h"
 #include "webhook/json_patch.h"
