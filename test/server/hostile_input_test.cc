@@ -1,9 +1,10 @@
-// Hostile inputs over HTTPS: every row of a generated table (truncated and invalid JSON, invalid
-// UTF-8, deep nesting, oversized and lying bodies, wrong wrapper types, duplicate keys, absurd
-// quantities, wrong content types, odd request lines, garbage instead of TLS, slow drip) must
-// get a 4xx (or a 200 where the protocol answers in the body) or a closed connection within a
-// bounded time; afterwards the server is still up, and a well-behaved client running alongside
-// got only 200s.
+// Hostile inputs over HTTPS: every row of a generated table (hostile_cases.h: truncated and
+// invalid JSON, invalid UTF-8, deep nesting, oversized and lying bodies, wrong wrapper types,
+// duplicate keys, absurd quantities, wrong content types, odd request lines, garbage instead of
+// TLS, slow drip) must get a 4xx (or a 200 where the protocol answers in the body) or a closed
+// connection within a bounded time; afterwards the server is still up, and a well-behaved client
+// running alongside got only 200s. This file is the driver: sending a row, the fixture, and the
+// connection-level tests that are not rows.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -30,17 +31,17 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
+#include "test/server/hostile_cases.h"
 #include "test/support/serve_process.h"
 
 namespace {
 
-using testing_support::ReadTestData;
 using testing_support::ServeProcess;
 using Clock = std::chrono::steady_clock;
-// The demo's MIG pod, names only (test/support/serve_process.h).
-const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
+using hostile_test::AllCases;
+using hostile_test::Case;
+using hostile_test::kFilterBody;
+using hostile_test::Transport;
 
 [[maybe_unused]] const bool kSigpipeIgnored = [] {
   signal(SIGPIPE, SIG_IGN);
@@ -49,363 +50,6 @@ const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
 
 constexpr int kSmallCap = 65536;
 constexpr int kCaseTimeoutSeconds = 12;
-
-enum class Transport { kHttps, kRawTcp, kDripHttps };
-
-struct Case {
-  std::string name;
-  std::string route;
-  std::string raw;  // the complete bytes sent on the connection
-  Transport transport = Transport::kHttps;
-  bool allow_200 = false;  // the protocol may answer in the body (Error / allowed:false)
-  bool default_cap = false;  // send to the server with the default (64 MiB) body cap
-};
-
-std::string Request(const std::string& route, const std::string& body,
-                    const std::string& content_type = "application/json",
-                    const std::string& version = "HTTP/1.1") {
-  std::string out = absl::StrCat("POST ", route, " ", version, "\r\nHost: localhost\r\n");
-  if (!content_type.empty()) absl::StrAppend(&out, "Content-Type: ", content_type, "\r\n");
-  absl::StrAppend(&out, "Content-Length: ", body.size(), "\r\nConnection: close\r\n\r\n", body);
-  return out;
-}
-
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
-std::string Serialize(const rapidjson::Value& v) {
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> w(out);
-  v.Accept(w);
-  return out.GetString();
-}
-
-struct Valid {
-  std::string tag;
-  std::string route;
-  std::string body;
-};
-
-std::vector<Valid> ValidBodies() {
-  return {
-      {"filter", "/extender/filter", kFilterBody},
-      {"prioritize", "/extender/prioritize",
-       Trim(ReadTestData("extender/prioritize-nodecache-true.request.json"))},
-      {"bind", "/extender/bind",
-       R"({"PodName":"llm-b","PodNamespace":"acme","PodUID":"hostile-1","Node":"mig-a"})"},
-      {"validate", "/webhook/validate",
-       Trim(ReadTestData("admission/pod-create.validating.request.json"))},
-      {"mutate", "/webhook/mutate",
-       Trim(ReadTestData("admission/pod-create.mutating.request.json"))},
-  };
-}
-
-// Replaces the value at `path` (object keys) in a copy of `body` with `replacement` (JSON).
-std::string Replace(const std::string& body, const std::vector<std::string>& path,
-                    const std::string& replacement, bool remove = false) {
-  rapidjson::Document doc;
-  doc.Parse(body.c_str(), body.size());
-  if (doc.HasParseError()) return "";
-  rapidjson::Value* at = &doc;
-  for (size_t i = 0; i + 1 < path.size(); ++i) {
-    if (!at->IsObject()) return "";
-    auto it = at->FindMember(path[i].c_str());
-    if (it == at->MemberEnd()) return "";
-    at = &it->value;
-  }
-  if (!at->IsObject()) return "";
-  auto it = at->FindMember(path.back().c_str());
-  if (remove) {
-    if (it != at->MemberEnd()) at->RemoveMember(it);
-    return Serialize(doc);
-  }
-  rapidjson::Document value(&doc.GetAllocator());
-  value.Parse(replacement.c_str(), replacement.size());
-  if (value.HasParseError()) return "";
-  if (it == at->MemberEnd()) {
-    at->AddMember(rapidjson::Value(path.back().c_str(), doc.GetAllocator()), value,
-                  doc.GetAllocator());
-  } else {
-    it->value.CopyFrom(value, doc.GetAllocator());
-  }
-  return Serialize(doc);
-}
-
-std::vector<Case> MakeCases() {
-  std::vector<Case> cases;
-  const std::vector<Valid> valid = ValidBodies();
-  // Truncated JSON at many cut points.
-  for (const Valid& v : valid) {
-    constexpr int kCuts = 24;
-    for (int i = 0; i < kCuts; ++i) {
-      size_t cut = v.body.size() * static_cast<size_t>(i) / kCuts;
-      cases.push_back({absl::StrCat("truncated_", v.tag, "_at_", cut), v.route,
-                       Request(v.route, v.body.substr(0, cut))});
-    }
-    cases.push_back({absl::StrCat("truncated_", v.tag, "_last_byte"), v.route,
-                     Request(v.route, v.body.substr(0, v.body.size() - 1))});
-  }
-  // Invalid JSON.
-  const std::vector<std::pair<std::string, std::string>> invalid = {
-      {"open_brace", "{"},      {"close_brace", "}"},        {"open_bracket", "["},
-      {"nul", "nul"},           {"missing_value", "{\"a\":}"}, {"single_quotes", "{'a':1}"},
-      {"trailing_comma", "{\"a\":1,}"}, {"nul_byte", std::string("{\"a\":\0}", 7)},
-      {"missing_colon", "{\"a\" 1}"},   {"nan", "NaN"},           {"trailing_garbage", "{}x"},
-      {"unterminated_string", "{\"a\":\"abc"}, {"bad_escape", "{\"a\":\"\\q\"}"},
-      {"bad_unicode_escape", "{\"a\":\"\\uZZZZ\"}"}, {"lone_surrogate_escape", "{\"Pod\":\"\\ud800\"}"},
-      {"bom_then_json", "\xEF\xBB\xBF{}"}, {"two_documents", "{}{}"}, {"only_spaces", "   "},
-  };
-  for (const Valid& v : valid) {
-    for (const auto& [tag, body] : invalid) {
-      // "\ud800" decodes to invalid UTF-16; either way the wrapper is wrong: 4xx.
-      cases.push_back({absl::StrCat("invalid_json_", v.tag, "_", tag), v.route,
-                       Request(v.route, body)});
-    }
-  }
-  // Invalid UTF-8 inside strings of otherwise valid requests.
-  const std::vector<std::pair<std::string, std::string>> bad_utf8 = {
-      {"ff_fe", "\xff\xfe"}, {"overlong_slash", "\xc0\xaf"}, {"surrogate", "\xed\xa0\x80"},
-      {"lone_continuation", "\x80"}, {"truncated_sequence", "\xe2\x82"},
-  };
-  for (const Valid& v : valid) {
-    for (const auto& [tag, bytes] : bad_utf8) {
-      std::string body = v.body;
-      size_t at = body.find("\":\"");
-      if (at == std::string::npos) continue;
-      body.insert(at + 3, bytes);
-      cases.push_back({absl::StrCat("bad_utf8_", v.tag, "_", tag), v.route, Request(v.route, body),
-                       Transport::kHttps, /*allow_200=*/true});
-    }
-  }
-  // Deep nesting: 100,000 deep (over the small cap: 413) and, on the default-cap server, parsed.
-  for (const Valid& v : valid) {
-    for (bool default_cap : {false, true}) {
-      std::string suffix = default_cap ? "_default_cap" : "";
-      std::string arrays = std::string(100000, '[') + std::string(100000, ']');
-      std::string objects;
-      for (int i = 0; i < 100000; ++i) objects += "{\"a\":";
-      objects += "1" + std::string(100000, '}');
-      cases.push_back({absl::StrCat("deep_arrays_", v.tag, suffix), v.route,
-                       Request(v.route, arrays), Transport::kHttps, false, default_cap});
-      cases.push_back({absl::StrCat("deep_objects_", v.tag, suffix), v.route,
-                       Request(v.route, objects), Transport::kHttps, false, default_cap});
-      // Unclosed: the parser must stop at the end, not recurse.
-      cases.push_back({absl::StrCat("deep_unclosed_", v.tag, suffix), v.route,
-                       Request(v.route, std::string(60000, '[')), Transport::kHttps, false,
-                       default_cap});
-    }
-    // Deep values inside an otherwise valid request (a codec or encoder that recurses).
-    std::string deep = std::string(100000, '[') + std::string(100000, ']');
-    std::string nested = v.body;
-    nested.insert(1, absl::StrCat("\"zzDeep\":", deep, ","));
-    cases.push_back({absl::StrCat("deep_extra_member_", v.tag), v.route, Request(v.route, nested),
-                     Transport::kHttps, true, true});
-  }
-  // A deep value inside a full Node that fits (a pod without GPU demand fits everywhere), so a
-  // names-and-objects reply would echo it back through a recursive encoder.
-  for (int depth : {1000, 100000, 1000000}) {
-    for (bool objects : {false, true}) {
-      std::string deep;
-      if (objects) {
-        for (int i = 0; i < depth; ++i) deep += "{\"a\":";
-        deep += "1" + std::string(static_cast<size_t>(depth), '}');
-      } else {
-        deep = std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']');
-      }
-      std::string body = absl::StrCat(
-          R"({"Pod":{"metadata":{"name":"p","namespace":"acme","uid":"deep-1"},)",
-          R"("spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}},)",
-          R"("Nodes":{"items":[{"metadata":{"name":"cpu-a","labels":{}},"zzDeep":)", deep,
-          R"(}]},"NodeNames":null})");
-      cases.push_back({absl::StrCat("deep_node_echo_", objects ? "objects_" : "arrays_", depth),
-                       "/extender/filter", Request("/extender/filter", body), Transport::kHttps,
-                       depth <= 1000, true});
-    }
-  }
-  // Bodies far above the cap, and lying Content-Length.
-  for (const Valid& v : valid) {
-    std::string big = std::string(1 << 20, ' ') + v.body;
-    cases.push_back({absl::StrCat("one_mb_", v.tag), v.route, Request(v.route, big)});
-    std::string head = absl::StrCat("POST ", v.route,
-                                    " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n");
-    cases.push_back({absl::StrCat("content_length_huge_", v.tag), v.route,
-                     absl::StrCat(head, "Content-Length: 1000000000000\r\n\r\n", v.body)});
-    cases.push_back({absl::StrCat("content_length_overflow_", v.tag), v.route,
-                     absl::StrCat(head, "Content-Length: 99999999999999999999999\r\n\r\n", v.body)});
-    cases.push_back({absl::StrCat("content_length_negative_", v.tag), v.route,
-                     absl::StrCat(head, "Content-Length: -1\r\n\r\n", v.body)});
-    cases.push_back({absl::StrCat("content_length_short_", v.tag), v.route,
-                     absl::StrCat(head, "Content-Length: 10\r\n\r\n", big)});
-    cases.push_back({absl::StrCat("content_length_long_", v.tag), v.route,
-                     absl::StrCat(head, "Content-Length: 60000\r\nConnection: close\r\n\r\n", v.body)});
-    cases.push_back({absl::StrCat("content_length_twice_", v.tag), v.route,
-                     absl::StrCat(head, "Content-Length: 5\r\nContent-Length: ", v.body.size(),
-                                  "\r\n\r\n", v.body),
-                     Transport::kHttps, true});
-    std::string chunked = absl::StrCat(head, "Transfer-Encoding: chunked\r\n\r\n");
-    for (int i = 0; i < 64; ++i) absl::StrAppend(&chunked, "4000\r\n", std::string(0x4000, ' '), "\r\n");
-    absl::StrAppend(&chunked, "0\r\n\r\n");
-    cases.push_back({absl::StrCat("chunked_one_mb_", v.tag), v.route, chunked});
-    cases.push_back({absl::StrCat("chunked_bad_size_", v.tag), v.route,
-                     absl::StrCat(head, "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n")});
-  }
-  // Wrong types for every wrapper key.
-  const std::vector<std::pair<std::string, std::string>> wrong = {
-      {"string", "\"x\""}, {"number", "12345678901234567890"}, {"array", "[1,\"a\",{}]"},
-      {"object", "{\"a\":1}"}, {"bool", "true"}, {"null", "null"}, {"negative", "-1"},
-  };
-  const std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> keys = {
-      {"filter", {{"Pod"}, {"Nodes"}, {"NodeNames"}, {"Pod", "metadata"}, {"Pod", "spec"},
-                  {"Pod", "metadata", "uid"}, {"Pod", "metadata", "annotations"}}},
-      {"prioritize", {{"Pod"}, {"Nodes"}, {"NodeNames"}}},
-      {"bind", {{"PodName"}, {"PodNamespace"}, {"PodUID"}, {"Node"}}},
-      {"validate", {{"apiVersion"}, {"kind"}, {"request"}, {"request", "uid"},
-                    {"request", "object"}, {"request", "namespace"}, {"request", "operation"},
-                    {"request", "kind"}, {"request", "dryRun"}, {"request", "object", "spec"},
-                    {"request", "object", "metadata"}}},
-      {"mutate", {{"request"}, {"request", "uid"}, {"request", "object"},
-                  {"request", "object", "spec"}}},
-  };
-  for (const Valid& v : valid) {
-    for (const auto& [tag, paths] : keys) {
-      if (tag != v.tag) continue;
-      for (const std::vector<std::string>& path : paths) {
-        std::string key;
-        for (const std::string& p : path) absl::StrAppend(&key, key.empty() ? "" : "_", p);
-        for (const auto& [wtag, json] : wrong) {
-          std::string body = Replace(v.body, path, json);
-          if (body.empty()) continue;
-          cases.push_back({absl::StrCat("wrong_type_", v.tag, "_", key, "_", wtag), v.route,
-                           Request(v.route, body), Transport::kHttps, true});
-        }
-        std::string missing = Replace(v.body, path, "", /*remove=*/true);
-        if (!missing.empty()) {
-          cases.push_back({absl::StrCat("missing_", v.tag, "_", key), v.route,
-                           Request(v.route, missing), Transport::kHttps, true});
-        }
-      }
-    }
-  }
-  // Duplicate keys.
-  for (const Valid& v : valid) {
-    for (const std::string& dup : {std::string("\"Pod\":\"x\","), std::string("\"request\":1,"),
-                                   std::string("\"NodeNames\":{},"), std::string("\"uid\":7,")}) {
-      std::string body = v.body;
-      body.insert(1, dup);
-      cases.push_back({absl::StrCat("duplicate_", v.tag, "_", cases.size()), v.route,
-                       Request(v.route, body), Transport::kHttps, true});
-    }
-  }
-  // Absurd quantities and annotations in well-formed pods.
-  const std::vector<std::pair<std::string, std::string>> quantities = {
-      {"exp_huge", "1e999999"}, {"ei_huge", "99999999999999999999Ei"}, {"minus_one", "-1"},
-      {"negative_mig", "-5"}, {"tiny", "0.0000000001"}, {"nan", "NaN"}, {"empty", ""},
-      {"exp_negative", "1e-999999"}, {"int64_max", "9223372036854775807"},
-      {"int64_over", "9223372036854775808"}, {"milli", "500m"}, {"suffix_junk", "1Qi"},
-  };
-  for (const auto& [tag, q] : quantities) {
-    for (const std::string& resource :
-         {std::string("nvidia.com/gpu"), std::string("nvidia.com/mig-3g.40gb"),
-          std::string("nvidia.com/gpu.shared")}) {
-      std::string body = kFilterBody;
-      std::string limits = absl::StrCat("{\"", resource, "\":\"", q, "\"}");
-      body = Replace(body, {"Pod", "spec"},
-                     absl::StrCat("{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":", limits,
-                                  ",\"requests\":", limits, "}}]}"));
-      std::string rtag = resource == "nvidia.com/gpu" ? "gpu" : resource.find("mig") != std::string::npos ? "mig" : "shared";
-      cases.push_back({absl::StrCat("quantity_filter_", rtag, "_", tag), "/extender/filter",
-                       Request("/extender/filter", body), Transport::kHttps, true});
-    }
-    std::string annotated = Replace(
-        kFilterBody, {"Pod", "metadata", "annotations"},
-        absl::StrCat("{\"gpu-tenancy.io/gpu-memory\":\"", q,
-                     "\",\"gpu-tenancy.io/scheduling-policy\":\"", q, "\"}"));
-    cases.push_back({absl::StrCat("annotation_filter_", tag), "/extender/filter",
-                     Request("/extender/filter", annotated), Transport::kHttps, true});
-    for (const Valid& v : valid) {
-      if (v.tag != "validate" && v.tag != "mutate") continue;
-      std::string body = Replace(v.body, {"request", "object", "metadata", "annotations"},
-                                 absl::StrCat("{\"gpu-tenancy.io/gpu-memory\":\"", q, "\"}"));
-      cases.push_back({absl::StrCat("annotation_", v.tag, "_", tag), v.route,
-                       Request(v.route, body), Transport::kHttps, true});
-    }
-  }
-  // Raw JSON numbers where strings belong.
-  cases.push_back({"number_huge_quantity", "/extender/filter",
-                   Request("/extender/filter",
-                           Replace(kFilterBody, {"Pod", "spec"},
-                                   R"({"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":1}}}]})")),
-                   Transport::kHttps, true});
-  {
-    std::string body = kFilterBody;
-    size_t at = body.find("\"1\"");
-    body.replace(at, 3, "1e999999");
-    cases.push_back({"number_1e999999_raw", "/extender/filter", Request("/extender/filter", body)});
-  }
-  // Non-JSON content types.
-  const std::vector<std::pair<std::string, std::string>> types = {
-      {"none", ""}, {"text_plain", "text/plain"}, {"form", "application/x-www-form-urlencoded"},
-      {"multipart", "multipart/form-data; boundary=x"}, {"jsonx", "application/jsonx"},
-      {"json_patch", "application/json-patch+json"}, {"yaml", "application/yaml"},
-  };
-  for (const Valid& v : valid) {
-    for (const auto& [tag, type] : types) {
-      cases.push_back({absl::StrCat("content_type_", v.tag, "_", tag), v.route,
-                       Request(v.route, v.body, type)});
-    }
-  }
-  // Odd request lines (HTTP/1.0 is answered; the rest are refused).
-  for (const Valid& v : valid) {
-    cases.push_back({absl::StrCat("http10_", v.tag), v.route,
-                     Request(v.route, v.body, "application/json", "HTTP/1.0"), Transport::kHttps,
-                     true});
-    cases.push_back({absl::StrCat("http99_", v.tag), v.route,
-                     Request(v.route, v.body, "application/json", "HTTP/9.9")});
-    cases.push_back({absl::StrCat("get_", v.tag), v.route,
-                     absl::StrCat("GET ", v.route, " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")});
-    cases.push_back({absl::StrCat("long_uri_", v.tag), v.route,
-                     absl::StrCat("POST ", v.route, "?", std::string(20000, 'a'),
-                                  " HTTP/1.1\r\nHost: x\r\n\r\n")});
-    cases.push_back({absl::StrCat("long_header_", v.tag), v.route,
-                     absl::StrCat("POST ", v.route, " HTTP/1.1\r\nX-A: ", std::string(20000, 'a'),
-                                  "\r\n\r\n")});
-  }
-  cases.push_back({"http09_line", "/", "GET /\r\n\r\n"});
-  cases.push_back({"no_version", "/", "POST /extender/filter\r\n\r\n"});
-  cases.push_back({"garbage_request_line", "/", "\x01\x02\x03 garbage\r\n\r\n"});
-  cases.push_back({"many_headers", "/extender/filter", [] {
-                     std::string r = "POST /extender/filter HTTP/1.1\r\n";
-                     for (int i = 0; i < 5000; ++i) absl::StrAppend(&r, "X-", i, ": y\r\n");
-                     return r + "\r\n";
-                   }()});
-  // Garbage instead of a TLS handshake.
-  cases.push_back({"plaintext_http_on_tls_port", "/", Request("/extender/filter", kFilterBody),
-                   Transport::kRawTcp});
-  cases.push_back({"zeros_on_tls_port", "/", std::string(16384, '\0'), Transport::kRawTcp});
-  cases.push_back({"partial_tls_record", "/", std::string("\x16\x03\x01\x40\x00", 5),
-                   Transport::kRawTcp});
-  cases.push_back({"tls_record_lies_length", "/",
-                   std::string("\x16\x03\x01\xff\xff", 5) + std::string(100, 'A'), Transport::kRawTcp});
-  cases.push_back({"sslv2_hello", "/", std::string("\x80\x2e\x01\x00\x02", 5) + std::string(45, '\x01'),
-                   Transport::kRawTcp});
-  {
-    std::string random(4096, '\0');
-    uint32_t x = 12345;
-    for (char& c : random) {
-      x = x * 1103515245u + 12345u;
-      c = static_cast<char>(x >> 24);
-    }
-    cases.push_back({"random_bytes_on_tls_port", "/", random, Transport::kRawTcp});
-  }
-  // Slow drip: one byte of header per 100 ms for about 3 s, then the caller gives up. The
-  // server must stay up and keep serving others meanwhile (a drip that never ends is cut off
-  // by the request deadline: RequestDeadlineTest below).
-  cases.push_back({"slow_drip_headers", "/extender/filter",
-                   "POST /extender/filter HTTP/1.1\r\nX-Slow: aaaa", Transport::kDripHttps});
-  return cases;
-}
 
 bool Alive(pid_t pid) {
   int status = 0;
@@ -562,11 +206,6 @@ class WellBehavedClient {
   std::atomic<int> failed_{0};
   std::thread thread_;
 };
-
-const std::vector<Case>& AllCases() {
-  static const std::vector<Case>* cases = new std::vector<Case>(MakeCases());
-  return *cases;
-}
 
 class HostileInputTest : public ::testing::TestWithParam<size_t> {
  protected:
@@ -775,4 +414,3 @@ TEST(RequestDeadlineTest, KeepAliveCallersAreNotCutOffBetweenRequests) {
 }
 
 }  // namespace
-

@@ -1,0 +1,123 @@
+// The deploy tests' shared fixture and helpers (deploy_fixture.h).
+#include "test/deploy/deploy_fixture.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/json.h"
+#include "common/yaml_json.h"
+#include "gtest/gtest.h"
+#include "rapidjson/pointer.h"
+#include "test/support/shell.h"
+
+namespace deploy_test {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_support::CommandResult;
+using testing_support::RunShell;
+using testing_support::ShellQuote;
+
+}  // namespace
+
+std::string Source(const std::string& relative) {
+  return std::string(GT_SOURCE_DIR) + "/" + relative;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::string Kubectl() {
+  const char* from_env = std::getenv("KUBECTL");
+  return from_env && *from_env ? from_env : "kubectl";
+}
+
+Render Kustomize(const std::string& dir) {
+  Render r;
+  r.dir = dir;
+  CommandResult result = RunShell(absl::StrCat(Kubectl(), " kustomize ", ShellQuote(dir)));
+  if (result.exit_code != 0) {
+    r.error = absl::StrCat("`kubectl kustomize ", dir, "` failed (exit ", result.exit_code,
+                           "): ", result.err,
+                           result.exit_code == 127 ? " -- install kubectl (.ci/install-deps)" : "");
+    return r;
+  }
+  absl::StatusOr<std::vector<rapidjson::Document>> docs = common::YamlDocumentsToJson(result.out);
+  if (!docs.ok()) {
+    r.error = absl::StrCat("render of ", dir, " is not YAML: ", docs.status().ToString());
+    return r;
+  }
+  r.docs = *std::move(docs);
+  return r;
+}
+
+const Value* At(const Value* root, const char* pointer) {
+  if (!root) return nullptr;
+  return rapidjson::Pointer(pointer).Get(*root);
+}
+std::string Str(const Value* root, const char* pointer) {
+  const Value* v = At(root, pointer);
+  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : "";
+}
+std::vector<std::string> Strings(const Value* root, const char* pointer) {
+  std::vector<std::string> out;
+  const Value* v = At(root, pointer);
+  if (!v || !v->IsArray()) return out;
+  for (const Value& item : v->GetArray()) {
+    if (item.IsString()) out.emplace_back(item.GetString(), item.GetStringLength());
+  }
+  return out;
+}
+std::string Json(const Value* v) { return v ? common::ToJson(*v) : "<missing>"; }
+
+void DeployTest::SetUpTestSuite() {
+  char templ[] = "/tmp/gpu-tenancy-deploy-XXXXXX";
+  work_ = new std::string(mkdtemp(templ) ? templ : "");
+  ASSERT_FALSE(work_->empty());
+  renders_ = new std::map<std::string, Render>();
+  (*renders_)["base"] = Kustomize(Source("manifests/base"));
+  (*renders_)["scheduler"] = Kustomize(Source("manifests/scheduler"));
+  (*renders_)["cert-manager"] = Kustomize(Source("manifests/overlays/cert-manager"));
+  (*renders_)["monitoring"] = Kustomize(Source("manifests/monitoring"));
+  (*renders_)["network-policy"] = Kustomize(Source("manifests/network-policy"));
+
+  // The static-certs overlay is rendered from a copy, so the source tree gets no keys.
+  std::error_code ec;
+  fs::copy(Source("manifests"), Manifests(), fs::copy_options::recursive, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  fs::remove_all(Manifests() + "/overlays/static-certs/generated", ec);
+  CommandResult make = RunShell(
+      absl::StrCat("bash ", ShellQuote(Source("certs/make-certs.sh")), " ", ShellQuote(Certs())));
+  ASSERT_EQ(make.exit_code, 0) << make.out << make.err;
+  CommandResult render = RunShell(
+      absl::StrCat("EXTENDER_URL=https://10.96.0.42:8443/extender bash ",
+                   ShellQuote(Source("certs/render-ca-bundle.sh")), " ", ShellQuote(Certs()), " ",
+                   ShellQuote(Manifests() + "/overlays/static-certs")));
+  ASSERT_EQ(render.exit_code, 0) << render.out << render.err;
+  (*renders_)["static-certs"] = Kustomize(Manifests() + "/overlays/static-certs");
+}
+
+void DeployTest::TearDownTestSuite() {
+  std::error_code ec;
+  if (work_ && !work_->empty()) fs::remove_all(*work_, ec);
+  delete work_;
+  work_ = nullptr;
+  delete renders_;
+  renders_ = nullptr;
+}
+
+std::string* DeployTest::work_ = nullptr;
+std::map<std::string, Render>* DeployTest::renders_ = nullptr;
+
+}  // namespace deploy_test

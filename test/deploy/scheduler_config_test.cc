@@ -1,0 +1,163 @@
+// The KubeSchedulerConfigurations here (the second scheduler's and the control-plane example)
+// wire the extender the same way.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/json.h"
+#include "common/yaml_json.h"
+#include "gtest/gtest.h"
+#include "test/deploy/deploy_fixture.h"
+
+namespace {
+
+using deploy_test::At;
+using deploy_test::DeployTest;
+using deploy_test::Json;
+using deploy_test::kServiceHost;
+using deploy_test::ReadFile;
+using deploy_test::Render;
+using deploy_test::Source;
+using deploy_test::Str;
+using rapidjson::Value;
+
+// What every KubeSchedulerConfiguration here must say about the extender.
+void ExpectExtenderWiring(const Value* config, const std::string& url) {
+  EXPECT_EQ(Str(config, "/apiVersion"), "kubescheduler.config.k8s.io/v1");
+  EXPECT_EQ(Str(config, "/kind"), "KubeSchedulerConfiguration");
+  const Value* extenders = At(config, "/extenders");
+  ASSERT_TRUE(extenders && extenders->IsArray() && extenders->Size() == 1);
+  const Value* e = &(*extenders)[0];
+  struct Case {
+    const char* pointer;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"/urlPrefix", absl::StrCat("\"", url, "\"")},
+      {"/filterVerb", "\"filter\""},
+      {"/prioritizeVerb", "\"prioritize\""},
+      {"/bindVerb", "\"bind\""},
+      {"/enableHTTPS", "true"},
+      {"/nodeCacheCapable", "true"},
+      {"/ignorable", "false"},
+      {"/tlsConfig/serverName", absl::StrCat("\"", kServiceHost, "\"")},
+      {"/tlsConfig/insecure", "<missing>"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.pointer);
+    EXPECT_EQ(Json(At(e, c.pointer)), c.want);
+  }
+  const Value* weight = At(e, "/weight");
+  EXPECT_TRUE(weight && weight->IsInt() && weight->GetInt() > 0) << "prioritize needs a weight";
+  std::string timeout = Str(e, "/httpTimeout");
+  EXPECT_TRUE(absl::EndsWith(timeout, "s") && !timeout.empty()) << timeout;
+
+  // Device resources stay counted by kube-scheduler too; virtual memory resources only by us.
+  std::map<std::string, bool> managed;
+  const Value* resources = At(e, "/managedResources");
+  ASSERT_TRUE(resources && resources->IsArray());
+  for (const Value& m : resources->GetArray()) {
+    std::string name = Str(&m, "/name");
+    EXPECT_EQ(managed.count(name), 0u) << "duplicate " << name;
+    const Value* ignored = At(&m, "/ignoredByScheduler");
+    ASSERT_TRUE(ignored && ignored->IsBool()) << name;
+    managed[name] = ignored->GetBool();
+  }
+  const std::vector<std::pair<std::string, bool>> wanted = {
+      {"nvidia.com/gpu", false},         {"nvidia.com/gpu.shared", false},
+      {"nvidia.com/mig-1g.5gb", false},  {"nvidia.com/mig-1g.10gb", false},
+      {"nvidia.com/mig-2g.20gb", false}, {"nvidia.com/mig-3g.20gb", false},
+      {"nvidia.com/mig-3g.40gb", false}, {"nvidia.com/mig-7g.80gb", false},
+      {"nvidia.com/gpu.memory", true},   {"nvidia.com/gpumem", true},
+  };
+  for (const auto& [name, ignored] : wanted) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(managed.count(name), 1u) << "not managed";
+    EXPECT_EQ(managed[name], ignored);
+  }
+  for (const auto& [name, ignored] : managed) {
+    // Only virtual resources may be hidden from kube-scheduler's own count.
+    if (ignored) {
+      EXPECT_TRUE(name == "nvidia.com/gpu.memory" || name == "nvidia.com/gpumem") << name;
+    }
+    EXPECT_TRUE(absl::StartsWith(name, "nvidia.com/")) << name;
+  }
+}
+
+// The extender entry without the CA and URL, which differ by design between the configs.
+std::string ExtenderSansCa(const Value* config) {
+  const Value* e = At(config, "/extenders/0");
+  if (!e) return "<missing>";
+  rapidjson::Document copy;
+  copy.CopyFrom(*e, copy.GetAllocator());
+  copy.RemoveMember("urlPrefix");
+  if (copy.HasMember("tlsConfig")) {
+    copy["tlsConfig"].RemoveMember("caFile");
+    copy["tlsConfig"].RemoveMember("caData");
+  }
+  return common::ToJson(copy);
+}
+
+TEST_F(DeployTest, SchedulerConfigsWireTheExtender) {
+  const std::string url = "https://gpu-tenancy-extender.gpu-tenancy-system.svc:8443/extender";
+  std::map<std::string, rapidjson::Document> configs;
+
+  // The second scheduler, as rendered (caFile from the serving Secret).
+  const Render& scheduler = Get("scheduler");
+  std::string text;
+  for (const Value* cm : scheduler.All("ConfigMap")) text = Str(cm, "/data/config.yaml");
+  absl::StatusOr<rapidjson::Document> second = common::YamlToJson(text);
+  ASSERT_TRUE(second.ok()) << second.status();
+  configs["second scheduler"] = *std::move(second);
+
+  // The default scheduler's file, as committed and as rendered with the CA and a ClusterIP URL.
+  absl::StatusOr<rapidjson::Document> committed = common::YamlToJson(
+      ReadFile(Source("manifests/default-scheduler/kube-scheduler-config.yaml")));
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  absl::StatusOr<rapidjson::Document> rendered =
+      common::YamlToJson(ReadFile(Certs() + "/kube-scheduler-config.yaml"));
+  ASSERT_TRUE(rendered.ok()) << rendered.status();
+
+  {
+    SCOPED_TRACE("second scheduler");
+    ExpectExtenderWiring(&configs["second scheduler"], url);
+    EXPECT_EQ(Str(&configs["second scheduler"], "/extenders/0/tlsConfig/caFile"),
+              "/etc/gpu-tenancy-ca/ca.crt");
+    EXPECT_EQ(Str(&configs["second scheduler"], "/profiles/0/schedulerName"),
+              "gpu-tenancy-scheduler");
+    EXPECT_EQ(Str(&configs["second scheduler"], "/leaderElection/resourceName"),
+              "gpu-tenancy-scheduler");
+    // The Deployment mounts the CA the config names, from the Secret the service serves with.
+    const Value* d = scheduler.Find("Deployment", "gpu-tenancy-scheduler");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(Str(d, "/spec/template/spec/containers/0/volumeMounts/1/mountPath"),
+              "/etc/gpu-tenancy-ca");
+    EXPECT_EQ(Str(d, "/spec/template/spec/volumes/1/secret/secretName"), "gpu-tenancy-tls");
+    EXPECT_EQ(Json(At(d, "/spec/template/spec/volumes/1/secret/items")),
+              R"([{"key":"ca.crt","path":"ca.crt"}])")
+        << "mount only the CA, never the serving key";
+  }
+  {
+    SCOPED_TRACE("default scheduler, committed");
+    ExpectExtenderWiring(&*committed, url);
+    EXPECT_EQ(Str(&*committed, "/profiles/0/schedulerName"), "default-scheduler");
+  }
+  {
+    SCOPED_TRACE("default scheduler, rendered");
+    ExpectExtenderWiring(&*rendered, "https://10.96.0.42:8443/extender");
+    EXPECT_EQ(Str(&*rendered, "/extenders/0/tlsConfig/caData"), CaBase64());
+  }
+  // One wiring, three files: everything but the CA and the URL is the same.
+  EXPECT_EQ(ExtenderSansCa(&configs["second scheduler"]), ExtenderSansCa(&*committed));
+  EXPECT_EQ(ExtenderSansCa(&*rendered), ExtenderSansCa(&*committed));
+
+  // The URL names the extender Service, which selects only the lease holder, on its https port.
+  const Value* svc = Get("base").Find("Service", "gpu-tenancy-extender");
+  ASSERT_NE(svc, nullptr);
+  EXPECT_EQ(Json(At(svc, "/spec/ports/0/port")), "8443");
+  EXPECT_EQ(Str(svc, "/spec/selector/gpu-tenancy.io~1extender-leader"), "true");
+}
+
+}  // namespace

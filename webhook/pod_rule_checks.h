@@ -1,0 +1,54 @@
+// The pieces the pod rule table (pod_rules.cc) is assembled from, by rule family; internal to
+// webhook/ (callers use pod_rules.h):
+//
+//   resource_use.cc         how the webhook sees a resource name, what a container asks for
+//   pod_view.cc             reading a Pod into a PodView
+//   tier_rules.cc           unknown-tenant, tier-shared, fail-requests-greater-than-one, warnings
+//   device_access_rules.cc  device-access: the escape hatches past the device plugin
+//   tenant_limit_rules.cc   tenant-limits, invalid-gpu-request
+#ifndef GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_
+#define GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "topology/quantity.h"
+#include "webhook/pod_rules.h"
+#include "webhook/verdict.h"
+
+namespace webhook::pod_rules_internal {
+
+// The environment variables device-access looks at; ParsePodView keeps only these.
+inline constexpr std::array<absl::string_view, 3> kDeviceEnv = {
+    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_MPS_PIPE_DIRECTORY"};
+
+// Resource names a container asks for (requests or limits), with the larger of the two.
+std::vector<std::pair<std::string, topology::Quantity>> ContainerResources(const ContainerView& c);
+
+// Device access findings, shared by device-access and unknown-tenant.
+struct Finding {
+  std::string what;    // `container "x" is privileged`
+  std::string remedy;  // `remove securityContext.privileged`
+};
+std::vector<Finding> DeviceAccessFindings(const PodView& pod);
+
+// The rules, one PodRuleFn each (see the list in pod_rules.h).
+void CheckUnknownTenant(const PodRuleContext& ctx, std::vector<Violation>& out);
+void CheckTierShared(const PodRuleContext& ctx, std::vector<Violation>& out);
+void CheckFailRequestsGreaterThanOne(const PodRuleContext& ctx, std::vector<Violation>& out);
+void CheckDeviceAccess(const PodRuleContext& ctx, std::vector<Violation>& out);
+// Limits on what cannot change after creation: MIG profiles and shared replicas.
+void CheckTenantLimits(const PodRuleContext& ctx, std::vector<Violation>& out);
+// GPU memory per pod: the annotation may change on UPDATE, so this runs then too.
+void CheckTenantMemory(const PodRuleContext& ctx, std::vector<Violation>& out);
+void CheckInvalidGpuRequest(const PodRuleContext& ctx, std::vector<Violation>& out);
+
+// Warnings: advice that does not block the pod (CREATE only).
+void AddWarnings(const PodRuleContext& ctx, std::vector<std::string>& warnings);
+
+}  // namespace webhook::pod_rules_internal
+
+#endif  // GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_

@@ -1,0 +1,102 @@
+// The per-tenant limit rules: tenant-limits (MIG profiles, shared replicas and GPU memory per
+// pod) and invalid-gpu-request (a GPU request the demand model cannot read). The memory rules
+// read the one field that may change on UPDATE, the GPU memory annotation.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "webhook/pod_rule_checks.h"
+#include "webhook/pod_rules.h"
+#include "webhook/verdict.h"
+
+namespace webhook::pod_rules_internal {
+namespace {
+
+std::string TenantName(const PodRuleContext& ctx) {
+  return absl::StrCat("tenant \"", ctx.tenant.name, "\"");
+}
+
+bool MemoryAnnotationChanged(const PodRuleContext& ctx) {
+  if (!ctx.old_pod) return true;
+  auto value = [&](const PodView& p) -> std::string {
+    auto it = p.facts.annotations.find(ctx.policy.memory_annotation);
+    return it == p.facts.annotations.end() ? "" : it->second;
+  };
+  return value(ctx.pod) != value(*ctx.old_pod);
+}
+
+}  // namespace
+
+void CheckTenantLimits(const PodRuleContext& ctx, std::vector<Violation>& out) {
+  if (!ctx.tenant.tier || !ctx.tenant.tenant) return;
+  const topology::TenantLimits& limits = ctx.tenant.tenant->limits;
+  if (!limits.mig_profiles.empty()) {
+    for (const ContainerView& c : ctx.pod.containers) {
+      for (const auto& [name, q] : ContainerResources(c)) {
+        std::string profile = MigProfileOf(name);
+        if (profile.empty() || std::find(limits.mig_profiles.begin(), limits.mig_profiles.end(),
+                                         profile) != limits.mig_profiles.end()) {
+          continue;
+        }
+        out.push_back(MakeViolation(
+            "tenant-limits",
+            absl::StrCat(c.Label(), " requests ", name, ", but ", TenantName(ctx),
+                         " may use only MIG profiles ", absl::StrJoin(limits.mig_profiles, ", "),
+                         "; request one of those instead")));
+      }
+    }
+  }
+  if (limits.shared_replicas_per_pod && ctx.pod.demand.ok()) {
+    int64_t replicas = 0;
+    std::vector<std::string> names;
+    for (const auto& [name, count] : ctx.pod.demand->devices) {
+      if (!IsSharedReplica(ClassifyPodResource(name, ctx.policy))) continue;
+      replicas += count;
+      names.push_back(name);
+    }
+    if (replicas > *limits.shared_replicas_per_pod) {
+      out.push_back(MakeViolation(
+          "tenant-limits",
+          absl::StrCat("pod requests ", replicas, " shared GPU replicas (",
+                       absl::StrJoin(names, ", "), "), but ", TenantName(ctx), " allows at most ",
+                       *limits.shared_replicas_per_pod,
+                       " per pod; request fewer (more replicas of one GPU add no compute)")));
+    }
+  }
+}
+
+void CheckTenantMemory(const PodRuleContext& ctx, std::vector<Violation>& out) {
+  if (!ctx.tenant.tier || !ctx.tenant.tenant || !ctx.pod.demand.ok()) return;
+  const std::optional<int64_t>& limit = ctx.tenant.tenant->limits.gpu_memory_mib_per_pod;
+  if (!limit || ctx.pod.demand->memory_mib <= *limit || !MemoryAnnotationChanged(ctx)) return;
+  std::vector<std::string> sources;
+  for (const ContainerView& c : ctx.pod.containers) {
+    for (const auto& [name, q] : ContainerResources(c)) {
+      if (ctx.policy.IsMemoryResource(name) &&
+          std::find(sources.begin(), sources.end(), name) == sources.end()) {
+        sources.push_back(name);
+      }
+    }
+  }
+  if (ctx.pod.facts.annotations.count(ctx.policy.memory_annotation)) {
+    sources.push_back(ctx.policy.memory_annotation);
+  }
+  out.push_back(MakeViolation(
+      "tenant-limits",
+      absl::StrCat("pod requests ", ctx.pod.demand->memory_mib, "Mi of GPU memory (",
+                   absl::StrJoin(sources, ", "), "), but ", TenantName(ctx), " allows at most ",
+                   *limit, "Mi per pod; request less, or split the work across pods")));
+}
+
+void CheckInvalidGpuRequest(const PodRuleContext& ctx, std::vector<Violation>& out) {
+  if (ctx.pod.demand.ok() || !MemoryAnnotationChanged(ctx)) return;
+  out.push_back(MakeViolation("invalid-gpu-request",
+                              absl::StrCat(ctx.pod.demand.status().message(),
+                                           "; fix the value so the scheduler can account it")));
+}
+
+}  // namespace webhook::pod_rules_internal
