@@ -51,8 +51,8 @@ enum class Rule : uint8_t {
 absl::string_view RuleCode(Rule rule);
 
 // Fit's answer as data, like kube-scheduler's InsufficientResource: which rule, about which
-// resource, what was asked and what is free. The views point into the demand, the pod's policy
-// and the node's supply passed to Fit, and are valid while those are. The reason text is made
+// resource, what was asked and what is free. The views point into the demand, the pod context
+// (and its policy) and the node's supply passed to Fit, and are valid while those are. The reason text is made
 // only when someone needs it, e.g. "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2".
 struct FitResult {
   Verdict verdict = Verdict::kFits;

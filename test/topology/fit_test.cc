@@ -202,8 +202,8 @@ TEST_F(FitTest, Verdicts) {
   for (const FitRow& row : rows) {
     SCOPED_TRACE(row.name);
     const Policy& policy = row.canary_policy ? canary_policy_ : policy_;
-    FitResult r =
-        Fit(row.demand, Context(policy, row.ns, row.canary_pod), Supply(row.node), row.occupancy);
+    const PodContext ctx = Context(policy, row.ns, row.canary_pod);  // outlives `r`'s views
+    FitResult r = Fit(row.demand, ctx, Supply(row.node), row.occupancy);
     EXPECT_EQ(VerdictName(r.verdict), VerdictName(row.verdict));
     EXPECT_EQ(r.Reason(), row.reason);
     EXPECT_EQ(r.fits(), row.verdict == Verdict::kFits);
@@ -301,7 +301,8 @@ TEST_F(FitTest, GpuMemory) {
   };
   for (const FitRow& row : rows) {
     SCOPED_TRACE(row.name);
-    FitResult r = Fit(row.demand, Context(policy_, row.ns), Supply(row.node), row.occupancy);
+    const PodContext ctx = Context(policy_, row.ns);  // outlives `r`'s views
+    FitResult r = Fit(row.demand, ctx, Supply(row.node), row.occupancy);
     EXPECT_EQ(VerdictName(r.verdict), VerdictName(row.verdict));
     EXPECT_EQ(r.Reason(), row.reason);
     ExpectSummaryPathAgrees(row.demand, Context(policy_, row.ns), Supply(row.node), row.occupancy);
@@ -310,12 +311,14 @@ TEST_F(FitTest, GpuMemory) {
 
 // The result is data first: the rule, the resource and the counts, as kube-scheduler's
 // InsufficientResource; the text is made from them.
-// (A result's views point into the demand, policy and supply it was decided on: each demand
-// here outlives its result.)
+// (A result's views point into the demand, pod context and supply it was decided on: each
+// demand and context here outlives its result.)
 TEST_F(FitTest, ResultsCarryRuleResourceAndCounts) {
   const GpuDemand one_3g = Demand({{"nvidia.com/mig-3g.40gb", 1}});
+  const PodContext acme = Context(policy_, "acme");
+  const PodContext research = Context(policy_, "research");
   const FitResult exhausted =
-      Fit(one_3g, Context(policy_, "acme"), Supply("mig"), Used({{"nvidia.com/mig-3g.40gb", 2}}));
+      Fit(one_3g, acme, Supply("mig"), Used({{"nvidia.com/mig-3g.40gb", 2}}));
   EXPECT_EQ(exhausted.verdict, Verdict::kUnschedulable);
   EXPECT_EQ(exhausted.rule, Rule::kExhausted);
   EXPECT_EQ(exhausted.code(), "exhausted");
@@ -325,7 +328,7 @@ TEST_F(FitTest, ResultsCarryRuleResourceAndCounts) {
   EXPECT_EQ(exhausted.capacity, 2);
 
   const GpuDemand big_shared = Demand({{"nvidia.com/gpu.shared", 1}}, 40000);
-  const FitResult memory = Fit(big_shared, Context(policy_, "research"), Supply("ts"),
+  const FitResult memory = Fit(big_shared, research, Supply("ts"),
                                Used({{"nvidia.com/gpu.shared", 2}}, {{0, 20000}, {1, 30000}}));
   EXPECT_EQ(memory.rule, Rule::kMemoryExhausted);
   EXPECT_EQ(memory.requested, 40000);
@@ -333,7 +336,7 @@ TEST_F(FitTest, ResultsCarryRuleResourceAndCounts) {
   EXPECT_EQ(memory.capacity, 40960);
 
   const GpuDemand one_shared = Demand({{"nvidia.com/gpu.shared", 1}});
-  const FitResult pool = Fit(one_shared, Context(policy_, "acme"), Supply("ts"), {});
+  const FitResult pool = Fit(one_shared, acme, Supply("ts"), {});
   EXPECT_EQ(pool.verdict, Verdict::kUnresolvable);
   EXPECT_EQ(pool.rule, Rule::kTierPool);
   EXPECT_EQ(pool.subject, "gpu-timeslice");
@@ -341,7 +344,7 @@ TEST_F(FitTest, ResultsCarryRuleResourceAndCounts) {
   EXPECT_EQ(pool.mode, SharingMode::kTimeslice);
 
   const GpuDemand one_gpu = Demand({{"nvidia.com/gpu", 1}});
-  const FitResult fits = Fit(one_gpu, Context(policy_, "acme"), Supply("excl"), {});
+  const FitResult fits = Fit(one_gpu, acme, Supply("excl"), {});
   EXPECT_TRUE(fits.fits());
   EXPECT_EQ(fits.rule, Rule::kFits);
   EXPECT_EQ(fits.Reason(), "");
