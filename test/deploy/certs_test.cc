@@ -17,6 +17,7 @@
 #include "common/yaml_json.h"
 #include "gtest/gtest.h"
 #include "test/deploy/deploy_fixture.h"
+#include "test/support/serve_process.h"
 #include "test/support/shell.h"
 
 namespace {
@@ -127,9 +128,8 @@ TEST_F(DeployTest, CertScriptMakesAVerifiableServingCertificate) {
 }
 
 TEST_F(DeployTest, RerunningTheCertScriptRotatesUnderTheSameCa) {
-  char templ[] = "/tmp/gpu-tenancy-rotate-XXXXXX";
-  ASSERT_NE(mkdtemp(templ), nullptr);
-  std::string dir = templ;
+  testing_support::TempDir tmp;
+  const std::string& dir = tmp.path();
   std::string script =
       absl::StrCat("bash ", ShellQuote(Source("certs/make-certs.sh")), " ", ShellQuote(dir));
   ASSERT_EQ(RunShell(script).exit_code, 0);
@@ -143,8 +143,6 @@ TEST_F(DeployTest, RerunningTheCertScriptRotatesUnderTheSameCa) {
                                   ShellQuote(dir + "/tls.crt")))
                 .exit_code,
             0);
-  std::error_code ec;
-  fs::remove_all(dir, ec);
 }
 
 TEST_F(DeployTest, StaticCertsOverlayCarriesTheCaBundleAfterRendering) {

@@ -15,6 +15,7 @@
 #include "common/yaml_json.h"
 #include "gtest/gtest.h"
 #include "rapidjson/pointer.h"
+#include "test/support/serve_process.h"
 #include "test/support/shell.h"
 
 namespace deploy_test {
@@ -82,9 +83,8 @@ std::vector<std::string> Strings(const Value* root, const char* pointer) {
 std::string Json(const Value* v) { return v ? common::ToJson(*v) : "<missing>"; }
 
 void DeployTest::SetUpTestSuite() {
-  char templ[] = "/tmp/gpu-tenancy-deploy-XXXXXX";
-  work_ = new std::string(mkdtemp(templ) ? templ : "");
-  ASSERT_FALSE(work_->empty());
+  work_ = new testing_support::TempDir();
+  ASSERT_NE(work_->path(), "/tmp");
   renders_ = new std::map<std::string, Render>();
   (*renders_)["base"] = Kustomize(Source("manifests/base"));
   (*renders_)["scheduler"] = Kustomize(Source("manifests/scheduler"));
@@ -109,15 +109,13 @@ void DeployTest::SetUpTestSuite() {
 }
 
 void DeployTest::TearDownTestSuite() {
-  std::error_code ec;
-  if (work_ && !work_->empty()) fs::remove_all(*work_, ec);
-  delete work_;
+  delete work_;  // removes the folder
   work_ = nullptr;
   delete renders_;
   renders_ = nullptr;
 }
 
-std::string* DeployTest::work_ = nullptr;
+testing_support::TempDir* DeployTest::work_ = nullptr;
 std::map<std::string, Render>* DeployTest::renders_ = nullptr;
 
 }  // namespace deploy_test

@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "test/support/serve_process.h"
 
 namespace deploy_test {
 
@@ -71,8 +72,8 @@ class DeployTest : public ::testing::Test {
   static void SetUpTestSuite();
   static void TearDownTestSuite();
 
-  static std::string Certs() { return *work_ + "/certs"; }
-  static std::string Manifests() { return *work_ + "/manifests"; }
+  static std::string Certs() { return work_->File("certs"); }
+  static std::string Manifests() { return work_->File("manifests"); }
   static std::string CaBase64() { return absl::Base64Escape(ReadFile(Certs() + "/ca.crt")); }
 
   // The render, or a failed test naming why it is missing.
@@ -82,7 +83,7 @@ class DeployTest : public ::testing::Test {
     return r;
   }
 
-  static std::string* work_;
+  static testing_support::TempDir* work_;
   static std::map<std::string, Render>* renders_;
 };
 
