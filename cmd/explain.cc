@@ -157,7 +157,7 @@ int RunExplain(const std::vector<std::string>& args) {
   std::vector<NodeRow> nodes;
   absl::StatusOr<extender::PodDecision> decision = extender::Decide(
       *pod, snapshot, *policy, candidates,
-      [&](size_t i) { return topology::NodeRef{snapshot.FindNode(candidates[i]), nullptr}; },
+      [&](size_t i) { return snapshot.FindNode(candidates[i]); },
       /*with_scores=*/true,
       [&](size_t i, const extender::NodeOutcome& o) {
         nodes.push_back({std::string(candidates[i]), o.fit.verdict, o.fit.Reason(), o.score});

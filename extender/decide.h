@@ -29,21 +29,19 @@ struct NodeOutcome {
   bool fits() const { return fit.fits(); }
 };
 using NodeVisitor = absl::FunctionRef<void(size_t candidate_index, const NodeOutcome& outcome)>;
-// Candidate i as a NodeRef: its state and, for nodes of the snapshot, Fit's inline summary
-// (ClusterSnapshot::FindNodes gives both); both null when unknown, which is unschedulable
-// ("not yet known": the watch may simply lag).
-using NodeRefLookup = absl::FunctionRef<topology::NodeRef(size_t candidate_index)>;
+// Candidate i's node state, or null when unknown, which is unschedulable ("not yet known": the
+// watch may simply lag).
+using NodeLookup = absl::FunctionRef<const topology::NodeState*(size_t candidate_index)>;
 
 // Decides every candidate and hands each outcome to `visit`, in candidate order; nothing is
-// formatted or copied per node, so the caller decides what to keep. `lookup` is called once
-// per candidate, in order, a few candidates ahead of the one being decided (so the node
-// states' cache misses overlap with the work). With `with_scores` false the scores stay 0
-// (filter does not need them). InvalidArgument when the pod is malformed.
+// formatted or copied per node, so the caller decides what to keep. `lookup` is called at most
+// once per candidate, in order. With `with_scores` false the scores stay 0 (filter does not
+// need them). InvalidArgument when the pod is malformed.
 [[nodiscard]] absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
                                                  const topology::ClusterSnapshot& snapshot,
                                                  const topology::Policy& policy,
                                                  const std::vector<absl::string_view>& candidates,
-                                                 NodeRefLookup lookup, bool with_scores,
+                                                 NodeLookup lookup, bool with_scores,
                                                  NodeVisitor visit);
 
 }  // namespace extender

@@ -30,31 +30,31 @@ class RequestNodes {
   RequestNodes(const common::ExtenderArgs& args, const topology::ModelState& state)
       : args_(args), state_(state) {}
 
-  topology::NodeRef Lookup(size_t i) {
+  const topology::NodeState* Lookup(size_t i) {
     if (known_.empty() && !args_.node_names.empty()) {
       // All candidates at once, on the first call: the snapshot overlaps the lookups' misses.
       known_.resize(args_.node_names.size());
       state_.snapshot->FindNodes(args_.node_names, absl::MakeSpan(known_));
     }
-    if (known_[i].state) return known_[i];
-    if (args_.names_only) return {};
+    if (known_[i]) return known_[i];
+    if (args_.names_only) return nullptr;
     absl::StatusOr<topology::NodeFacts> facts = common::ParseNode(*args_.node_items[i]);
-    if (!facts.ok()) return {};
+    if (!facts.ok()) return nullptr;
     auto node = std::make_unique<topology::NodeState>();
     node->supply = topology::BuildNodeSupply(*facts, *state_.catalog, *state_.policy);
     node->facts = *std::move(facts);
     extra_.push_back(std::move(node));
-    return {extra_.back().get(), nullptr};
+    return extra_.back().get();
   }
 
   // The snapshot's entry for candidate i's name (one per name), null when it has none. Only
   // after Lookup(i).
-  const void* Identity(size_t i) const { return i < known_.size() ? known_[i].fit : nullptr; }
+  const void* Identity(size_t i) const { return i < known_.size() ? known_[i] : nullptr; }
 
  private:
   const common::ExtenderArgs& args_;
   const topology::ModelState& state_;
-  std::vector<topology::NodeRef> known_;
+  std::vector<const topology::NodeState*> known_;
   std::vector<std::unique_ptr<topology::NodeState>> extra_;
 };
 

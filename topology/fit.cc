@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "absl/container/inlined_vector.h"
-#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 
 namespace topology {
@@ -183,69 +182,9 @@ std::string FitResult::Reason() const {
 
 namespace {
 
-// What FitCore and ScoreCore read of a node. FullView asks NodeSupply and NodeOccupancy;
-// SummaryView answers the common questions from a NodeFitSummary (packed beside the snapshot's
-// index entry) and asks the supply and occupancy it summarises only for the rest: reasons that
-// name the pool or the GPU model, and GPU memory. One implementation of the rules, two ways
-// to read the node, so both paths decide identically.
-class FullView {
- public:
-  FullView(const NodeSupply& supply, const NodeOccupancy& occupancy)
-      : supply_(supply), occupancy_(occupancy) {}
-  const NodeSupply& supply() const { return supply_; }
-  const NodeOccupancy& occupancy() const { return occupancy_; }
-  bool HasGpus() const { return supply_.HasGpus(); }
-  bool MigUnsettled() const { return !supply_.mig_unsettled.empty(); }
-  const std::optional<SharingMode>& PoolMode() const { return supply_.pool_mode; }
-  // `k` is the position of `name` in demand.devices.
-  const OfferedResource* Find(size_t /*k*/, absl::string_view name) const {
-    return supply_.Find(name);
-  }
-  int64_t Used(const OfferedResource& /*r*/, absl::string_view name) const {
-    return occupancy_.Used(name);
-  }
-
- private:
-  const NodeSupply& supply_;
-  const NodeOccupancy& occupancy_;
-};
-
-class SummaryView {
- public:
-  SummaryView(const NodeFitSummary& summary, const DemandKeys& keys, const NodeSupply& supply,
-              const NodeOccupancy& occupancy)
-      : summary_(summary), keys_(keys), supply_(supply), occupancy_(occupancy) {}
-  const NodeSupply& supply() const { return supply_; }
-  const NodeOccupancy& occupancy() const { return occupancy_; }
-  bool HasGpus() const { return summary_.has_gpus; }
-  bool MigUnsettled() const { return summary_.mig_unsettled; }
-  const std::optional<SharingMode>& PoolMode() const { return summary_.pool_mode; }
-  // The first resource with this name, as NodeSupply::Find. A hash that differs proves the
-  // name differs; an equal one is confirmed against the name itself.
-  const OfferedResource* Find(size_t k, absl::string_view name) const {
-    for (size_t j = 0; j < summary_.count; ++j) {
-      const NodeFitSummary::Resource& r = summary_.resources[j];
-      if (r.name_hash == keys_.name_hashes[k] && r.offered->name == name) return r.offered;
-    }
-    return nullptr;
-  }
-  int64_t Used(const OfferedResource& offered, absl::string_view /*name*/) const {
-    for (size_t j = 0; j < summary_.count; ++j) {
-      if (summary_.resources[j].offered == &offered) return summary_.resources[j].used;
-    }
-    return 0;  // not reached: `offered` came from Find
-  }
-
- private:
-  const NodeFitSummary& summary_;
-  const DemandKeys& keys_;
-  const NodeSupply& supply_;
-  const NodeOccupancy& occupancy_;
-};
-
 // The decision. Resource and mode checks come before counts: they never change by waiting.
-template <typename View>
-FitResult FitCore(const GpuDemand& demand, const PodContext& pod, const View& node) {
+FitResult FitCore(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
+                  const NodeOccupancy& occupancy) {
   if (demand.empty()) return {};
   if (pod.tenant.Denied()) {
     FitResult r = Unresolvable(Rule::kTenantDenied);
@@ -253,31 +192,29 @@ FitResult FitCore(const GpuDemand& demand, const PodContext& pod, const View& no
     return r;
   }
   const Tier& tier = *pod.tenant.tier;
-  if (!node.HasGpus()) return Unresolvable(Rule::kNoGpu);
-  if (node.MigUnsettled()) {
+  if (!supply.HasGpus()) return Unresolvable(Rule::kNoGpu);
+  if (!supply.mig_unsettled.empty()) {
     FitResult r = Unresolvable(Rule::kMigReconfiguring);
-    r.subject = node.supply().mig_unsettled;
+    r.subject = supply.mig_unsettled;
     return r;
   }
-  if (!node.PoolMode()) {
+  if (!supply.pool_mode) {
     FitResult r = Unresolvable(Rule::kPoolUndefined);
-    r.subject = node.supply().pool;
+    r.subject = supply.pool;
     return r;
   }
-  if (!tier.modes.Has(*node.PoolMode())) {
+  if (!tier.modes.Has(*supply.pool_mode)) {
     FitResult r = Unresolvable(Rule::kTierPool);
-    r.subject = node.supply().pool;
-    r.mode = *node.PoolMode();
+    r.subject = supply.pool;
+    r.mode = *supply.pool_mode;
     r.tier = tier.name;
     return r;
   }
   // Each resource is looked up once; pods ask for one or two.
   absl::InlinedVector<const OfferedResource*, 4> offered;
-  size_t k = 0;
   for (const auto& [name, count] : demand.devices) {
-    const OfferedResource* r = node.Find(k++, name);
+    const OfferedResource* r = supply.Find(name);
     if (!r || r->allocatable == 0) {
-      const NodeSupply& supply = node.supply();
       FitResult out;
       out.verdict = Verdict::kUnresolvable;
       out.resource = name;
@@ -300,11 +237,11 @@ FitResult FitCore(const GpuDemand& demand, const PodContext& pod, const View& no
     }
     offered.push_back(r);
   }
-  k = 0;
+  size_t k = 0;
   for (const auto& [name, count] : demand.devices) {
     const OfferedResource& r = *offered[k++];
     int64_t hold = CanaryHold(pod, r);
-    int64_t free = std::max<int64_t>(0, r.allocatable - node.Used(r, name) - hold);
+    int64_t free = std::max<int64_t>(0, r.allocatable - occupancy.Used(name) - hold);
     if (count > r.allocatable - hold || count > free) {
       const bool never = count > r.allocatable - hold;
       FitResult out = never ? Unresolvable(Rule::kExceedsNode) : Unschedulable(Rule::kExhausted);
@@ -317,8 +254,7 @@ FitResult FitCore(const GpuDemand& demand, const PodContext& pod, const View& no
     }
   }
   if (demand.memory_mib > 0) {
-    const NodeSupply& supply = node.supply();
-    if (UsesSharedMemory(demand, supply)) return FitSharedMemory(demand, supply, node.occupancy());
+    if (UsesSharedMemory(demand, supply)) return FitSharedMemory(demand, supply, occupancy);
     absl::string_view named;
     std::optional<int64_t> dedicated = DedicatedMemory(demand, supply, named);
     if (dedicated && *dedicated < demand.memory_mib) {
@@ -332,51 +268,14 @@ FitResult FitCore(const GpuDemand& demand, const PodContext& pod, const View& no
   return {};
 }
 
-template <typename View>
-int ScoreCore(const GpuDemand& demand, const PodContext& pod, const View& node);
+int ScoreCore(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
+              const NodeOccupancy& occupancy);
 
 }  // namespace
 
 FitResult Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
               const NodeOccupancy& occupancy) {
-  return FitCore(demand, pod, FullView(supply, occupancy));
-}
-
-NodeFitSummary SummarizeForFit(const NodeSupply& supply, const NodeOccupancy& occupancy) {
-  NodeFitSummary s;
-  s.has_gpus = supply.HasGpus();
-  s.mig_unsettled = !supply.mig_unsettled.empty();
-  s.pool_mode = supply.pool_mode;
-  if (supply.resources.size() > NodeFitSummary::kMaxResources) return s;  // not usable
-  for (const OfferedResource& r : supply.resources) {
-    NodeFitSummary::Resource& out = s.resources[s.count++];
-    out.name_hash = absl::Hash<absl::string_view>{}(r.name);
-    out.offered = &r;
-    out.used = occupancy.Used(r.name);
-  }
-  s.usable = true;
-  return s;
-}
-
-DemandKeys MakeDemandKeys(const GpuDemand& demand) {
-  DemandKeys keys;
-  for (const auto& [name, count] : demand.devices) {
-    keys.name_hashes.push_back(absl::Hash<absl::string_view>{}(name));
-  }
-  return keys;
-}
-
-FitResult Fit(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
-              const NodeFitSummary& summary, const NodeSupply& supply,
-              const NodeOccupancy& occupancy) {
-  if (!summary.usable) return FitCore(demand, pod, FullView(supply, occupancy));
-  return FitCore(demand, pod, SummaryView(summary, keys, supply, occupancy));
-}
-
-int Score(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
-          const NodeFitSummary& summary, const NodeSupply& supply, const NodeOccupancy& occupancy) {
-  if (!summary.usable) return ScoreCore(demand, pod, FullView(supply, occupancy));
-  return ScoreCore(demand, pod, SummaryView(summary, keys, supply, occupancy));
+  return FitCore(demand, pod, supply, occupancy);
 }
 
 std::optional<int> ChooseSharedGpu(const GpuDemand& demand, const NodeSupply& supply,
@@ -398,26 +297,24 @@ std::optional<int> ChooseSharedGpu(const GpuDemand& demand, const NodeSupply& su
 
 namespace {
 
-template <typename View>
-int ScoreCore(const GpuDemand& demand, const PodContext& pod, const View& node) {
+int ScoreCore(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
+              const NodeOccupancy& occupancy) {
   if (demand.empty()) return 0;
   // Utilisation of what the pod asks for, after placing it, averaged over its resources.
   double sum = 0;
   int parts = 0;
-  size_t k = 0;
   absl::InlinedVector<const OfferedResource*, 4> offered;
   for (const auto& [name, count] : demand.devices) {
-    const OfferedResource* r = node.Find(k++, name);
+    const OfferedResource* r = supply.Find(name);
     offered.push_back(r);
     if (!r || r->allocatable == 0) continue;
-    sum += static_cast<double>(node.Used(*r, name) + count) / static_cast<double>(r->allocatable);
+    sum += static_cast<double>(occupancy.Used(name) + count) / static_cast<double>(r->allocatable);
     ++parts;
   }
   if (demand.memory_mib > 0) {  // ChooseSharedGpu is nullopt without a memory request
-    const NodeSupply& supply = node.supply();
-    if (std::optional<int> gpu = ChooseSharedGpu(demand, supply, node.occupancy())) {
+    if (std::optional<int> gpu = ChooseSharedGpu(demand, supply, occupancy)) {
       int64_t gpu_mib = *supply.gpu_memory_mib;
-      int64_t used = gpu_mib - FreeOnGpu(node.occupancy(), *gpu, gpu_mib) + demand.memory_mib;
+      int64_t used = gpu_mib - FreeOnGpu(occupancy, *gpu, gpu_mib) + demand.memory_mib;
       sum += static_cast<double>(used) / static_cast<double>(gpu_mib);
       ++parts;
     }
@@ -432,7 +329,7 @@ int ScoreCore(const GpuDemand& demand, const PodContext& pod, const View& node) 
   for (const OfferedResource* r : offered) {
     asks_mig |= r && r->kind == ResourceKind::kMigInstance;
   }
-  if (node.PoolMode() == SharingMode::kMig && !asks_mig && pod.tenant.tier->modes.HasShared()) {
+  if (supply.pool_mode == SharingMode::kMig && !asks_mig && pod.tenant.tier->modes.HasShared()) {
     score /= 2;
   }
   return std::clamp(score, 0, 10);
@@ -442,9 +339,8 @@ int ScoreCore(const GpuDemand& demand, const PodContext& pod, const View& node) 
 
 int Score(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
           const NodeOccupancy& occupancy) {
-  FullView node(supply, occupancy);
-  if (!FitCore(demand, pod, node).fits()) return 0;
-  return ScoreCore(demand, pod, node);
+  if (!FitCore(demand, pod, supply, occupancy).fits()) return 0;
+  return ScoreCore(demand, pod, supply, occupancy);
 }
 
 }  // namespace topology

@@ -10,12 +10,10 @@
 #ifndef GPU_TENANCY_TOPOLOGY_FIT_H_
 #define GPU_TENANCY_TOPOLOGY_FIT_H_
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "topology/demand.h"
 #include "topology/occupancy.h"
@@ -87,45 +85,6 @@ struct PodContext {
 // views.
 FitResult Fit(const GpuDemand& demand, const PodContext& pod, const NodeSupply& supply,
               const NodeOccupancy& occupancy);
-
-// Fit's inputs from one node, packed into a few bytes that ClusterSnapshot keeps inline beside
-// its index entry. At thousands of nodes the supply and occupancy of a candidate are cold, and
-// reading them is a chain of cache misses (node state, resource array, resource names, the
-// occupancy map); with the summary the extender decides most nodes from the entry its lookup
-// has just read, plus the one resource the pod asks for. Nodes with more resources than fit
-// inline are not `usable` and take the full path.
-struct NodeFitSummary {
-  static constexpr size_t kMaxResources = 4;
-  struct Resource {
-    size_t name_hash = 0;                      // absl::Hash<absl::string_view> of the name
-    const OfferedResource* offered = nullptr;  // into the summarised NodeSupply::resources
-    int64_t used = 0;                          // NodeOccupancy::Used(name)
-  };
-  std::array<Resource, kMaxResources> resources{};
-  uint8_t count = 0;
-  bool usable = false;
-  bool has_gpus = false;
-  bool mig_unsettled = false;
-  std::optional<SharingMode> pool_mode;
-};
-// The summary points into `supply`, which must outlive it (both live in one NodeState).
-NodeFitSummary SummarizeForFit(const NodeSupply& supply, const NodeOccupancy& occupancy);
-
-// Hashes of the demand's device names (in demand.devices order), made once per pod.
-struct DemandKeys {
-  absl::InlinedVector<size_t, 4> name_hashes;
-};
-DemandKeys MakeDemandKeys(const GpuDemand& demand);
-
-// Fit and Score reading `summary` where they can and `supply` / `occupancy` (the ones it
-// summarises) only for the rest: reasons naming the pool or GPU model, and GPU memory. Same
-// result and score as the functions without a summary; this Score is for a node that fits
-// (Decide has just asked Fit) and means nothing for others.
-FitResult Fit(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
-              const NodeFitSummary& summary, const NodeSupply& supply,
-              const NodeOccupancy& occupancy);
-int Score(const GpuDemand& demand, const DemandKeys& keys, const PodContext& pod,
-          const NodeFitSummary& summary, const NodeSupply& supply, const NodeOccupancy& occupancy);
 
 // 0..10, higher is better; 0 for a node that does not fit.
 // binpack fills nodes whose requested resources are already in use (keeps whole nodes and whole

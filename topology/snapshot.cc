@@ -34,7 +34,7 @@ const NodeState* ClusterSnapshot::FindNode(absl::string_view name) const {
 }
 
 void ClusterSnapshot::FindNodes(absl::Span<const absl::string_view> names,
-                                absl::Span<NodeRef> out) const {
+                                absl::Span<const NodeState*> out) const {
   // One hash per name, for the shard and the table alike. The lookups are independent, so the
   // CPU overlaps their cache misses (prefetching the tables ahead measured slower: the
   // table's prefetch() hashes the key again).
@@ -43,7 +43,7 @@ void ClusterSnapshot::FindNodes(absl::Span<const absl::string_view> names,
     const size_t hash = Shard::hasher{}(names[i]);
     const Shard& shard = *shards_[ShardOfHash(hash)];
     auto it = shard.find(names[i], hash);
-    out[i] = it == shard.end() ? NodeRef{} : NodeRef{it->second.state.get(), &it->second.fit};
+    out[i] = it == shard.end() ? nullptr : it->second.state.get();
   }
 }
 
@@ -79,9 +79,8 @@ ClusterSnapshot::Shard& SnapshotBuilder::Mutable(size_t index) {
 
 void SnapshotBuilder::Put(std::shared_ptr<const NodeState> node) {
   ClusterSnapshot::Shard& shard = Mutable(ClusterSnapshot::ShardOf(node->facts.name));
-  NodeFitSummary fit = SummarizeForFit(node->supply, node->occupancy);
   const std::string& name = node->facts.name;  // lives in *node, which the entry keeps alive
-  auto [it, inserted] = shard.insert_or_assign(name, ClusterSnapshot::Entry{std::move(node), fit});
+  auto [it, inserted] = shard.insert_or_assign(name, ClusterSnapshot::Entry{std::move(node)});
   if (inserted) ++next_.node_count_;
 }
 

@@ -32,13 +32,6 @@ struct NodeState {
   std::vector<std::shared_ptr<const PodHold>> holds;
 };
 
-// A node as the extender's hot path reads it: the state, and Fit's summary of it kept inline in
-// the snapshot's index (see NodeFitSummary). Both null for unknown nodes.
-struct NodeRef {
-  const NodeState* state = nullptr;
-  const NodeFitSummary* fit = nullptr;
-};
-
 // Raw cluster contents, as listed from the API server or read from a cluster file.
 struct ClusterData {
   std::vector<NodeFacts> nodes;
@@ -54,7 +47,6 @@ class ClusterSnapshot {
   static constexpr size_t kShards = 256;
   struct Entry {
     std::shared_ptr<const NodeState> state;
-    NodeFitSummary fit;  // of *state, which it points into
   };
   using Shard = absl::flat_hash_map<std::string, Entry>;
   using NamespaceMap = absl::flat_hash_map<std::string, Labels>;
@@ -62,9 +54,10 @@ class ClusterSnapshot {
   ClusterSnapshot();
 
   const NodeState* FindNode(absl::string_view name) const;
-  // FindNode for each of `names`, with Fit's summary, into `out` (same length; null for unknown
-  // names): for the extender's few hundred candidates per call.
-  void FindNodes(absl::Span<const absl::string_view> names, absl::Span<NodeRef> out) const;
+  // FindNode for each of `names` into `out` (same length; null for unknown names): for the
+  // extender's few hundred candidates per call.
+  void FindNodes(absl::Span<const absl::string_view> names,
+                 absl::Span<const NodeState*> out) const;
   std::shared_ptr<const NodeState> FindNodeShared(absl::string_view name) const;
   size_t node_count() const { return node_count_; }
   // Node names in sorted order, for stable output.

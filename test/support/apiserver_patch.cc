@@ -8,9 +8,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
-#include "topology/status_macros.h"
 #include "rapidjson/pointer.h"
 #include "test/support/apiserver_objects.h"
+#include "topology/status_macros.h"
 #include "webhook/json_patch.h"
 
 namespace testing_support::apiserver {
