@@ -35,24 +35,23 @@ constexpr char kUsage[] =
     "  version   print the version\n\n"
     "Run 'gpu-tenancy COMMAND --help' for a command's flags.\n";
 
-// Two glibc defaults let a long-running service grow with every relist although nothing leaks
-// (measured by bench/soak: +11 to +17% RSS in four minutes of relists every 5 s):
-//  - the mmap threshold rises to the size of every mapped block that is freed, so after the
-//    first relist each later megabyte-sized buffer (list pages, full-Node filter bodies) comes
-//    from a thread's heap and its space stays there; setting it fixes it, so big transient
-//    buffers stay mapped and go back to the kernel when freed;
-//  - up to 8 heaps per core. Each keeps its own freed space, and whatever a relist or a new
-//    connection rebuilds lands in whichever heap the building thread uses, so live data drifts
-//    from heap to heap and each one keeps the high-water mark of its share: with two heaps the
-//    10-minute soak still rose in steps of 0.5 to 0.8 MB (+7 to +12% in three runs of five).
-//    One heap is flat (+0.9 and +1.2%). The live data is about 8 MB and most threads wait on
-//    sockets; the single lock cost about 6% of request throughput in load_bench (two runs each,
-//    within its run-to-run noise).
+#if !defined(GPU_TENANCY_WITH_JEMALLOC)
+// Without jemalloc (sanitizer builds, or GPU_TENANCY_JEMALLOC=OFF; CMakeLists.txt says why the
+// binary normally links it), two glibc defaults let a long-running service grow with every
+// relist although nothing leaks (bench/soak: +11 to +17% RSS in four minutes of relists):
+//  - the mmap threshold rises to the size of every mapped block that is freed, so later
+//    megabyte-sized buffers (list pages, full-Node filter bodies) stay in a heap once freed;
+//    fixing it keeps them mapped, and they go back to the kernel when freed;
+//  - up to 8 heaps per core, each keeping the high-water mark of its share of the live data.
+//    One heap is flat, at the price of one lock for every thread (the event loops wait on it).
 // Called before any thread starts; an operator's MALLOC_MMAP_THRESHOLD_ / MALLOC_ARENA_MAX win.
 void ConfigureAllocator() {
   if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 1);
 }
+#else
+void ConfigureAllocator() {}  // jemalloc's defaults: see CMakeLists.txt
+#endif
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -53,6 +54,29 @@ TEST_F(DeployTest, DockerfileRunsTheBinaryAsNonRootWithItsLibraries) {
                 absl::StrContains(runtime_stage, absl::StrCat(" ", p, "\n")))
         << "the runtime stage does not install " << p;
   }
+}
+
+// The build stage installs every library .ci/install-deps installs for building the binary
+// (the test and benchmark libraries aside), so `docker build` finds each header it includes.
+TEST_F(DeployTest, DockerfileBuildStageHasEveryBuildLibrary) {
+  std::string dockerfile = ReadFile(Source("Dockerfile"));
+  std::string deps = ReadFile(Source(".ci/install-deps"));
+  ASSERT_FALSE(deps.empty());
+  std::string build_stage = dockerfile.substr(0, dockerfile.find("FROM debian:bookworm-slim"));
+  const std::set<std::string> test_only = {"libgtest-dev", "libgmock-dev", "libbenchmark-dev"};
+  int checked = 0;
+  for (absl::string_view line : absl::StrSplit(deps, '\n')) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "#")) continue;
+    for (absl::string_view word : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+      std::string package(word);
+      if (!absl::EndsWith(package, "-dev") || test_only.count(package)) continue;
+      ++checked;
+      EXPECT_TRUE(absl::StrContains(build_stage, absl::StrCat(" ", package, " ")) ||
+                  absl::StrContains(build_stage, absl::StrCat(" ", package, "\n")))
+          << "the build stage does not install " << package;
+    }
+  }
+  EXPECT_GE(checked, 7) << "found too few -dev packages in .ci/install-deps";
 }
 
 }  // namespace
