@@ -3,12 +3,15 @@
 // measured in the same run on the same server with the same payload bytes:
 //   /bench/echo        transport + TLS + HTTP (reads the body, fixed reply)
 //   /bench/parse       JSON parse only
-//   /bench/parse-echo  parse ExtenderArgs and write back every Node (the least a full-Node filter does)
+//   /bench/parse-echo  parse ExtenderArgs and write back every Node (the least a full-Node filter
+//   does)
 // Round trip is compared with echo, server time (Server-Timing) with parse.
 //
 //   load_bench [--sizes 100,1000,5000] [--seconds 2] [--threads 4] [--md FILE] [--dat FILE]
 //   load_bench --smoke    100 nodes, about a second; checks only that every reply is 200 and
 //                         well-formed, asserts nothing about speed.
+#include <httplib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -19,8 +22,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <httplib.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -72,15 +73,18 @@ std::string CheckBody(const std::string& body, Expect expect) {
     case Expect::kFilter: {
       if (!doc->IsObject()) return "filter reply is not an object";
       const rapidjson::Value* err = common::FindMember(*doc, "Error");
-      if (err && err->IsString() && err->GetStringLength() > 0) return absl::StrCat("Error: ", err->GetString());
+      if (err && err->IsString() && err->GetStringLength() > 0)
+        return absl::StrCat("Error: ", err->GetString());
       if (!common::FindMember(*doc, "FailedNodes")) return "filter reply has no FailedNodes";
       return "";
     }
     case Expect::kPrioritize:
       return doc->IsArray() ? "" : "prioritize reply is not a HostPriorityList";
     case Expect::kReview: {
-      const rapidjson::Value* resp = doc->IsObject() ? common::FindMember(*doc, "response") : nullptr;
-      if (!resp || !resp->IsObject() || !common::FindMember(*resp, "allowed")) return "review has no response.allowed";
+      const rapidjson::Value* resp =
+          doc->IsObject() ? common::FindMember(*doc, "response") : nullptr;
+      if (!resp || !resp->IsObject() || !common::FindMember(*resp, "allowed"))
+        return "review has no response.allowed";
       return "";
     }
   }
@@ -105,8 +109,9 @@ std::unique_ptr<httplib::SSLClient> Connect(const Target& t) {
 
 // Runs `threads` connections for `seconds`. rate_per_s > 0 paces the requests open-loop (each
 // request has a scheduled start; latency counts from it, so a stall is not hidden).
-Result Run(const Target& target, const std::string& name, const std::string& path, const std::string& body,
-           Expect expect, const Options& opt, double rate_per_s = 0, bool check_all = false) {
+Result Run(const Target& target, const std::string& name, const std::string& path,
+           const std::string& body, Expect expect, const Options& opt, double rate_per_s = 0,
+           bool check_all = false) {
   struct PerThread {
     std::vector<double> rt, srv;
     size_t errors = 0;
@@ -123,7 +128,8 @@ Result Run(const Target& target, const std::string& name, const std::string& pat
     };
     // Warm-up: opens the connection (TLS handshake) and checks one reply.
     if (auto r = client->Post(path.c_str(), body, "application/json"); !r || r->status != 200) {
-      fail(r ? absl::StrCat("HTTP ", r->status, ": ", r->body.substr(0, 300)) : "transport error on warm-up");
+      fail(r ? absl::StrCat("HTTP ", r->status, ": ", r->body.substr(0, 300))
+             : "transport error on warm-up");
     } else if (std::string e = CheckBody(r->body, expect); !e.empty()) {
       fail(e);
     }
@@ -135,8 +141,8 @@ Result Run(const Target& target, const std::string& name, const std::string& pat
       Clock::time_point sent = Clock::now();
       if (interval > 0) {
         Clock::time_point scheduled =
-            start + std::chrono::duration_cast<Clock::duration>(
-                        std::chrono::duration<double>(interval * (static_cast<double>(k) + id / double(opt.threads))));
+            start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                        interval * (static_cast<double>(k) + id / double(opt.threads))));
         if (scheduled >= end) break;
         if (scheduled > sent) std::this_thread::sleep_until(scheduled);
         sent = scheduled;
@@ -146,7 +152,8 @@ Result Run(const Target& target, const std::string& name, const std::string& pat
       auto r = client->Post(path.c_str(), body, "application/json");
       Clock::time_point done = Clock::now();
       if (!r || r->status != 200) {
-        fail(r ? absl::StrCat("HTTP ", r->status, ": ", r->body.substr(0, 300)) : "transport error");
+        fail(r ? absl::StrCat("HTTP ", r->status, ": ", r->body.substr(0, 300))
+               : "transport error");
         continue;
       }
       if (check_all) {
@@ -188,16 +195,21 @@ Result Run(const Target& target, const std::string& name, const std::string& pat
   res.rt_p99 = Percentile(rt, 0.99);
   res.srv_p50 = Percentile(srv, 0.50);
   res.srv_p99 = Percentile(srv, 0.99);
-  std::fprintf(stderr, "  %-44s %8zu B %7zu req %9.0f req/s  rt p50 %9.1f p99 %9.1f us  server p50 %9.1f p99 %9.1f us%s\n",
-               name.c_str(), res.bytes, res.count, res.rps, res.rt_p50, res.rt_p99, res.srv_p50, res.srv_p99,
-               res.errors ? absl::StrCat("  ERRORS ", res.errors, ": ", res.first_error).c_str() : "");
+  std::fprintf(
+      stderr,
+      "  %-44s %8zu B %7zu req %9.0f req/s  rt p50 %9.1f p99 %9.1f us  server p50 %9.1f p99 %9.1f "
+      "us%s\n",
+      name.c_str(), res.bytes, res.count, res.rps, res.rt_p50, res.rt_p99, res.srv_p50, res.srv_p99,
+      res.errors ? absl::StrCat("  ERRORS ", res.errors, ": ", res.first_error).c_str() : "");
   return res;
 }
 
 std::string ExtenderArgsNames(const std::string& pod, int candidates, int nodes) {
   std::vector<std::string> names;
-  for (int i = 0; i < candidates; ++i) names.push_back(absl::StrCat("\"", bench::NodeName(i % nodes), "\""));
-  return absl::StrCat(R"({"Pod":)", pod, R"(,"Nodes":null,"NodeNames":[)", absl::StrJoin(names, ","), "]}");
+  for (int i = 0; i < candidates; ++i)
+    names.push_back(absl::StrCat("\"", bench::NodeName(i % nodes), "\""));
+  return absl::StrCat(R"({"Pod":)", pod, R"(,"Nodes":null,"NodeNames":[)",
+                      absl::StrJoin(names, ","), "]}");
 }
 
 std::string ExtenderArgsFullNodes(const std::string& pod, int candidates) {
@@ -207,7 +219,9 @@ std::string ExtenderArgsFullNodes(const std::string& pod, int candidates) {
                       absl::StrJoin(items, ","), R"(]},"NodeNames":null})");
 }
 
-std::string Us(double us) { return us >= 1000 ? absl::StrFormat("%.2f ms", us / 1000) : absl::StrFormat("%.0f us", us); }
+std::string Us(double us) {
+  return us >= 1000 ? absl::StrFormat("%.2f ms", us / 1000) : absl::StrFormat("%.0f us", us);
+}
 std::string X(double a, double b) { return b > 0 ? absl::StrFormat("%.2fx", a / b) : "n/a"; }
 std::string Ok(bool met) { return met ? "met" : "**MISSED**"; }
 
@@ -221,9 +235,11 @@ struct SizeReport {
 };
 
 std::string Row(const Result& r, const Result* echo, const Result* parse) {
-  return absl::StrCat("| ", r.name, " | ", r.bytes / 1024, " KB | ", r.count, " | ", absl::StrFormat("%.0f", r.rps), " | ",
-                      Us(r.rt_p50), " | ", Us(r.rt_p99), " | ", Us(r.srv_p50), " | ", Us(r.srv_p99), " | ",
-                      echo ? X(r.rt_p50, echo->rt_p50) : "", " | ", parse ? X(r.srv_p50, parse->srv_p50) : "", " |");
+  return absl::StrCat("| ", r.name, " | ", r.bytes / 1024, " KB | ", r.count, " | ",
+                      absl::StrFormat("%.0f", r.rps), " | ", Us(r.rt_p50), " | ", Us(r.rt_p99),
+                      " | ", Us(r.srv_p50), " | ", Us(r.srv_p99), " | ",
+                      echo ? X(r.rt_p50, echo->rt_p50) : "", " | ",
+                      parse ? X(r.srv_p50, parse->srv_p50) : "", " |");
 }
 
 absl::StatusOr<SizeReport> RunSize(int nodes, const Options& opt) {
@@ -234,20 +250,22 @@ absl::StatusOr<SizeReport> RunSize(int nodes, const Options& opt) {
   std::string policy = dir.File("policy.yaml");
   {
     std::string text = bench::ClusterListJson(nodes);
-    std::fprintf(stderr, "cluster of %d nodes, %d pods: %.1f MB\n", nodes, nodes * bench::kPodsPerNode,
-                 static_cast<double>(text.size()) / 1e6);
+    std::fprintf(stderr, "cluster of %d nodes, %d pods: %.1f MB\n", nodes,
+                 nodes * bench::kPodsPerNode, static_cast<double>(text.size()) / 1e6);
     std::ofstream(cluster, std::ios::binary) << text;
     std::ofstream(policy) << bench::PermissivePolicyYaml();
   }
   auto started = Clock::now();
-  absl::StatusOr<std::unique_ptr<testing_support::ServeProcess>> server = testing_support::ServeProcess::Start(
-      {"--cluster-file", cluster, "--policy", policy, "--bench-routes", "--max-body-bytes", "134217728"});
+  absl::StatusOr<std::unique_ptr<testing_support::ServeProcess>> server =
+      testing_support::ServeProcess::Start({"--cluster-file", cluster, "--policy", policy,
+                                            "--bench-routes", "--max-body-bytes", "134217728"});
   if (!server.ok()) return server.status();
   std::fprintf(stderr, "server ready in %.1f s\n",
                std::chrono::duration<double>(Clock::now() - started).count());
   Target target{(*server)->tls_port(), (*server)->cert_dir() + "/ca.crt"};
   const bool all = opt.smoke;
-  auto run = [&](const std::string& name, const std::string& path, const std::string& body, Expect e, double rate = 0) {
+  auto run = [&](const std::string& name, const std::string& path, const std::string& body,
+                 Expect e, double rate = 0) {
     Result r = Run(target, name, path, body, e, opt, rate, all);
     rep.errors += r.errors;
     if (r.count == 0) rep.errors++;
@@ -256,26 +274,31 @@ absl::StatusOr<SizeReport> RunSize(int nodes, const Options& opt) {
 
   // Names only (nodeCacheCapable: true): filter and prioritize for a MIG pod and a shared pod.
   for (int candidates : {100, 500}) {
-    for (auto [pod_name, pod] : {std::pair{"MIG pod", bench::MigPodJson()}, std::pair{"shared pod", bench::SharedPodJson()}}) {
+    for (auto [pod_name, pod] : {std::pair{"MIG pod", bench::MigPodJson()},
+                                 std::pair{"shared pod", bench::SharedPodJson()}}) {
       std::string body = ExtenderArgsNames(pod, candidates, nodes);
       std::string label = absl::StrCat(candidates, " names, ", pod_name);
       Result echo = run(absl::StrCat("echo (", label, ")"), "/bench/echo", body, Expect::kAnyJson);
-      Result parse = run(absl::StrCat("parse (", label, ")"), "/bench/parse", body, Expect::kAnyJson);
-      Result filter = run(absl::StrCat("filter ", label), "/extender/filter", body, Expect::kFilter);
-      Result prio = run(absl::StrCat("prioritize ", label), "/extender/prioritize", body, Expect::kPrioritize);
+      Result parse =
+          run(absl::StrCat("parse (", label, ")"), "/bench/parse", body, Expect::kAnyJson);
+      Result filter =
+          run(absl::StrCat("filter ", label), "/extender/filter", body, Expect::kFilter);
+      Result prio = run(absl::StrCat("prioritize ", label), "/extender/prioritize", body,
+                        Expect::kPrioritize);
       rep.rows.push_back(Row(echo, nullptr, nullptr));
       rep.rows.push_back(Row(parse, &echo, nullptr));
       rep.rows.push_back(Row(filter, &echo, &parse));
       rep.rows.push_back(Row(prio, &echo, &parse));
       if (candidates == 500) {
         for (const Result* r : {&filter, &prio}) {
-          rep.targets.push_back(absl::StrCat("| ", r->name, ": server p50 <= 100 us | ", Us(r->srv_p50), " | ",
-                                             Ok(r->srv_p50 <= 100), " |"));
-          rep.targets.push_back(absl::StrCat("| ", r->name, ": server p99 <= 1 ms | ", Us(r->srv_p99), " | ",
-                                             Ok(r->srv_p99 <= 1000), " |"));
+          rep.targets.push_back(absl::StrCat("| ", r->name, ": server p50 <= 100 us | ",
+                                             Us(r->srv_p50), " | ", Ok(r->srv_p50 <= 100), " |"));
+          rep.targets.push_back(absl::StrCat("| ", r->name, ": server p99 <= 1 ms | ",
+                                             Us(r->srv_p99), " | ", Ok(r->srv_p99 <= 1000), " |"));
           rep.targets.push_back(absl::StrCat("| ", r->name, ": round trip p50 <= 1.5x echo | ",
-                                             X(r->rt_p50, echo.rt_p50), " (", Us(r->rt_p50), " vs ", Us(echo.rt_p50),
-                                             ") | ", Ok(r->rt_p50 <= 1.5 * echo.rt_p50), " |"));
+                                             X(r->rt_p50, echo.rt_p50), " (", Us(r->rt_p50), " vs ",
+                                             Us(echo.rt_p50), ") | ",
+                                             Ok(r->rt_p50 <= 1.5 * echo.rt_p50), " |"));
         }
         if (pod_name == std::string("MIG pod")) {
           rep.filter500_srv_p50 = filter.srv_p50;
@@ -297,17 +320,20 @@ absl::StatusOr<SizeReport> RunSize(int nodes, const Options& opt) {
     std::string label = absl::StrCat(candidates, " full Nodes, MIG pod");
     Result echo = run(absl::StrCat("echo (", label, ")"), "/bench/echo", body, Expect::kAnyJson);
     Result parse = run(absl::StrCat("parse (", label, ")"), "/bench/parse", body, Expect::kAnyJson);
-    Result pe = run(absl::StrCat("parse-echo (", label, ")"), "/bench/parse-echo", body, Expect::kFilter);
+    Result pe =
+        run(absl::StrCat("parse-echo (", label, ")"), "/bench/parse-echo", body, Expect::kFilter);
     Result filter = run(absl::StrCat("filter ", label), "/extender/filter", body, Expect::kFilter);
     rep.rows.push_back(Row(echo, nullptr, nullptr));
     rep.rows.push_back(Row(parse, &echo, nullptr));
     rep.rows.push_back(Row(pe, &echo, &parse));
     rep.rows.push_back(Row(filter, &echo, &parse));
-    rep.rows.push_back(absl::StrCat("| ↳ filter vs parse-echo (round trip p50) | | | | ", X(filter.rt_p50, pe.rt_p50),
-                                    " | | ", X(filter.srv_p50, pe.srv_p50), " (server) | | | |"));
+    rep.rows.push_back(absl::StrCat("| ↳ filter vs parse-echo (round trip p50) | | | | ",
+                                    X(filter.rt_p50, pe.rt_p50), " | | ",
+                                    X(filter.srv_p50, pe.srv_p50), " (server) | | | |"));
     rep.targets.push_back(absl::StrCat("| ", filter.name, ": round trip p50 <= 1.3x parse-echo | ",
-                                       X(filter.rt_p50, pe.rt_p50), " (", Us(filter.rt_p50), " vs ", Us(pe.rt_p50),
-                                       ") | ", Ok(filter.rt_p50 <= 1.3 * pe.rt_p50), " |"));
+                                       X(filter.rt_p50, pe.rt_p50), " (", Us(filter.rt_p50), " vs ",
+                                       Us(pe.rt_p50), ") | ", Ok(filter.rt_p50 <= 1.3 * pe.rt_p50),
+                                       " |"));
     rep.full_rt_p50 = filter.rt_p50;
     rep.parse_echo_rt_p50 = pe.rt_p50;
   }
@@ -319,20 +345,24 @@ absl::StatusOr<SizeReport> RunSize(int nodes, const Options& opt) {
     Result parse = run("parse (20 KB AdmissionReview)", "/bench/parse", body, Expect::kAnyJson);
     Result validate = run("webhook validate", "/webhook/validate", body, Expect::kReview);
     Result mutate = run("webhook mutate", "/webhook/mutate", body, Expect::kReview);
-    Result paced_v = run("webhook validate, paced 1,000 req/s", "/webhook/validate", body, Expect::kReview, 1000);
-    Result paced_m = run("webhook mutate, paced 1,000 req/s", "/webhook/mutate", body, Expect::kReview, 1000);
+    Result paced_v = run("webhook validate, paced 1,000 req/s", "/webhook/validate", body,
+                         Expect::kReview, 1000);
+    Result paced_m =
+        run("webhook mutate, paced 1,000 req/s", "/webhook/mutate", body, Expect::kReview, 1000);
     for (const Result* r : {&echo, &parse, &validate, &mutate, &paced_v, &paced_m}) {
-      rep.rows.push_back(Row(*r, r == &echo ? nullptr : &echo, (r == &echo || r == &parse) ? nullptr : &parse));
+      rep.rows.push_back(
+          Row(*r, r == &echo ? nullptr : &echo, (r == &echo || r == &parse) ? nullptr : &parse));
     }
     for (const Result* r : {&validate, &mutate}) {
-      rep.targets.push_back(absl::StrCat("| ", r->name, ": throughput >= 0.8x echo | ", X(r->rps, echo.rps), " (",
-                                         absl::StrFormat("%.0f vs %.0f req/s", r->rps, echo.rps), ") | ",
-                                         Ok(r->rps >= 0.8 * echo.rps), " |"));
+      rep.targets.push_back(absl::StrCat("| ", r->name, ": throughput >= 0.8x echo | ",
+                                         X(r->rps, echo.rps), " (",
+                                         absl::StrFormat("%.0f vs %.0f req/s", r->rps, echo.rps),
+                                         ") | ", Ok(r->rps >= 0.8 * echo.rps), " |"));
     }
     for (const Result* r : {&paced_v, &paced_m}) {
-      rep.targets.push_back(absl::StrCat("| ", r->name, ": round trip p99 <= 2 ms | ", Us(r->rt_p99), " (",
-                                         absl::StrFormat("%.0f req/s achieved", r->rps), ") | ",
-                                         Ok(r->rt_p99 <= 2000), " |"));
+      rep.targets.push_back(absl::StrCat(
+          "| ", r->name, ": round trip p99 <= 2 ms | ", Us(r->rt_p99), " (",
+          absl::StrFormat("%.0f req/s achieved", r->rps), ") | ", Ok(r->rt_p99 <= 2000), " |"));
     }
   }
   return rep;
@@ -355,16 +385,20 @@ int main(int argc, char** argv) {
         opt.sizes.push_back(n);
       }
     } else if (a == "--seconds") {
-      if (!absl::SimpleAtod(value(), &opt.seconds)) return std::fprintf(stderr, "bad --seconds\n"), 2;
+      if (!absl::SimpleAtod(value(), &opt.seconds))
+        return std::fprintf(stderr, "bad --seconds\n"), 2;
     } else if (a == "--threads") {
-      if (!absl::SimpleAtoi(value(), &opt.threads) || opt.threads < 1) return std::fprintf(stderr, "bad --threads\n"), 2;
+      if (!absl::SimpleAtoi(value(), &opt.threads) || opt.threads < 1)
+        return std::fprintf(stderr, "bad --threads\n"), 2;
     } else if (a == "--md") {
       opt.md_path = value();
     } else if (a == "--dat") {
       opt.dat_path = value();
     } else {
-      std::fprintf(stderr, "usage: load_bench [--smoke] [--sizes 100,1000,5000] [--seconds S] [--threads N] "
-                           "[--md FILE] [--dat FILE]\n");
+      std::fprintf(
+          stderr,
+          "usage: load_bench [--smoke] [--sizes 100,1000,5000] [--seconds S] [--threads N] "
+          "[--md FILE] [--dat FILE]\n");
       return 2;
     }
   }
@@ -373,7 +407,9 @@ int main(int argc, char** argv) {
     opt.seconds = 0.05;
     opt.threads = 2;
   }
-  std::string md, dat = "# nodes filter500_server_p50_us filter500_server_p99_us filter500_rt_p50_us echo500_rt_p50_us full_rt_p50_us parse_echo_rt_p50_us\n";
+  std::string md, dat =
+                      "# nodes filter500_server_p50_us filter500_server_p99_us filter500_rt_p50_us "
+                      "echo500_rt_p50_us full_rt_p50_us parse_echo_rt_p50_us\n";
   size_t errors = 0;
   for (int nodes : opt.sizes) {
     absl::StatusOr<SizeReport> rep = RunSize(nodes, opt);
@@ -382,13 +418,16 @@ int main(int argc, char** argv) {
       return 1;
     }
     errors += rep->errors;
-    absl::StrAppend(&md, "### ", nodes, " nodes, ", nodes * bench::kPodsPerNode, " pods\n\n",
-                    "| workload | body | requests | req/s | round trip p50 | round trip p99 | server p50 | server p99 | "
-                    "round trip / echo | server / parse |\n|---|---|---|---|---|---|---|---|---|---|\n",
-                    absl::StrJoin(rep->rows, "\n"), "\n\n| target | measured | |\n|---|---|---|\n",
-                    absl::StrJoin(rep->targets, "\n"), "\n\n");
-    absl::StrAppend(&dat, nodes, " ", rep->filter500_srv_p50, " ", rep->filter500_srv_p99, " ", rep->filter500_rt_p50,
-                    " ", rep->echo500_rt_p50, " ", rep->full_rt_p50, " ", rep->parse_echo_rt_p50, "\n");
+    absl::StrAppend(
+        &md, "### ", nodes, " nodes, ", nodes * bench::kPodsPerNode, " pods\n\n",
+        "| workload | body | requests | req/s | round trip p50 | round trip p99 | server p50 | "
+        "server p99 | "
+        "round trip / echo | server / parse |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        absl::StrJoin(rep->rows, "\n"), "\n\n| target | measured | |\n|---|---|---|\n",
+        absl::StrJoin(rep->targets, "\n"), "\n\n");
+    absl::StrAppend(&dat, nodes, " ", rep->filter500_srv_p50, " ", rep->filter500_srv_p99, " ",
+                    rep->filter500_rt_p50, " ", rep->echo500_rt_p50, " ", rep->full_rt_p50, " ",
+                    rep->parse_echo_rt_p50, "\n");
   }
   if (!opt.md_path.empty()) std::ofstream(opt.md_path) << md;
   if (!opt.dat_path.empty()) std::ofstream(opt.dat_path) << dat;

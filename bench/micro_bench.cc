@@ -25,8 +25,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "benchmark/benchmark.h"
 #include "bench/synthetic.h"
+#include "benchmark/benchmark.h"
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "common/k8s_codec.h"
@@ -59,7 +59,8 @@ std::shared_ptr<const topology::Policy> BenchPolicy() {
       std::fprintf(stderr, "policy: %s\n", p.status().ToString().c_str());
       std::abort();
     }
-    return new std::shared_ptr<const topology::Policy>(std::make_shared<topology::Policy>(*std::move(p)));
+    return new std::shared_ptr<const topology::Policy>(
+        std::make_shared<topology::Policy>(*std::move(p)));
   }();
   return *policy;
 }
@@ -79,7 +80,8 @@ std::vector<topology::PodFacts> PendingPods() {
   for (const std::string& pod : {bench::MigPodJson(), bench::SharedPodJson()}) {
     items.push_back(absl::StrCat(R"({"apiVersion":"v1","kind":"Pod",)", pod.substr(1)));
   }
-  return ParseOrDie(absl::StrCat(R"({"apiVersion":"v1","kind":"List","items":[)", absl::StrJoin(items, ","), "]}"))
+  return ParseOrDie(absl::StrCat(R"({"apiVersion":"v1","kind":"List","items":[)",
+                                 absl::StrJoin(items, ","), "]}"))
       .pods;
 }
 
@@ -100,8 +102,8 @@ const SmallFleet& Fleet() {
     f->pending = PendingPods();
     for (const topology::PodFacts& pod : f->pending) {
       absl::StatusOr<topology::GpuDemand> d = topology::ComputeDemand(pod, *BenchPolicy());
-      absl::StatusOr<topology::PodContext> c =
-          topology::MakePodContext(pod, *BenchPolicy(), f->snapshot.NamespaceLabels(pod.namespace_name));
+      absl::StatusOr<topology::PodContext> c = topology::MakePodContext(
+          pod, *BenchPolicy(), f->snapshot.NamespaceLabels(pod.namespace_name));
       if (!d.ok() || !c.ok()) std::abort();
       f->demand.push_back(*d);
       f->context.push_back(*c);
@@ -125,7 +127,8 @@ void BM_Fit(benchmark::State& state) {
     fits = r.fits();
     benchmark::DoNotOptimize(r);
   }
-  state.SetLabel(absl::StrCat(kKindNames[node], " node, ", kPodNames[pod], fits ? " (fits)" : " (does not fit)"));
+  state.SetLabel(absl::StrCat(kKindNames[node], " node, ", kPodNames[pod],
+                              fits ? " (fits)" : " (does not fit)"));
 }
 BENCHMARK(BM_Fit)->ArgsProduct({{0, 5, 8}, {0, 1}});
 
@@ -135,7 +138,8 @@ void BM_Score(benchmark::State& state) {
   const topology::NodeState* n = f.snapshot.FindNode(bench::NodeName(node));
   if (!n) return state.SkipWithError("node missing");
   for (auto _ : state) {
-    benchmark::DoNotOptimize(topology::Score(f.demand[pod], f.context[pod], n->supply, n->occupancy));
+    benchmark::DoNotOptimize(
+        topology::Score(f.demand[pod], f.context[pod], n->supply, n->occupancy));
   }
   state.SetLabel(absl::StrCat(kKindNames[node], " node, ", kPodNames[pod]));
 }
@@ -167,7 +171,9 @@ BigState& Big() {
       // Pods to add: copies of bound MIG pods with fresh uids, spread over MIG nodes.
       for (const topology::PodFacts& p : data.pods) {
         if (b->events.size() >= 512) break;
-        if (bench::KindOf(static_cast<int>(&p - data.pods.data()) / bench::kPodsPerNode) != bench::NodeKind::kMig) continue;
+        if (bench::KindOf(static_cast<int>(&p - data.pods.data()) / bench::kPodsPerNode) !=
+            bench::NodeKind::kMig)
+          continue;
         if (p.namespace_name != "research") continue;
         topology::PodFacts e = p;
         e.uid = absl::StrCat("event-", b->events.size());
@@ -180,10 +186,13 @@ BigState& Big() {
     }
     malloc_trim(0);  // the parsed text and ClusterData are gone; count what the state holds
     b->rss_mb = RssMb();
-    std::printf("RSS with %d nodes and %d pods loaded in kube::ClusterState: %.1f MB (process before loading: %.1f MB)\n",
-                kBigNodes, kBigNodes * bench::kPodsPerNode, b->rss_mb, b->rss_before_mb);
+    std::printf(
+        "RSS with %d nodes and %d pods loaded in kube::ClusterState: %.1f MB (process before "
+        "loading: %.1f MB)\n",
+        kBigNodes, kBigNodes * bench::kPodsPerNode, b->rss_mb, b->rss_before_mb);
     std::fflush(stdout);
-    if (!b->state->Current() || b->state->Current()->snapshot->node_count() != kBigNodes) std::abort();
+    if (!b->state->Current() || b->state->Current()->snapshot->node_count() != kBigNodes)
+      std::abort();
     return b;
   }();
   return *big;
@@ -204,7 +213,8 @@ void BM_PublishAfterPodEvent(benchmark::State& state) {
     b.state->DeletePod(pod.uid);
   }
   uint64_t published = b.state->counters().publications - before;
-  if (published < static_cast<uint64_t>(state.iterations())) state.SkipWithError("an event did not publish a snapshot");
+  if (published < static_cast<uint64_t>(state.iterations()))
+    state.SkipWithError("an event did not publish a snapshot");
   state.counters["rss_mb"] = b.rss_mb;
   state.counters["nodes"] = kBigNodes;
   state.counters["pods"] = kBigNodes * bench::kPodsPerNode;
@@ -257,12 +267,16 @@ void BM_QuietPodRelist(benchmark::State& state) {
     b.state->ReplacePods([&](kube::ClusterState::PodSink offer) {
       for (const common::JsonValue& item : items.GetArray()) {
         absl::StatusOr<topology::PodFacts> pod = common::ParsePod(item);
-        if (pod.ok()) offer(*std::move(pod)); else ++unreadable;
+        if (pod.ok())
+          offer(*std::move(pod));
+        else
+          ++unreadable;
       }
     });
   }
   if (unreadable > 0) return state.SkipWithError("a listed pod did not parse");
-  if (b.state->counters().resync_corrections != corrections) state.SkipWithError("the relist changed the state");
+  if (b.state->counters().resync_corrections != corrections)
+    state.SkipWithError("the relist changed the state");
   state.counters["pods"] = items.Size();
 }
 BENCHMARK(BM_QuietPodRelist)->Unit(benchmark::kMillisecond);
@@ -270,7 +284,8 @@ BENCHMARK(BM_QuietPodRelist)->Unit(benchmark::kMillisecond);
 void BM_BaselineParseListedPods(benchmark::State& state) {
   const common::JsonValue& items = ListedPods();
   for (auto _ : state) {
-    for (const common::JsonValue& item : items.GetArray()) benchmark::DoNotOptimize(common::ParsePod(item));
+    for (const common::JsonValue& item : items.GetArray())
+      benchmark::DoNotOptimize(common::ParsePod(item));
   }
   state.counters["pods"] = items.Size();
 }
@@ -323,7 +338,8 @@ const std::string& ExtenderArgsBody(int pod, int nodes) {
   std::string& body = (*bodies)[{pod, nodes}];
   if (body.empty()) {
     std::vector<std::string> names;
-    for (int i = 0; i < kCandidates; ++i) names.push_back(absl::StrCat("\"", bench::NodeName(i % nodes), "\""));
+    for (int i = 0; i < kCandidates; ++i)
+      names.push_back(absl::StrCat("\"", bench::NodeName(i % nodes), "\""));
     body = absl::StrCat(R"({"Pod":)", pod == 0 ? bench::MigPodJson() : bench::SharedPodJson(),
                         R"(,"Nodes":null,"NodeNames":[)", absl::StrJoin(names, ","), "]}");
   }
@@ -344,11 +360,14 @@ std::shared_ptr<const topology::ModelState> ModelFor(int nodes) {
 }
 
 void ExtenderArgs(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"pod", "nodes"})->ArgsProduct({{0, 1}, {100, kBigNodes}})->Unit(benchmark::kMicrosecond);
+  b->ArgNames({"pod", "nodes"})
+      ->ArgsProduct({{0, 1}, {100, kBigNodes}})
+      ->Unit(benchmark::kMicrosecond);
 }
 
 void BM_ExtenderParseOnly(benchmark::State& state) {
-  const std::string& body = ExtenderArgsBody(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  const std::string& body =
+      ExtenderArgsBody(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   for (auto _ : state) benchmark::DoNotOptimize(common::ParseJson(body));
   state.SetLabel(absl::StrCat(kPodNames[state.range(0)], ", 500 names, baseline"));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
@@ -363,13 +382,14 @@ void BM_ExtenderVerb(benchmark::State& state) {
   const std::string& body = ExtenderArgsBody(static_cast<int>(state.range(0)), nodes);
   int kept = 0;
   for (auto _ : state) {
-    extender::VerbReply r = kPrioritize ? extender::Prioritize(body, model.get())
-                                        : extender::Filter(body, model.get());
+    extender::VerbReply r =
+        kPrioritize ? extender::Prioritize(body, model.get()) : extender::Filter(body, model.get());
     if (r.http_status != 200) return state.SkipWithError(r.body.c_str());
     kept = r.kept;
     benchmark::DoNotOptimize(r);
   }
-  state.SetLabel(absl::StrCat(kPodNames[state.range(0)], ", 500 names of ", nodes, " nodes, ", kept, " fit"));
+  state.SetLabel(
+      absl::StrCat(kPodNames[state.range(0)], ", 500 names of ", nodes, " nodes, ", kept, " fit"));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
 }
 void BM_ExtenderFilter(benchmark::State& state) { BM_ExtenderVerb<false>(state); }
@@ -393,7 +413,8 @@ BENCHMARK(BM_WebhookParseOnly)->Unit(benchmark::kMicrosecond);
 void BM_WebhookReview(benchmark::State& state) {
   const SmallFleet& f = Fleet();
   const std::string& body = ReviewBody();
-  const auto kind = state.range(0) == 0 ? webhook::ReviewKind::kValidate : webhook::ReviewKind::kMutate;
+  const auto kind =
+      state.range(0) == 0 ? webhook::ReviewKind::kValidate : webhook::ReviewKind::kMutate;
   bool allowed = false;
   for (auto _ : state) {
     webhook::ReviewOutcome r = webhook::Review(body, kind, *BenchPolicy(), f.snapshot);

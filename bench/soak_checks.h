@@ -17,7 +17,8 @@ struct FilterView {
 
 // A filter reply must have no Error, and every candidate node must be either kept or failed
 // (with a reason), exactly once.
-std::string CheckFilter(const rapidjson::Document& doc, const std::vector<std::string>& names, FilterView* out);
+std::string CheckFilter(const rapidjson::Document& doc, const std::vector<std::string>& names,
+                        FilterView* out);
 
 // A HostPriorityList with one entry per candidate, in order, scores within kube-scheduler's
 // extender range 0..10 (MaxExtenderPriority). `best` (if set) gets the top-scored node.
@@ -26,7 +27,8 @@ std::string CheckPrioritize(const rapidjson::Document& doc, const std::vector<st
 
 // An AdmissionReview response for `uid` that allows or denies (a denial with a message) as
 // expected and carries a JSON Patch exactly when one is expected.
-std::string CheckReview(const rapidjson::Document& doc, const std::string& uid, bool allowed, bool patched);
+std::string CheckReview(const rapidjson::Document& doc, const std::string& uid, bool allowed,
+                        bool patched);
 
 }  // namespace soak
 

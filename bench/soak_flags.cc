@@ -10,9 +10,10 @@ namespace soak {
 namespace {
 
 bool Usage() {
-  std::fprintf(stderr,
-               "usage: soak [--seconds 600] [--nodes 30] [--rate 40] [--hold 60] [--warmup-seconds S]\n"
-               "            [--max-growth-percent 5] [--resync 30s] [--rss-csv FILE] [--keep-logs DIR]\n");
+  std::fprintf(
+      stderr,
+      "usage: soak [--seconds 600] [--nodes 30] [--rate 40] [--hold 60] [--warmup-seconds S]\n"
+      "            [--max-growth-percent 5] [--resync 30s] [--rss-csv FILE] [--keep-logs DIR]\n");
   return false;
 }
 
@@ -66,7 +67,8 @@ bool RunIsMeasurable(const Options& opt, double warmup) {
   int mig_nodes = 0;
   for (int i = 0; i < opt.nodes; ++i) mig_nodes += bench::KindOf(i) == bench::NodeKind::kMig;
   if (opt.hold / 2 >= 10 * mig_nodes) {
-    std::fprintf(stderr, "soak: --hold %d would fill all %d MIG nodes; use more --nodes\n", opt.hold, mig_nodes);
+    std::fprintf(stderr, "soak: --hold %d would fill all %d MIG nodes; use more --nodes\n",
+                 opt.hold, mig_nodes);
     return false;
   }
   return true;

@@ -10,12 +10,12 @@ namespace soak {
 struct Options {
   double seconds = 600;
   int nodes = 30;
-  double rate = 40;  // operations per second per client thread; 0 = as fast as possible
-  int hold = 60;     // pods a bind thread holds before it drains them
+  double rate = 40;            // operations per second per client thread; 0 = as fast as possible
+  int hold = 60;               // pods a bind thread holds before it drains them
   double warmup_seconds = -1;  // < 0: 20% of the run, at least 5 s
   double max_growth_percent = 5;
-  std::string keep_logs;  // copy serve.log and audit.jsonl here at the end
-  std::string rss_csv;    // write the RSS samples (seconds,KiB) here
+  std::string keep_logs;       // copy serve.log and audit.jsonl here at the end
+  std::string rss_csv;         // write the RSS samples (seconds,KiB) here
   std::string resync = "30s";  // serve --resync: a full relist this often
 };
 

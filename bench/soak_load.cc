@@ -1,13 +1,13 @@
 #include "bench/soak_load.h"
 
+#include <httplib.h>
+
 #include <cstdint>
 #include <deque>
 #include <iterator>
 #include <memory>
 #include <thread>
 #include <utility>
-
-#include <httplib.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -35,13 +35,15 @@ std::unique_ptr<httplib::SSLClient> Connect(int port, const std::string& ca) {
 // POST and check transport and HTTP 200; on success parses the JSON body into `doc`.
 // Any failure is counted against `kind` and false is returned.
 template <typename Client>
-bool Call(Client& client, Stats& stats, Kind kind, const std::string& method, const std::string& path,
-          const std::string& body, rapidjson::Document* doc, std::string* text = nullptr) {
+bool Call(Client& client, Stats& stats, Kind kind, const std::string& method,
+          const std::string& path, const std::string& body, rapidjson::Document* doc,
+          std::string* text = nullptr) {
   stats.Count(kind);
   httplib::Result r = method == "GET" ? client.Get(path.c_str())
                                       : client.Post(path.c_str(), body, "application/json");
   if (!r) {
-    stats.Fail(kind, absl::StrCat("transport error on ", path, ": ", httplib::to_string(r.error())));
+    stats.Fail(kind,
+               absl::StrCat("transport error on ", path, ": ", httplib::to_string(r.error())));
     return false;
   }
   if (r->status != 200) {
@@ -66,8 +68,9 @@ class Pacer {
   explicit Pacer(double rate) : start_(Clock::now()), rate_(rate) {}
   void Wait() {
     if (rate_ <= 0) return;
-    Clock::time_point at = start_ + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(static_cast<double>(k_++) / rate_));
+    Clock::time_point at =
+        start_ + std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(static_cast<double>(k_++) / rate_));
     if (at > Clock::now()) std::this_thread::sleep_until(at);
   }
 
@@ -87,7 +90,8 @@ void FilterLoop(Shared& s) {
   auto client = Connect(s.tls_port, s.ca);
   Pacer pacer(s.opt.rate);
   const std::string must_fit = PendingPod("research", "soak-filter-mig", kBindKinds[0].limits);
-  const std::string never_fits = PendingPod("acme", "soak-filter-shared", R"({"nvidia.com/gpu.shared":"1"})");
+  const std::string never_fits =
+      PendingPod("acme", "soak-filter-shared", R"({"nvidia.com/gpu.shared":"1"})");
   const std::string any[] = {PendingPod("research", "soak-filter-ts", kBindKinds[1].limits),
                              PendingPod("acme", "soak-filter-3g", kBindKinds[2].limits),
                              PendingPod("gpu-ops", "soak-filter-gpu", kBindKinds[3].limits)};
@@ -106,7 +110,8 @@ void FilterLoop(Shared& s) {
       if (v.kept.empty()) s.stats.unschedulable++;
     }
     if (Call(*client, s.stats, kPrioritize, "POST", "/extender/prioritize", body, &doc)) {
-      if (std::string e = CheckPrioritize(doc, s.node_names, nullptr); !e.empty()) s.stats.Fail(kPrioritize, e);
+      if (std::string e = CheckPrioritize(doc, s.node_names, nullptr); !e.empty())
+        s.stats.Fail(kPrioritize, e);
     }
   }
 }
@@ -122,7 +127,9 @@ void WebhookLoop(Shared& s, int id) {
     std::string body = Review(uid, c.ns, absl::StrCat("soak-review-", i % 100), c.limits);
     Kind kind = validate ? kValidate : kMutate;
     rapidjson::Document doc;
-    if (!Call(*client, s.stats, kind, "POST", validate ? "/webhook/validate" : "/webhook/mutate", body, &doc)) continue;
+    if (!Call(*client, s.stats, kind, "POST", validate ? "/webhook/validate" : "/webhook/mutate",
+              body, &doc))
+      continue;
     bool allowed = validate ? c.allowed : true;
     bool patched = validate ? false : c.patched;
     if (std::string e = CheckReview(doc, uid, allowed, patched); !e.empty()) {
@@ -142,12 +149,14 @@ namespace {
 // bound on purpose to a node that cannot fit); any other Error (pod not found, Binding refused
 // by the API server, not the leader) is an error.
 enum class BindOutcome { kBound, kRefused, kError };
-BindOutcome Bind(httplib::SSLClient& client, Shared& s, const std::string& ns, const std::string& name,
-                 const std::string& node) {
-  std::string body = absl::StrCat(R"({"PodName":")", name, R"(","PodNamespace":")", ns, R"(","PodUID":"uid-)", ns,
-                                  "-", name, R"(","Node":")", node, R"("})");
+BindOutcome Bind(httplib::SSLClient& client, Shared& s, const std::string& ns,
+                 const std::string& name, const std::string& node) {
+  std::string body =
+      absl::StrCat(R"({"PodName":")", name, R"(","PodNamespace":")", ns, R"(","PodUID":"uid-)", ns,
+                   "-", name, R"(","Node":")", node, R"("})");
   rapidjson::Document doc;
-  if (!Call(client, s.stats, kBind, "POST", "/extender/bind", body, &doc)) return BindOutcome::kError;
+  if (!Call(client, s.stats, kBind, "POST", "/extender/bind", body, &doc))
+    return BindOutcome::kError;
   if (!doc.IsObject()) {
     s.stats.Fail(kBind, "bind reply is not an object");
     return BindOutcome::kError;
@@ -214,7 +223,8 @@ void BindLoop(Shared& s, int id) {
     if (ok && !v.kept.empty()) {
       std::string kept_body = ExtenderArgs(pod, v.kept);
       if (Call(*client, s.stats, kPrioritize, "POST", "/extender/prioritize", kept_body, &doc)) {
-        if (std::string e = CheckPrioritize(doc, v.kept, &node); !e.empty()) s.stats.Fail(kPrioritize, e);
+        if (std::string e = CheckPrioritize(doc, v.kept, &node); !e.empty())
+          s.stats.Fail(kPrioritize, e);
       }
     } else if (ok) {
       // Fits nowhere (whole GPUs are all taken): kube-scheduler would not bind, but a bind that
@@ -223,7 +233,8 @@ void BindLoop(Shared& s, int id) {
       s.stats.unschedulable++;
       const std::string wrong = FirstNodeOf(kind.never_fits);
       BindOutcome b = Bind(*client, s, kind.ns, name, wrong);
-      if (b == BindOutcome::kBound) s.stats.Fail(kBind, absl::StrCat(name, " was bound to ", wrong, ", which cannot fit it"));
+      if (b == BindOutcome::kBound)
+        s.stats.Fail(kBind, absl::StrCat(name, " was bound to ", wrong, ", which cannot fit it"));
       if (b == BindOutcome::kRefused) s.stats.refused_stale++;
     }
     BindOutcome b = node.empty() ? BindOutcome::kError : Bind(*client, s, kind.ns, name, node);
@@ -236,7 +247,8 @@ void BindLoop(Shared& s, int id) {
       ++misses;
     }
     // Drain at --hold pods, or when no kind fits any more (a --hold larger than the fleet).
-    if (static_cast<int>(held.size()) >= s.opt.hold || (misses >= std::size(kBindKinds) && !held.empty())) {
+    if (static_cast<int>(held.size()) >= s.opt.hold ||
+        (misses >= std::size(kBindKinds) && !held.empty())) {
       filling = false;
     }
   }
@@ -254,12 +266,15 @@ void ObserverLoop(Shared& s) {
     pacer.Wait();
     std::string text;
     if (Call(client, s.stats, kMetrics, "GET", "/metrics", "", nullptr, &text)) {
-      if (!absl::StrContains(text, "\ngpu_tenancy_cache_synced 1\n")) s.stats.Fail(kMetrics, "cache_synced is not 1");
+      if (!absl::StrContains(text, "\ngpu_tenancy_cache_synced 1\n"))
+        s.stats.Fail(kMetrics, "cache_synced is not 1");
     }
     rapidjson::Document doc;
     if (Call(client, s.stats, kAllocations, "GET", "/debug/allocations", "", &doc)) {
-      const common::JsonValue* tenants = doc.IsObject() ? common::FindMember(doc, "tenants") : nullptr;
-      if (!tenants || !tenants->IsArray() || tenants->Empty()) s.stats.Fail(kAllocations, "no tenants array");
+      const common::JsonValue* tenants =
+          doc.IsObject() ? common::FindMember(doc, "tenants") : nullptr;
+      if (!tenants || !tenants->IsArray() || tenants->Empty())
+        s.stats.Fail(kAllocations, "no tenants array");
     }
     Call(client, s.stats, kReadyz, "GET", "/readyz", "", nullptr);
   }

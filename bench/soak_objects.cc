@@ -17,12 +17,12 @@ std::string ReadWhole(const std::string& path) {
 }
 
 std::string Kubeconfig(const FakeApiServer& api) {
-  return absl::StrCat("apiVersion: v1\nkind: Config\ncurrent-context: emulator\nclusters:\n- name: emulator\n"
-                      "  cluster:\n    server: ",
-                      api.url(), "\n    certificate-authority-data: ",
-                      absl::Base64Escape(ReadWhole(api.ca_file())),
-                      "\nusers:\n- name: soak\n  user:\n    token: test-token\ncontexts:\n- name: emulator\n"
-                      "  context:\n    cluster: emulator\n    user: soak\n    namespace: gpu-system\n");
+  return absl::StrCat(
+      "apiVersion: v1\nkind: Config\ncurrent-context: emulator\nclusters:\n- name: emulator\n"
+      "  cluster:\n    server: ",
+      api.url(), "\n    certificate-authority-data: ", absl::Base64Escape(ReadWhole(api.ca_file())),
+      "\nusers:\n- name: soak\n  user:\n    token: test-token\ncontexts:\n- name: emulator\n"
+      "  context:\n    cluster: emulator\n    user: soak\n    namespace: gpu-system\n");
 }
 
 std::string FirstNodeOf(bench::NodeKind kind) {
@@ -32,32 +32,36 @@ std::string FirstNodeOf(bench::NodeKind kind) {
 }
 
 std::string PendingPod(const std::string& ns, const std::string& name, const std::string& limits) {
-  return absl::StrCat(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")", name, R"(","namespace":")", ns,
-                      R"(","uid":"uid-)", ns, "-", name, R"(","labels":{"app":"soak"}},)",
-                      R"("spec":{"schedulerName":"default-scheduler","containers":[{"name":"main",)",
-                      R"("image":"registry.example.com/ml/infer:3.0","resources":{"limits":)", limits,
-                      R"(,"requests":)", limits, R"(}}]},"status":{"phase":"Pending"}})");
+  return absl::StrCat(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")", name, R"(","namespace":")", ns,
+      R"(","uid":"uid-)", ns, "-", name, R"(","labels":{"app":"soak"}},)",
+      R"("spec":{"schedulerName":"default-scheduler","containers":[{"name":"main",)",
+      R"("image":"registry.example.com/ml/infer:3.0","resources":{"limits":)", limits,
+      R"(,"requests":)", limits, R"(}}]},"status":{"phase":"Pending"}})");
 }
 
 std::string ExtenderArgs(const std::string& pod, const std::vector<std::string>& names) {
   std::vector<std::string> quoted;
   for (const std::string& n : names) quoted.push_back(absl::StrCat("\"", n, "\""));
-  return absl::StrCat(R"({"Pod":)", pod, R"(,"Nodes":null,"NodeNames":[)", absl::StrJoin(quoted, ","), "]}");
+  return absl::StrCat(R"({"Pod":)", pod, R"(,"Nodes":null,"NodeNames":[)",
+                      absl::StrJoin(quoted, ","), "]}");
 }
 
-std::string Review(const std::string& uid, const std::string& ns, const std::string& name, const std::string& limits) {
+std::string Review(const std::string& uid, const std::string& ns, const std::string& name,
+                   const std::string& limits) {
   return absl::StrCat(
       R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":")", uid,
       R"(","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},)",
       R"("requestKind":{"group":"","version":"v1","kind":"Pod"},"requestResource":{"group":"","version":"v1","resource":"pods"},)",
       R"("name":")", name, R"(","namespace":")", ns, R"(","operation":"CREATE",)",
       R"("userInfo":{"username":"kubernetes-admin","groups":["system:masters","system:authenticated"]},)",
-      R"("object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":")", name, R"(","namespace":")", ns,
+      R"("object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":")", name,
+      R"(","namespace":")", ns,
       R"(","labels":{"app":"soak"}},"spec":{"volumes":[{"name":"kube-api-access-dzjcf","projected":{"sources":[)",
       R"({"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},{"configMap":{"name":"kube-root-ca.crt",)",
       R"("items":[{"key":"ca.crt","path":"ca.crt"}]}}],"defaultMode":420}}],)",
-      R"("containers":[{"name":"main","image":"registry.k8s.io/pause:3.9","resources":{"limits":)", limits,
-      R"(,"requests":)", limits,
+      R"("containers":[{"name":"main","image":"registry.k8s.io/pause:3.9","resources":{"limits":)",
+      limits, R"(,"requests":)", limits,
       R"(},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"}],)",
       R"("restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst","serviceAccountName":"default",)",
       R"("securityContext":{},"schedulerName":"default-scheduler","tolerations":[{"key":"node.kubernetes.io/not-ready",)",

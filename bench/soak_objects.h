@@ -24,11 +24,14 @@ struct PodKind {
 };
 inline constexpr PodKind kBindKinds[] = {
     // trusted, MIG
-    {"research", R"({"nvidia.com/mig-1g.10gb":"1","cpu":"2","memory":"8Gi"})", bench::NodeKind::kTimeSliced},
+    {"research", R"({"nvidia.com/mig-1g.10gb":"1","cpu":"2","memory":"8Gi"})",
+     bench::NodeKind::kTimeSliced},
     // trusted, time-sliced
-    {"research", R"({"nvidia.com/gpu.shared":"1","cpu":"2","memory":"8Gi"})", bench::NodeKind::kExclusive},
+    {"research", R"({"nvidia.com/gpu.shared":"1","cpu":"2","memory":"8Gi"})",
+     bench::NodeKind::kExclusive},
     // untrusted, MIG
-    {"acme", R"({"nvidia.com/mig-3g.40gb":"1","cpu":"4","memory":"32Gi"})", bench::NodeKind::kExclusive},
+    {"acme", R"({"nvidia.com/mig-3g.40gb":"1","cpu":"4","memory":"32Gi"})",
+     bench::NodeKind::kExclusive},
     // platform, whole GPU
     {"gpu-ops", R"({"nvidia.com/gpu":"1","cpu":"16","memory":"64Gi"})", bench::NodeKind::kMig},
 };
@@ -44,7 +47,8 @@ std::string ExtenderArgs(const std::string& pod, const std::vector<std::string>&
 
 // An admission.k8s.io/v1 CREATE review shaped like
 // test/testdata/admission/pod-create.validating.request.json (what kube-apiserver 1.28 sent).
-std::string Review(const std::string& uid, const std::string& ns, const std::string& name, const std::string& limits);
+std::string Review(const std::string& uid, const std::string& ns, const std::string& name,
+                   const std::string& limits);
 
 // The admission cases and what the demo policy must answer. The validating webhook allows the
 // trusted tenant's MIG pod and denies a time-sliced GPU for the untrusted tier and any GPU for

@@ -14,10 +14,29 @@
 
 namespace soak {
 
-enum Kind { kFilter, kPrioritize, kValidate, kMutate, kBind, kMetrics, kAllocations, kReadyz, kEmulator, kServer, kKinds };
-inline constexpr const char* kKindNames[kKinds] = {"filter", "prioritize", "validate", "mutate", "bind",
-                                            "metrics", "debug/allocations", "readyz",
-                                            "emulator (add/delete pod)", "server process (RSS, log, exit)"};
+enum Kind {
+  kFilter,
+  kPrioritize,
+  kValidate,
+  kMutate,
+  kBind,
+  kMetrics,
+  kAllocations,
+  kReadyz,
+  kEmulator,
+  kServer,
+  kKinds
+};
+inline constexpr const char* kKindNames[kKinds] = {"filter",
+                                                   "prioritize",
+                                                   "validate",
+                                                   "mutate",
+                                                   "bind",
+                                                   "metrics",
+                                                   "debug/allocations",
+                                                   "readyz",
+                                                   "emulator (add/delete pod)",
+                                                   "server process (RSS, log, exit)"};
 
 struct Stats {
   std::atomic<uint64_t> requests[kKinds] = {};

@@ -62,32 +62,38 @@ std::string Labels(int index, NodeKind kind) {
   };
   switch (kind) {
     case NodeKind::kMig:
-      l.insert(l.end(), {R"("nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3")",
-                         R"("nvidia.com/gpu.memory":"81559")", R"("nvidia.com/gpu.replicas":"0")",
-                         R"("nvidia.com/mig.capable":"true")", R"("nvidia.com/mig.strategy":"mixed")",
-                         R"("nvidia.com/mig.config":"tenancy-3-2-1-1")",
-                         R"("nvidia.com/mig.config.state":"success")", R"("gpu-tenancy.io/pool":"gpu-mig")"});
-      for (auto [p, count, mem, sm] : {std::tuple{"3g.40gb", 8, 40448, 60}, std::tuple{"2g.20gb", 8, 20096, 32},
-                                       std::tuple{"1g.10gb", 16, 9984, 16}}) {
+      l.insert(
+          l.end(),
+          {R"("nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3")",
+           R"("nvidia.com/gpu.memory":"81559")", R"("nvidia.com/gpu.replicas":"0")",
+           R"("nvidia.com/mig.capable":"true")", R"("nvidia.com/mig.strategy":"mixed")",
+           R"("nvidia.com/mig.config":"tenancy-3-2-1-1")",
+           R"("nvidia.com/mig.config.state":"success")", R"("gpu-tenancy.io/pool":"gpu-mig")"});
+      for (auto [p, count, mem, sm] :
+           {std::tuple{"3g.40gb", 8, 40448, 60}, std::tuple{"2g.20gb", 8, 20096, 32},
+            std::tuple{"1g.10gb", 16, 9984, 16}}) {
         l.push_back(absl::StrCat(R"("nvidia.com/mig-)", p, R"(.count":")", count, "\""));
         l.push_back(absl::StrCat(R"("nvidia.com/mig-)", p, R"(.memory":")", mem, "\""));
         l.push_back(absl::StrCat(R"("nvidia.com/mig-)", p, R"(.multiprocessors":")", sm, "\""));
-        l.push_back(absl::StrCat(R"("nvidia.com/mig-)", p, R"(.engines.copy":")", sm / 16 + 1, "\""));
+        l.push_back(
+            absl::StrCat(R"("nvidia.com/mig-)", p, R"(.engines.copy":")", sm / 16 + 1, "\""));
         l.push_back(absl::StrCat(R"("nvidia.com/mig-)", p, R"(.slices.gi":")", p[0] - '0', "\""));
         l.push_back(absl::StrCat(R"("nvidia.com/mig-)", p, R"(.slices.ci":")", p[0] - '0', "\""));
       }
       break;
     case NodeKind::kTimeSliced:
-      l.insert(l.end(), {R"("nvidia.com/gpu.product":"NVIDIA-A100-SXM4-40GB")",
-                         R"("nvidia.com/gpu.memory":"40960")", R"("nvidia.com/gpu.replicas":"4")",
-                         R"("nvidia.com/gpu.sharing-strategy":"time-slicing")",
-                         R"("nvidia.com/mig.capable":"false")", R"("gpu-tenancy.io/pool":"gpu-timeslice")"});
+      l.insert(l.end(),
+               {R"("nvidia.com/gpu.product":"NVIDIA-A100-SXM4-40GB")",
+                R"("nvidia.com/gpu.memory":"40960")", R"("nvidia.com/gpu.replicas":"4")",
+                R"("nvidia.com/gpu.sharing-strategy":"time-slicing")",
+                R"("nvidia.com/mig.capable":"false")", R"("gpu-tenancy.io/pool":"gpu-timeslice")"});
       break;
     case NodeKind::kExclusive:
-      l.insert(l.end(), {R"("nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3")",
-                         R"("nvidia.com/gpu.memory":"81559")", R"("nvidia.com/gpu.replicas":"1")",
-                         R"("nvidia.com/gpu.sharing-strategy":"none")", R"("nvidia.com/mig.capable":"true")",
-                         R"("gpu-tenancy.io/pool":"gpu-exclusive")"});
+      l.insert(l.end(),
+               {R"("nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3")",
+                R"("nvidia.com/gpu.memory":"81559")", R"("nvidia.com/gpu.replicas":"1")",
+                R"("nvidia.com/gpu.sharing-strategy":"none")", R"("nvidia.com/mig.capable":"true")",
+                R"("gpu-tenancy.io/pool":"gpu-exclusive")"});
       break;
   }
   return absl::StrCat("{", absl::StrJoin(l, ","), "}");
@@ -118,12 +124,14 @@ std::string Taints(NodeKind kind) {
 }
 
 std::string Condition(const char* type, const char* status, const char* reason) {
-  return absl::StrCat(R"({"type":")", type, R"(","status":")", status,
-                      R"(","lastHeartbeatTime":"2026-11-30T10:00:00Z","lastTransitionTime":"2026-11-01T10:00:00Z","reason":")",
-                      reason, R"(","message":"kubelet reports )", reason, R"("})");
+  return absl::StrCat(
+      R"({"type":")", type, R"(","status":")", status,
+      R"(","lastHeartbeatTime":"2026-11-30T10:00:00Z","lastTransitionTime":"2026-11-01T10:00:00Z","reason":")",
+      reason, R"(","message":"kubelet reports )", reason, R"("})");
 }
 
-std::string Container(const std::string& name, const std::string& image, const std::string& resources) {
+std::string Container(const std::string& name, const std::string& image,
+                      const std::string& resources) {
   return absl::StrCat(R"({"name":")", name, R"(","image":")", image,
                       R"(","imagePullPolicy":"IfNotPresent","resources":{"limits":)", resources,
                       R"(,"requests":)", resources, "}}");
@@ -149,18 +157,19 @@ std::string NodeJson(int index, bool with_type_meta) {
   std::string name = NodeName(index);
   std::string gpu = GpuResources(kind);
   std::string head = absl::StrCat(
-      "{", with_type_meta ? R"("apiVersion":"v1","kind":"Node",)" : "",
-      R"("metadata":{"name":")", name, R"(","uid":"node-uid-)", Digest(index).substr(0, 24),
-      R"(","resourceVersion":")", 1000000 + index,
-      R"(","creationTimestamp":"2026-11-01T10:00:00Z","labels":)", Labels(index, kind),
+      "{", with_type_meta ? R"("apiVersion":"v1","kind":"Node",)" : "", R"("metadata":{"name":")",
+      name, R"(","uid":"node-uid-)", Digest(index).substr(0, 24), R"(","resourceVersion":")",
+      1000000 + index, R"(","creationTimestamp":"2026-11-01T10:00:00Z","labels":)",
+      Labels(index, kind),
       R"(,"annotations":{"node.alpha.kubernetes.io/ttl":"0","volumes.kubernetes.io/controller-managed-attach-detach":"true",)",
       R"("nfd.node.kubernetes.io/feature-labels":"cpu-cpuid.AVX512F,cpu-model.vendor_id,kernel-version.full,pci-10de.present",)",
-      R"("nfd.node.kubernetes.io/master.version":"v0.14.2"}},)",
-      R"("spec":{)", Taints(kind), R"("podCIDR":"10.)", index / 250, ".", index % 250,
+      R"("nfd.node.kubernetes.io/master.version":"v0.14.2"}},)", R"("spec":{)", Taints(kind),
+      R"("podCIDR":"10.)", index / 250, ".", index % 250,
       R"(.0/24","providerID":"aws:///zone-a/i-)", Digest(index + 7).substr(0, 17), R"("},)",
-      R"("status":{"capacity":{"cpu":"192","memory":"2097152Mi","pods":"110","ephemeral-storage":"3758096384Ki",)", gpu,
-      R"(},"allocatable":{"cpu":"191","memory":"2064384Mi","pods":"110","ephemeral-storage":"3463790064Ki",)", gpu,
-      R"(},"conditions":[)",
+      R"("status":{"capacity":{"cpu":"192","memory":"2097152Mi","pods":"110","ephemeral-storage":"3758096384Ki",)",
+      gpu,
+      R"(},"allocatable":{"cpu":"191","memory":"2064384Mi","pods":"110","ephemeral-storage":"3463790064Ki",)",
+      gpu, R"(},"conditions":[)",
       absl::StrJoin({Condition("MemoryPressure", "False", "KubeletHasSufficientMemory"),
                      Condition("DiskPressure", "False", "KubeletHasNoDiskPressure"),
                      Condition("PIDPressure", "False", "KubeletHasSufficientPID"),
@@ -168,8 +177,9 @@ std::string NodeJson(int index, bool with_type_meta) {
                     ","),
       R"(],"addresses":[{"type":"InternalIP","address":"10.0.)", index / 250, ".", index % 250,
       R"("},{"type":"Hostname","address":")", name,
-      R"("}],"daemonEndpoints":{"kubeletEndpoint":{"Port":10250}},"nodeInfo":{"machineID":")", Digest(index + 1).substr(0, 32),
-      R"(","systemUUID":")", Digest(index + 2).substr(0, 32), R"(","bootID":")", Digest(index + 3).substr(0, 32),
+      R"("}],"daemonEndpoints":{"kubeletEndpoint":{"Port":10250}},"nodeInfo":{"machineID":")",
+      Digest(index + 1).substr(0, 32), R"(","systemUUID":")", Digest(index + 2).substr(0, 32),
+      R"(","bootID":")", Digest(index + 3).substr(0, 32),
       R"(","kernelVersion":"5.15.0-91-generic","osImage":"Ubuntu 22.04.3 LTS","containerRuntimeVersion":"containerd://1.7.2",)",
       R"("kubeletVersion":"v1.28.7","kubeProxyVersion":"v1.28.7","operatingSystem":"linux","architecture":"amd64"},)",
       R"("images":[)");
@@ -178,8 +188,8 @@ std::string NodeJson(int index, bool with_type_meta) {
   for (int i = 0; head.size() + images.size() + 40 < kTargetNodeBytes; ++i) {
     std::string repo = absl::StrCat("registry.example.com/team-", i % 7, "/image-", i);
     if (i > 0) images += ",";
-    absl::StrAppend(&images, R"({"names":[")", repo, "@sha256:", Digest(index * 131 + i), R"(",")", repo, ":v1.", i,
-                    R"("],"sizeBytes":)", 100000000 + i * 7654321, "}");
+    absl::StrAppend(&images, R"({"names":[")", repo, "@sha256:", Digest(index * 131 + i), R"(",")",
+                    repo, ":v1.", i, R"("],"sizeBytes":)", 100000000 + i * 7654321, "}");
   }
   return absl::StrCat(head, images, "]}}");
 }
@@ -215,8 +225,10 @@ std::vector<std::string> PodsJson(int index) {
         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")", name, R"(","namespace":")", ns,
         R"(","uid":"pod-)", index, "-", j, R"(","labels":{"app":")", is_gpu ? "trainer" : "web",
         R"(","pod-template-hash":"7d9f8c6b5"}},"spec":{"nodeName":")", node, R"(","containers":[)",
-        Container("main", is_gpu ? "registry.example.com/ml/trainer:2.1" : "registry.example.com/web/api:1.4",
-                  resources),
+        Container(
+            "main",
+            is_gpu ? "registry.example.com/ml/trainer:2.1" : "registry.example.com/web/api:1.4",
+            resources),
         R"(]},"status":{"phase":"Running"}})"));
   }
   return out;
@@ -283,14 +295,17 @@ std::string SharedPodJson() {
 std::string AdmissionReviewJson() {
   std::vector<std::string> env, annotations, volumes, mounts;
   for (int i = 0; i < 150; ++i) {
-    env.push_back(absl::StrCat(R"({"name":"APP_SETTING_)", i, R"(","value":"value-for-setting-number-)", i,
-                               "-", Digest(i).substr(0, 24), R"("})"));
+    env.push_back(absl::StrCat(R"({"name":"APP_SETTING_)", i,
+                               R"(","value":"value-for-setting-number-)", i, "-",
+                               Digest(i).substr(0, 24), R"("})"));
   }
   for (int i = 0; i < 40; ++i) {
-    annotations.push_back(absl::StrCat(R"("example.com/annotation-)", i, R"(":")", Digest(1000 + i), "\""));
+    annotations.push_back(
+        absl::StrCat(R"("example.com/annotation-)", i, R"(":")", Digest(1000 + i), "\""));
   }
   for (int i = 0; i < 30; ++i) {
-    volumes.push_back(absl::StrCat(R"({"name":"config-)", i, R"(","configMap":{"name":"app-config-)", i,
+    volumes.push_back(absl::StrCat(R"({"name":"config-)", i,
+                                   R"(","configMap":{"name":"app-config-)", i,
                                    R"(","defaultMode":420}})"));
     mounts.push_back(absl::StrCat(R"({"name":"config-)", i, R"(","mountPath":"/etc/app/config-)", i,
                                   R"(","readOnly":true})"));
@@ -304,9 +319,9 @@ std::string AdmissionReviewJson() {
       R"("userInfo":{"username":"system:serviceaccount:kube-system:replicaset-controller","groups":["system:serviceaccounts","system:authenticated"]},)",
       R"("object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"big-pod","namespace":"research","labels":{"app":"bench"},"annotations":{)",
       absl::StrJoin(annotations, ","), R"(}},"spec":{"volumes":[)", absl::StrJoin(volumes, ","),
-      R"(],"containers":[{"name":"main","image":"registry.example.com/ml/infer:3.0","env":[)", absl::StrJoin(env, ","),
-      R"(],"resources":{"limits":)", limits, R"(,"requests":)", limits, R"(},"volumeMounts":[)",
-      absl::StrJoin(mounts, ","),
+      R"(],"containers":[{"name":"main","image":"registry.example.com/ml/infer:3.0","env":[)",
+      absl::StrJoin(env, ","), R"(],"resources":{"limits":)", limits, R"(,"requests":)", limits,
+      R"(},"volumeMounts":[)", absl::StrJoin(mounts, ","),
       R"(]}],"restartPolicy":"Always","schedulerName":"default-scheduler"},"status":{"phase":"Pending"}},)",
       R"("oldObject":null,"dryRun":false,"options":{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1"}}})");
 }

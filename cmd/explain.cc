@@ -32,7 +32,8 @@ absl::StatusOr<topology::PodFacts> FindPod(const std::string& pod_arg,
     ASSIGN_OR_RETURN(std::string text, ReadFile(pod_arg));
     ASSIGN_OR_RETURN(rapidjson::Document doc, common::ParseObjectText(text));
     absl::StatusOr<topology::PodFacts> pod = common::ParsePod(doc);
-    if (!pod.ok()) return absl::InvalidArgumentError(absl::StrCat(pod_arg, ": ", pod.status().message()));
+    if (!pod.ok())
+      return absl::InvalidArgumentError(absl::StrCat(pod_arg, ": ", pod.status().message()));
     if (pod->namespace_name.empty()) pod->namespace_name = "default";
     // Explaining a pod means asking where it could go now: forget any binding it carries.
     pod->node_name.clear();
@@ -72,7 +73,8 @@ void PrintText(const extender::PodDecision& d, const std::vector<NodeRow>& nodes
             << "demand  " << DemandText(d.demand) << "\n\n";
   size_t width = 4;
   for (const NodeRow& n : nodes) width = std::max(width, n.node.size());
-  std::cout << absl::StrFormat("%-*s  %-13s  %5s  %s\n", width, "NODE", "VERDICT", "SCORE", "REASON");
+  std::cout << absl::StrFormat("%-*s  %-13s  %5s  %s\n", width, "NODE", "VERDICT", "SCORE",
+                               "REASON");
   int fits = 0;
   for (const NodeRow& n : nodes) {
     fits += n.fits();
@@ -140,7 +142,8 @@ int RunExplain(const std::vector<std::string>& args) {
   if (format != "text" && format != "json") {
     return UsageError(absl::InvalidArgumentError("-o must be text or json"), kUsage);
   }
-  if (!flags->Has("pod")) return UsageError(absl::InvalidArgumentError("--pod is required"), kUsage);
+  if (!flags->Has("pod"))
+    return UsageError(absl::InvalidArgumentError("--pod is required"), kUsage);
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
   absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);

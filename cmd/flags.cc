@@ -26,7 +26,8 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
       has_inline = true;
     }
     if (switches.count(name)) {
-      if (has_inline) return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
+      if (has_inline)
+        return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
       out.switches.insert(name);
     } else if (with_value.count(name)) {
       if (!has_inline) {

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cmd/flags.h"
 #include "topology/policy.h"
 #include "topology/snapshot.h"

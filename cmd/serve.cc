@@ -14,6 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
@@ -23,11 +24,10 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/yaml_json.h"
-#include "extender/verbs.h"
-#include "absl/time/time.h"
-#include "extender/bind.h"
 #include "extender/allocations.h"
+#include "extender/bind.h"
 #include "extender/inventory.h"
+#include "extender/verbs.h"
 #include "kube/api_client.h"
 #include "kube/binder.h"
 #include "kube/cluster_state.h"
@@ -62,14 +62,29 @@ constexpr char kUsage[] =
     "(without --); flags win over it. --audit-log appends one JSON line per bind and per\n"
     "admission denial (\"-\": stdout). The metrics listener also serves GET /debug/allocations.\n";
 
-const std::set<std::string> kValueFlags = {"cluster-file", "policy",       "listen",
-                                           "metrics-listen", "tls-cert",   "tls-key",
-                                           "client-ca",    "threads",      "max-body-bytes",
-                                           "log-level",    "config",       "kubeconfig",
-                                           "context",      "assume-ttl",   "resync",
-                                           "leader-elect", "lease-namespace", "identity",
-                                           "shutdown-delay", "audit-log", "request-deadline",
-                                           "max-connections", "max-connections-per-ip",
+const std::set<std::string> kValueFlags = {"cluster-file",
+                                           "policy",
+                                           "listen",
+                                           "metrics-listen",
+                                           "tls-cert",
+                                           "tls-key",
+                                           "client-ca",
+                                           "threads",
+                                           "max-body-bytes",
+                                           "log-level",
+                                           "config",
+                                           "kubeconfig",
+                                           "context",
+                                           "assume-ttl",
+                                           "resync",
+                                           "leader-elect",
+                                           "lease-namespace",
+                                           "identity",
+                                           "shutdown-delay",
+                                           "audit-log",
+                                           "request-deadline",
+                                           "max-connections",
+                                           "max-connections-per-ip",
                                            "max-queued-requests"};
 
 // The demo's ready-to-paste filter request: an untrusted tenant's MIG pod, names-only.
@@ -85,7 +100,8 @@ absl::Status SplitHostPort(const std::string& text, std::string& host, int& port
     return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" is not HOST:PORT"));
   }
   host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   if (host.empty()) host = "0.0.0.0";
   if (!absl::SimpleAtoi(text.substr(colon + 1), &port) || port < 0 || port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" has no valid port"));
@@ -99,8 +115,10 @@ absl::Status MergeConfigFile(ParsedFlags& flags) {
   std::string path = flags.Get("config");
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   absl::StatusOr<rapidjson::Document> doc = common::YamlToJson(text);
-  if (!doc.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", doc.status().message()));
-  if (!doc->IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected a mapping"));
+  if (!doc.ok())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", doc.status().message()));
+  if (!doc->IsObject())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": expected a mapping"));
   for (auto it = doc->MemberBegin(); it != doc->MemberEnd(); ++it) {
     std::string key(common::AsStringView(it->name));
     if (!kValueFlags.count(key) || key == "config") {
@@ -136,15 +154,15 @@ absl::StatusOr<ServeSetup> BuildOptions(const ParsedFlags& flags) {
     return absl::InvalidArgumentError("--threads must be 2..4096");
   }
   if (flags.Has("max-body-bytes") &&
-      (!absl::SimpleAtoi(flags.Get("max-body-bytes"), &o.max_body_bytes) || o.max_body_bytes < 1024)) {
+      (!absl::SimpleAtoi(flags.Get("max-body-bytes"), &o.max_body_bytes) ||
+       o.max_body_bytes < 1024)) {
     return absl::InvalidArgumentError("--max-body-bytes must be at least 1024");
   }
   // Connection limits of the TLS listener (README "Limits and hostile clients").
-  for (auto [flag, field, low] : {std::tuple{"max-connections", &o.max_connections, size_t{16}},
-                                  std::tuple{"max-connections-per-ip", &o.max_connections_per_ip,
-                                             size_t{1}},
-                                  std::tuple{"max-queued-requests", &o.max_queued_requests,
-                                             size_t{0}}}) {
+  for (auto [flag, field, low] :
+       {std::tuple{"max-connections", &o.max_connections, size_t{16}},
+        std::tuple{"max-connections-per-ip", &o.max_connections_per_ip, size_t{1}},
+        std::tuple{"max-queued-requests", &o.max_queued_requests, size_t{0}}}) {
     if (!flags.Has(flag)) continue;
     if (!absl::SimpleAtoi(flags.Get(flag), field) || *field < low || *field > 1000000) {
       return absl::InvalidArgumentError(
@@ -166,7 +184,8 @@ absl::StatusOr<ServeSetup> BuildOptions(const ParsedFlags& flags) {
     absl::Duration deadline;
     if (!absl::ParseDuration(flags.Get("request-deadline"), &deadline) ||
         deadline < absl::Milliseconds(100) || deadline > absl::Minutes(5)) {
-      return absl::InvalidArgumentError("--request-deadline takes a duration such as 10s (100ms..5m)");
+      return absl::InvalidArgumentError(
+          "--request-deadline takes a duration such as 10s (100ms..5m)");
     }
     o.request_deadline_millis = static_cast<int>(absl::ToInt64Milliseconds(deadline));
   }
@@ -199,8 +218,8 @@ void PrintDemoHelp(const ServeSetup& setup, int tls_port, int metrics_port) {
             << " -H 'Content-Type: application/json' \\\n      -d @" << dir << "/filter.json "
             << base << "/extender/filter\n\n"
             << "  curl -s --cacert " << setup.ca_for_curl
-            << " -H 'Content-Type: application/json' \\\n      -d @" << dir
-            << "/filter.json " << base << "/extender/prioritize\n\n";
+            << " -H 'Content-Type: application/json' \\\n      -d @" << dir << "/filter.json "
+            << base << "/extender/prioritize\n\n";
   if (metrics_port > 0) {
     std::cout << "  curl -s http://localhost:" << metrics_port << "/readyz\n"
               << "  curl -s http://localhost:" << metrics_port << "/metrics\n\n";
@@ -211,7 +230,8 @@ void PrintDemoHelp(const ServeSetup& setup, int tls_port, int metrics_port) {
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, kValueFlags, {"demo", "help", "bench-routes"});
+  absl::StatusOr<ParsedFlags> flags =
+      ParseFlags(args, kValueFlags, {"demo", "help", "bench-routes"});
   if (!flags.ok()) return UsageError(flags.status(), kUsage);
   if (flags->Has("help")) {
     std::cout << kUsage;
@@ -229,7 +249,8 @@ int RunServe(const std::vector<std::string>& args) {
   if (!policy.ok()) return Fail(policy.status());
   std::shared_ptr<common::AuditLog> audit;
   if (flags->Has("audit-log")) {
-    absl::StatusOr<std::unique_ptr<common::AuditLog>> opened = common::AuditLog::Open(flags->Get("audit-log"));
+    absl::StatusOr<std::unique_ptr<common::AuditLog>> opened =
+        common::AuditLog::Open(flags->Get("audit-log"));
     if (!opened.ok()) return Fail(opened.status());
     audit = *std::move(opened);
   }
@@ -242,7 +263,9 @@ int RunServe(const std::vector<std::string>& args) {
   if ((flags->Has("assume-ttl") && !absl::ParseDuration(flags->Get("assume-ttl"), &assume_ttl)) ||
       (flags->Has("resync") && !absl::ParseDuration(flags->Get("resync"), &resync)) ||
       assume_ttl <= absl::ZeroDuration() || resync <= absl::ZeroDuration()) {
-    return UsageError(absl::InvalidArgumentError("--assume-ttl and --resync take durations such as 30s or 5m"), kUsage);
+    return UsageError(
+        absl::InvalidArgumentError("--assume-ttl and --resync take durations such as 30s or 5m"),
+        kUsage);
   }
   std::unique_ptr<kube::ApiClient> api;
   std::unique_ptr<kube::LiveSource> source;
@@ -253,8 +276,9 @@ int RunServe(const std::vector<std::string>& args) {
   std::optional<topology::ClusterData> file_cluster;
   if (live) {
     absl::StatusOr<kube::ApiConfig> config =
-        flags->Has("kubeconfig") ? kube::LoadKubeconfig(flags->Get("kubeconfig"), flags->Get("context"))
-                                 : kube::InClusterConfig();
+        flags->Has("kubeconfig")
+            ? kube::LoadKubeconfig(flags->Get("kubeconfig"), flags->Get("context"))
+            : kube::InClusterConfig();
     if (!config.ok()) return Fail(config.status());
     absl::StatusOr<std::unique_ptr<kube::ApiClient>> client = kube::ApiClient::Create(*config);
     if (!client.ok()) return Fail(client.status());
@@ -277,7 +301,8 @@ int RunServe(const std::vector<std::string>& args) {
       if (pod_name && pod_namespace) {
         // The leader labels its own pod; the extender Service selects that label, so
         // kube-scheduler always reaches the one replica whose assume cache is authoritative.
-        std::string pod_path = absl::StrCat("/api/v1/namespaces/", pod_namespace, "/pods/", pod_name);
+        std::string pod_path =
+            absl::StrCat("/api/v1/namespaces/", pod_namespace, "/pods/", pod_name);
         kube::ApiClient* client = api.get();
         lo.on_change = [client, pod_path](bool leader) {
           std::string patch = absl::StrCat(R"({"metadata":{"labels":{")", topology::kLeaderLabel,
@@ -285,8 +310,9 @@ int RunServe(const std::vector<std::string>& args) {
           absl::StatusOr<kube::ApiResponse> r =
               client->Patch(pod_path, patch, "application/merge-patch+json");
           if (!r.ok() || r->status != 200) {
-            common::Log(common::LogLevel::kWarn, "cannot label own pod as extender leader",
-                        {{"error", r.ok() ? kube::DescribeError(*r) : std::string(r.status().message())}});
+            common::Log(
+                common::LogLevel::kWarn, "cannot label own pod as extender leader",
+                {{"error", r.ok() ? kube::DescribeError(*r) : std::string(r.status().message())}});
           }
         };
       }
@@ -298,7 +324,8 @@ int RunServe(const std::vector<std::string>& args) {
         if (then) then(leading);
       };
       elector = std::make_unique<kube::LeaderElector>(*api, lo);
-      binder->SetGate([e = elector.get(), f = fence.get()] { return e->is_leader() && f->Ready(); });
+      binder->SetGate(
+          [e = elector.get(), f = fence.get()] { return e->is_leader() && f->Ready(); });
     }
   } else {
     absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
@@ -313,11 +340,13 @@ int RunServe(const std::vector<std::string>& args) {
       "gpu_tenancy_filter_rejections_total", "Nodes the filter rejected, by verdict and rule.",
       std::vector<std::string>{"verdict", "rule"});
   auto admissions = std::make_shared<server::LabeledCounter>(
-      "gpu_tenancy_admission_reviews_total", "Admission reviews answered, by webhook, outcome and rule.",
+      "gpu_tenancy_admission_reviews_total",
+      "Admission reviews answered, by webhook, outcome and rule.",
       std::vector<std::string>{"webhook", "allowed", "rule"});
   auto binds = std::make_shared<server::LabeledCounter>(
       "gpu_tenancy_binds_total", "Bind calls, by result.", std::vector<std::string>{"result"});
-  routes.push_back({"/extender/filter", [state, filter_rejections](absl::string_view body) {
+  routes.push_back({"/extender/filter",
+                    [state, filter_rejections](absl::string_view body) {
                       std::shared_ptr<const topology::ModelState> s = state->Current();
                       extender::VerbReply r = extender::Filter(body, s.get());
                       for (const auto& [key, n] : r.rejections) {
@@ -326,7 +355,8 @@ int RunServe(const std::vector<std::string>& args) {
                       return server::Reply{r.http_status, std::move(r.body), {}};
                     },
                     /*waits_on_io=*/false});
-  routes.push_back({"/extender/prioritize", [state](absl::string_view body) {
+  routes.push_back({"/extender/prioritize",
+                    [state](absl::string_view body) {
                       std::shared_ptr<const topology::ModelState> s = state->Current();
                       extender::VerbReply r = extender::Prioritize(body, s.get());
                       return server::Reply{r.http_status, std::move(r.body), {}};
@@ -334,14 +364,17 @@ int RunServe(const std::vector<std::string>& args) {
                     /*waits_on_io=*/false});
   for (auto [path, kind] : {std::pair{"/webhook/validate", webhook::ReviewKind::kValidate},
                             std::pair{"/webhook/mutate", webhook::ReviewKind::kMutate}}) {
-    routes.push_back({path, [state, admissions, audit, kind = kind](absl::string_view body) {
+    routes.push_back({path,
+                      [state, admissions, audit, kind = kind](absl::string_view body) {
                         std::shared_ptr<const topology::ModelState> s = state->Current();
                         if (!s) {
                           // Tenants resolve through namespace labels: without them we cannot
                           // judge, and failing closed is the policy's promise.
-                          return server::Reply{503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
+                          return server::Reply{
+                              503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
                         }
-                        webhook::ReviewOutcome r = webhook::Review(body, kind, *s->policy, *s->snapshot);
+                        webhook::ReviewOutcome r =
+                            webhook::Review(body, kind, *s->policy, *s->snapshot);
                         absl::string_view webhook_name =
                             kind == webhook::ReviewKind::kValidate ? "validate" : "mutate";
                         if (r.http_status == 200) {
@@ -367,38 +400,49 @@ int RunServe(const std::vector<std::string>& args) {
                       /*waits_on_io=*/audit != nullptr});
   }
   kube::ApiBinder* bind_backend = binder.get();
-  routes.push_back({"/extender/bind", [bind_backend, binds](absl::string_view body) {
-                      if (!bind_backend) {
-                        return server::Reply{200, common::EncodeBindingResult(
-                            "gpu-tenancy: bind needs a live cluster (--kubeconfig or in-cluster), "
-                            "not a cluster file"), {}};
-                      }
-                      extender::VerbReply r = extender::Bind(body, *bind_backend);
-                      if (r.http_status == 200) binds->Add({r.kept ? "bound" : "failed"});
-                      return server::Reply{r.http_status, std::move(r.body), {}};
-                    }});
+  routes.push_back(
+      {"/extender/bind", [bind_backend, binds](absl::string_view body) {
+         if (!bind_backend) {
+           return server::Reply{
+               200,
+               common::EncodeBindingResult(
+                   "gpu-tenancy: bind needs a live cluster (--kubeconfig or in-cluster), "
+                   "not a cluster file"),
+               {}};
+         }
+         extender::VerbReply r = extender::Bind(body, *bind_backend);
+         if (r.http_status == 200) binds->Add({r.kept ? "bound" : "failed"});
+         return server::Reply{r.http_status, std::move(r.body), {}};
+       }});
 
   if (flags->Has("bench-routes")) {
     // Baselines measured on the same server by bench/: transport only, and JSON only.
-    routes.push_back({"/bench/echo", [](absl::string_view) {
+    routes.push_back({"/bench/echo",
+                      [](absl::string_view) {
                         return server::Reply{200, R"({"ok":true})", {}};
                       },
                       /*waits_on_io=*/false});
-    routes.push_back({"/bench/parse", [](absl::string_view body) {
-                        absl::StatusOr<rapidjson::Document> doc = common::ParseJson(body);
-                        if (!doc.ok()) return server::Reply{400, common::EncodeHttpError(doc.status().message()), {}};
-                        return server::Reply{200, R"({"ok":true})", {}};
-                      },
-                      /*waits_on_io=*/false});
-    routes.push_back({"/bench/parse-echo", [](absl::string_view body) {
-                        // What a full-Node filter that keeps every node must do at the least.
-                        absl::StatusOr<common::ExtenderArgs> args = common::ParseExtenderArgs(body);
-                        if (!args.ok()) return server::Reply{400, common::EncodeHttpError(args.status().message()), {}};
-                        common::FilterReply keep_all;
-                        for (size_t i = 0; i < args->node_names.size(); ++i) keep_all.kept.push_back(i);
-                        return server::Reply{200, common::EncodeFilterResult(*args, keep_all), {}};
-                      },
-                      /*waits_on_io=*/false});
+    routes.push_back(
+        {"/bench/parse",
+         [](absl::string_view body) {
+           absl::StatusOr<rapidjson::Document> doc = common::ParseJson(body);
+           if (!doc.ok())
+             return server::Reply{400, common::EncodeHttpError(doc.status().message()), {}};
+           return server::Reply{200, R"({"ok":true})", {}};
+         },
+         /*waits_on_io=*/false});
+    routes.push_back(
+        {"/bench/parse-echo",
+         [](absl::string_view body) {
+           // What a full-Node filter that keeps every node must do at the least.
+           absl::StatusOr<common::ExtenderArgs> args = common::ParseExtenderArgs(body);
+           if (!args.ok())
+             return server::Reply{400, common::EncodeHttpError(args.status().message()), {}};
+           common::FilterReply keep_all;
+           for (size_t i = 0; i < args->node_names.size(); ++i) keep_all.kept.push_back(i);
+           return server::Reply{200, common::EncodeFilterResult(*args, keep_all), {}};
+         },
+         /*waits_on_io=*/false});
   }
 
   // A peer that hangs up turns a write into EPIPE, never a process-killing SIGPIPE: the
@@ -439,24 +483,27 @@ int RunServe(const std::vector<std::string>& args) {
           extender::AppendTenantMetrics(extender::Allocations(*current), out);
         }
         if (audit) {
-          absl::StrAppend(&out,
-                          "# HELP gpu_tenancy_audit_records_total Records appended to the audit log.\n",
-                          "# TYPE gpu_tenancy_audit_records_total counter\n",
-                          "gpu_tenancy_audit_records_total ", audit->records(), "\n",
-                          "# HELP gpu_tenancy_audit_write_errors_total Audit records that could not be "
-                          "written.\n",
-                          "# TYPE gpu_tenancy_audit_write_errors_total counter\n",
-                          "gpu_tenancy_audit_write_errors_total ", audit->write_errors(), "\n");
+          absl::StrAppend(
+              &out, "# HELP gpu_tenancy_audit_records_total Records appended to the audit log.\n",
+              "# TYPE gpu_tenancy_audit_records_total counter\n",
+              "gpu_tenancy_audit_records_total ", audit->records(), "\n",
+              "# HELP gpu_tenancy_audit_write_errors_total Audit records that could not be "
+              "written.\n",
+              "# TYPE gpu_tenancy_audit_write_errors_total counter\n",
+              "gpu_tenancy_audit_write_errors_total ", audit->write_errors(), "\n");
         }
         kube::StateCounters c = state->counters();
         absl::StrAppend(
-            &out, "# HELP gpu_tenancy_cache_synced 1 once the cluster has been listed completely.\n",
+            &out,
+            "# HELP gpu_tenancy_cache_synced 1 once the cluster has been listed completely.\n",
             "# TYPE gpu_tenancy_cache_synced gauge\n", "gpu_tenancy_cache_synced ",
             state->Current() ? 1 : 0, "\n",
             "# HELP gpu_tenancy_watch_restarts_total Watches that ended in an error or 410.\n",
-            "# TYPE gpu_tenancy_watch_restarts_total counter\n", "gpu_tenancy_watch_restarts_total ",
-            live_source ? live_source->watch_restarts() : 0, "\n",
-            "# HELP gpu_tenancy_resync_corrections_total Nodes, bound GPU pods and namespace sets a "
+            "# TYPE gpu_tenancy_watch_restarts_total counter\n",
+            "gpu_tenancy_watch_restarts_total ", live_source ? live_source->watch_restarts() : 0,
+            "\n",
+            "# HELP gpu_tenancy_resync_corrections_total Nodes, bound GPU pods and namespace sets "
+            "a "
             "full relist found added, changed or removed since the watch.\n",
             "# TYPE gpu_tenancy_resync_corrections_total counter\n",
             "gpu_tenancy_resync_corrections_total ", c.resync_corrections, "\n",
@@ -472,7 +519,8 @@ int RunServe(const std::vector<std::string>& args) {
           if (!current) {
             return server::Reply{503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
           }
-          return server::Reply{200, extender::AllocationsJson(*current, extender::Allocations(*current)), {}};
+          return server::Reply{
+              200, extender::AllocationsJson(*current, extender::Allocations(*current)), {}};
         }}});
   if (!srv.ok()) return Fail(srv.status());
 
@@ -483,9 +531,11 @@ int RunServe(const std::vector<std::string>& args) {
         std::vector<std::string>{path}, std::chrono::seconds(2), [state, path, &file_cluster] {
           absl::StatusOr<std::string> text = ReadFile(path);
           absl::StatusOr<topology::Policy> next =
-              text.ok() ? common::LoadPolicy(*text) : absl::StatusOr<topology::Policy>(text.status());
+              text.ok() ? common::LoadPolicy(*text)
+                        : absl::StatusOr<topology::Policy>(text.status());
           if (!next.ok()) {
-            common::Log(common::LogLevel::kWarn, "policy reload rejected; keeping the current policy",
+            common::Log(common::LogLevel::kWarn,
+                        "policy reload rejected; keeping the current policy",
                         {{"file", path}, {"reason", next.status().message()}});
             return;
           }
@@ -499,9 +549,10 @@ int RunServe(const std::vector<std::string>& args) {
   (*srv)->Start();
   std::cout << "ready tls_port=" << (*srv)->tls_port() << " metrics_port=" << (*srv)->metrics_port()
             << std::endl;
-  common::Log(common::LogLevel::kInfo, "serving",
-              {{"tls", absl::StrCat(setup->options.listen_host, ":", (*srv)->tls_port())},
-               {"metrics", absl::StrCat(setup->options.metrics_host, ":", (*srv)->metrics_port())}});
+  common::Log(
+      common::LogLevel::kInfo, "serving",
+      {{"tls", absl::StrCat(setup->options.listen_host, ":", (*srv)->tls_port())},
+       {"metrics", absl::StrCat(setup->options.metrics_host, ":", (*srv)->metrics_port())}});
   if (flags->Has("demo") && !setup->ca_for_curl.empty()) {
     PrintDemoHelp(*setup, (*srv)->tls_port(), (*srv)->metrics_port());
     std::cout.flush();
@@ -511,7 +562,7 @@ int RunServe(const std::vector<std::string>& args) {
   sigwait(&signals, &received);
   common::Log(common::LogLevel::kInfo, "shutting down", {{"signal", absl::StrCat(received)}});
   policy_watch.reset();
-  (*srv)->Stop();  // readiness fails first, in-flight requests finish
+  (*srv)->Stop();                // readiness fails first, in-flight requests finish
   if (elector) elector->Stop();  // releases the lease so a peer takes over at once
   if (source) source->Stop();
   return 0;

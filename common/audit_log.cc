@@ -50,8 +50,7 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& path
   if (path == "-") return std::unique_ptr<AuditLog>(new AuditLog(STDOUT_FILENO, false, path));
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
   if (fd < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("audit log ", path, ": ", std::strerror(errno)));
+    return absl::InvalidArgumentError(absl::StrCat("audit log ", path, ": ", std::strerror(errno)));
   }
   return std::unique_ptr<AuditLog>(new AuditLog(fd, true, path));
 }

@@ -22,7 +22,8 @@ using topology::MigProfile;
 using topology::Policy;
 
 absl::StatusOr<Fields> Root(const rapidjson::Document& doc, absl::string_view what) {
-  if (!doc.IsObject()) return absl::InvalidArgumentError(absl::StrCat(what, ": expected a mapping"));
+  if (!doc.IsObject())
+    return absl::InvalidArgumentError(absl::StrCat(what, ": expected a mapping"));
   return Fields(doc, "");
 }
 
@@ -96,9 +97,9 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
     for (const std::string& m : modes) {
       std::optional<topology::SharingMode> mode = topology::ParseMode(m);
       if (!mode) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            f.Path("modes"), ": unknown mode \"", m,
-            "\" (use exclusive, mig, mig-shared, mps, timeslice)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(f.Path("modes"), ": unknown mode \"", m,
+                         "\" (use exclusive, mig, mig-shared, mps, timeslice)"));
       }
       tier.modes.Add(*mode);
     }
@@ -118,8 +119,8 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
         const JsonValue* labels = selector->Get("matchLabels");
         for (auto it = labels->MemberBegin(); it != labels->MemberEnd(); ++it) {
           if (!it->value.IsString()) {
-            return absl::InvalidArgumentError(
-                match->Path(AsStringView(it->name)) + ": expected a string");
+            return absl::InvalidArgumentError(match->Path(AsStringView(it->name)) +
+                                              ": expected a string");
           }
           tenant.namespace_selector.emplace(AsStringView(it->name), AsStringView(it->value));
         }
@@ -159,7 +160,8 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
     ASSIGN_OR_RETURN(pool.name, f.String("name", true));
     ASSIGN_OR_RETURN(std::string mode, f.String("mode", true));
     std::optional<topology::SharingMode> parsed = topology::ParseMode(mode);
-    if (!parsed) return absl::InvalidArgumentError(f.Path("mode") + ": unknown mode \"" + mode + "\"");
+    if (!parsed)
+      return absl::InvalidArgumentError(f.Path("mode") + ": unknown mode \"" + mode + "\"");
     pool.mode = *parsed;
     ASSIGN_OR_RETURN(std::optional<Fields> taint, f.Object("taint"));
     if (taint) {
@@ -185,7 +187,8 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
   if (scoring == "spread") {
     policy.scoring = topology::ScoringStrategy::kSpread;
   } else if (!scoring.empty() && scoring != "binpack") {
-    return absl::InvalidArgumentError("scoring: must be binpack or spread, got \"" + scoring + "\"");
+    return absl::InvalidArgumentError("scoring: must be binpack or spread, got \"" + scoring +
+                                      "\"");
   }
   ASSIGN_OR_RETURN(std::optional<Fields> canary, root.Object("canary"));
   if (canary) {

@@ -4,9 +4,8 @@
 #ifndef GPU_TENANCY_COMMON_CONFIG_LOADER_H_
 #define GPU_TENANCY_COMMON_CONFIG_LOADER_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "topology/catalog.h"
 #include "topology/policy.h"
 

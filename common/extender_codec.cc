@@ -136,7 +136,8 @@ absl::StatusOr<ExtenderArgs> ParseExtenderArgs(absl::string_view body) {
   const JsonValue* names = FindMemberIgnoreCase(doc, "NodeNames");
   const JsonValue* nodes = FindMemberIgnoreCase(doc, "Nodes");
   if (names && !names->IsNull()) {
-    if (!names->IsArray()) return absl::InvalidArgumentError("ExtenderArgs.NodeNames: expected an array");
+    if (!names->IsArray())
+      return absl::InvalidArgumentError("ExtenderArgs.NodeNames: expected an array");
     args.names_only = true;
     args.node_names.reserve(names->Size());
     for (rapidjson::SizeType i = 0; i < names->Size(); ++i) {
@@ -149,11 +150,13 @@ absl::StatusOr<ExtenderArgs> ParseExtenderArgs(absl::string_view body) {
     return args;
   }
   if (nodes && !nodes->IsNull()) {
-    if (!nodes->IsObject()) return absl::InvalidArgumentError("ExtenderArgs.Nodes: expected a NodeList object");
+    if (!nodes->IsObject())
+      return absl::InvalidArgumentError("ExtenderArgs.Nodes: expected a NodeList object");
     args.names_only = false;
     const JsonValue* items = FindMember(*nodes, "items");
     if (items && !items->IsNull()) {
-      if (!items->IsArray()) return absl::InvalidArgumentError("ExtenderArgs.Nodes.items: expected an array");
+      if (!items->IsArray())
+        return absl::InvalidArgumentError("ExtenderArgs.Nodes.items: expected an array");
       for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
         const JsonValue& item = (*items)[i];
         const JsonValue* meta = FindMember(item, "metadata");
@@ -261,7 +264,8 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const std::vector<size_
   size_t size = 128;
   for (size_t i : kept) size += args.node_names[i].size() + 3;
   for (const auto* list : {&failed, &failed_unresolvable}) {
-    for (const FailedNode& f : *list) size += args.node_names[f.candidate].size() + f.reason.size() + 6;
+    for (const FailedNode& f : *list)
+      size += args.node_names[f.candidate].size() + f.reason.size() + 6;
   }
   TextOut out(size);
   out.Put("{\"NodeNames\":[");
@@ -323,14 +327,16 @@ std::string EncodeHttpError(absl::string_view message) {
 
 absl::StatusOr<BindingArgs> ParseBindingArgs(absl::string_view body) {
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseJson(body));
-  if (!doc.IsObject()) return absl::InvalidArgumentError("ExtenderBindingArgs: expected a JSON object");
+  if (!doc.IsObject())
+    return absl::InvalidArgumentError("ExtenderBindingArgs: expected a JSON object");
   BindingArgs args;
   struct Field {
     absl::string_view key;
     std::string* out;
   };
-  for (const Field& f : {Field{"PodName", &args.pod_name}, Field{"PodNamespace", &args.pod_namespace},
-                         Field{"PodUID", &args.pod_uid}, Field{"Node", &args.node}}) {
+  for (const Field& f :
+       {Field{"PodName", &args.pod_name}, Field{"PodNamespace", &args.pod_namespace},
+        Field{"PodUID", &args.pod_uid}, Field{"Node", &args.node}}) {
     const JsonValue* v = FindMemberIgnoreCase(doc, f.key);
     if (!v || !v->IsString() || v->GetStringLength() == 0) {
       return absl::InvalidArgumentError(

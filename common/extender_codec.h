@@ -19,9 +19,9 @@ namespace common {
 
 // ExtenderArgs: the body of filter and prioritize.
 struct ExtenderArgs {
-  std::unique_ptr<rapidjson::Document> doc;  // owns every pointer below
-  const JsonValue* pod = nullptr;            // the Pod object (never null after parsing)
-  bool names_only = true;                    // NodeNames given (nodeCacheCapable: true)
+  std::unique_ptr<rapidjson::Document> doc;   // owns every pointer below
+  const JsonValue* pod = nullptr;             // the Pod object (never null after parsing)
+  bool names_only = true;                     // NodeNames given (nodeCacheCapable: true)
   std::vector<absl::string_view> node_names;  // candidates, in request order
   // Full-Node mode: node_items[i] is the Node object named node_names[i].
   std::vector<const JsonValue*> node_items;

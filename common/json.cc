@@ -17,13 +17,19 @@ namespace {
 
 absl::string_view TypeName(const JsonValue& v) {
   switch (v.GetType()) {
-    case rapidjson::kNullType: return "null";
+    case rapidjson::kNullType:
+      return "null";
     case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "boolean";
-    case rapidjson::kObjectType: return "object";
-    case rapidjson::kArrayType: return "array";
-    case rapidjson::kStringType: return "string";
-    case rapidjson::kNumberType: return "number";
+    case rapidjson::kTrueType:
+      return "boolean";
+    case rapidjson::kObjectType:
+      return "object";
+    case rapidjson::kArrayType:
+      return "array";
+    case rapidjson::kStringType:
+      return "string";
+    case rapidjson::kNumberType:
+      return "number";
   }
   return "value";
 }
@@ -57,7 +63,9 @@ class DepthLimitedHandler {
   bool Int64(int64_t i) { return too_deep_ || doc_.Int64(i); }
   bool Uint64(uint64_t i) { return too_deep_ || doc_.Uint64(i); }
   bool Double(double d) { return too_deep_ || doc_.Double(d); }
-  bool RawNumber(const char* s, SizeType n, bool copy) { return too_deep_ || doc_.RawNumber(s, n, copy); }
+  bool RawNumber(const char* s, SizeType n, bool copy) {
+    return too_deep_ || doc_.RawNumber(s, n, copy);
+  }
   bool String(const char* s, SizeType n, bool copy) { return too_deep_ || doc_.String(s, n, copy); }
   bool Key(const char* s, SizeType n, bool copy) { return too_deep_ || doc_.Key(s, n, copy); }
   bool StartObject() { return Open() ? doc_.StartObject() : !kStop; }
@@ -207,13 +215,13 @@ absl::string_view AsStringView(const JsonValue& value) {
 }
 
 absl::string_view StringOr(const JsonValue& object, absl::string_view key,
-                          absl::string_view fallback) {
+                           absl::string_view fallback) {
   const JsonValue* v = FindMember(object, key);
   return v && v->IsString() ? AsStringView(*v) : fallback;
 }
 
 absl::StatusOr<absl::string_view> RequireString(const JsonValue& object, absl::string_view key,
-                                               absl::string_view path) {
+                                                absl::string_view path) {
   const JsonValue* v = FindMember(object, key);
   if (!v) return absl::InvalidArgumentError(absl::StrCat(JoinPath(path, key), ": missing"));
   if (!v->IsString()) return WrongType(JoinPath(path, key), "string", *v);

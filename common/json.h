@@ -8,9 +8,9 @@
 #define GPU_TENANCY_COMMON_JSON_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "rapidjson/document.h"
 
 namespace common {
@@ -39,12 +39,12 @@ const JsonValue* FindNonNull(const JsonValue& object, absl::string_view key);
 
 absl::string_view AsStringView(const JsonValue& value);  // "" for non-strings
 absl::string_view StringOr(const JsonValue& object, absl::string_view key,
-                          absl::string_view fallback = "");
+                           absl::string_view fallback = "");
 
 // `path` is the JSON path of `object`, used in the error ("request.uid: missing").
 [[nodiscard]] absl::StatusOr<absl::string_view> RequireString(const JsonValue& object,
-                                                             absl::string_view key,
-                                                             absl::string_view path);
+                                                              absl::string_view key,
+                                                              absl::string_view path);
 [[nodiscard]] absl::StatusOr<const JsonValue*> RequireObject(const JsonValue& object,
                                                              absl::string_view key,
                                                              absl::string_view path);

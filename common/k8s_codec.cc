@@ -108,8 +108,9 @@ absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, absl::string_vie
   m.namespace_name = std::string(StringOr(*meta, "namespace"));
   m.uid = std::string(StringOr(*meta, "uid"));
   if (const JsonValue* labels = FindMember(*meta, "labels")) {
-    ASSIGN_OR_RETURN(m.labels, ParseStringMapKeeping(*labels, JoinPath(meta_path, "labels"),
-                                                     [&](absl::string_view) { return keep.all_labels; }));
+    ASSIGN_OR_RETURN(m.labels,
+                     ParseStringMapKeeping(*labels, JoinPath(meta_path, "labels"),
+                                           [&](absl::string_view) { return keep.all_labels; }));
   }
   if (const JsonValue* annotations = FindMember(*meta, "annotations")) {
     ASSIGN_OR_RETURN(m.annotations,
@@ -164,13 +165,15 @@ absl::StatusOr<NodeFacts> ParseNode(const JsonValue& node, absl::string_view pat
   ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(node, "status", path));
   if (status) {
     if (const JsonValue* alloc = FindMember(*status, "allocatable")) {
-      ASSIGN_OR_RETURN(facts.allocatable,
-                       ParseResourceList(*alloc, JoinPath(JoinPath(path, "status"), "allocatable")));
+      ASSIGN_OR_RETURN(
+          facts.allocatable,
+          ParseResourceList(*alloc, JoinPath(JoinPath(path, "status"), "allocatable")));
     }
   }
   ASSIGN_OR_RETURN(const JsonValue* spec, OptionalObject(node, "spec", path));
   if (spec) {
-    ASSIGN_OR_RETURN(const JsonValue* taints, OptionalArray(*spec, "taints", JoinPath(path, "spec")));
+    ASSIGN_OR_RETURN(const JsonValue* taints,
+                     OptionalArray(*spec, "taints", JoinPath(path, "spec")));
     if (taints) {
       for (const JsonValue& t : taints->GetArray()) {
         facts.taints.push_back({std::string(StringOr(t, "key")), std::string(StringOr(t, "value")),
@@ -211,10 +214,9 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
 absl::StatusOr<topology::ClusterData> ParseClusterList(const JsonValue& list) {
   if (!list.IsObject()) return absl::InvalidArgumentError("cluster file: expected a List object");
   absl::string_view list_kind = StringOr(list, "kind");
-  absl::string_view default_kind =
-      absl::EndsWith(list_kind, "List") && list_kind != "List"
-          ? absl::StripSuffix(list_kind, "List")
-          : absl::string_view();
+  absl::string_view default_kind = absl::EndsWith(list_kind, "List") && list_kind != "List"
+                                       ? absl::StripSuffix(list_kind, "List")
+                                       : absl::string_view();
   ASSIGN_OR_RETURN(const JsonValue* items, OptionalArray(list, "items", ""));
   topology::ClusterData data;
   if (!items) {

@@ -6,9 +6,8 @@
 
 #include <vector>
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/json.h"
 #include "topology/facts.h"
 #include "topology/quantity.h"
@@ -18,7 +17,7 @@ namespace common {
 
 // A quantity given as a JSON string ("8Gi") or number (8).
 [[nodiscard]] absl::StatusOr<topology::Quantity> ParseQuantityValue(const JsonValue& value,
-                                                                     absl::string_view path);
+                                                                    absl::string_view path);
 // A map of string keys to quantities (requests, limits, allocatable, overhead).
 [[nodiscard]] absl::StatusOr<topology::ResourceList> ParseResourceList(const JsonValue& value,
                                                                        absl::string_view path);

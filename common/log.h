@@ -8,10 +8,10 @@
 
 #include <initializer_list>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace common {
 

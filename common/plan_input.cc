@@ -70,8 +70,9 @@ absl::Status ParseMemory(Fields& f, const Defaults& defaults, MemoryInput& memor
   ASSIGN_OR_RETURN(memory.high_water_bytes, f.Bytes("highWaterMark"));
   ASSIGN_OR_RETURN(std::optional<Fields> model, f.Object("model"));
   if (memory.high_water_bytes.has_value() == model.has_value()) {
-    return Fields::Bad(f.Path("highWaterMark"),
-               "give exactly one of highWaterMark (a measured peak) and model (a description)");
+    return Fields::Bad(
+        f.Path("highWaterMark"),
+        "give exactly one of highWaterMark (a measured peak) and model (a description)");
   }
   if (model) {
     ModelDescription m;

@@ -45,8 +45,8 @@ void ScalarToJson(const YAML::Node& node, rapidjson::Value& out,
     double d = 0;
     bool numeric_chars = true;
     for (char c : text) {
-      numeric_chars &= (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' ||
-                       c == '+';
+      numeric_chars &=
+          (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+';
     }
     // JSON has no infinity: "1e999" overflows to inf, which RapidJSON's writer cannot encode
     // (it emitted truncated, invalid JSON; found by fuzz/pod_mutation_fuzz). Such a scalar stays

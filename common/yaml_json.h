@@ -4,10 +4,10 @@
 #ifndef GPU_TENANCY_COMMON_YAML_JSON_H_
 #define GPU_TENANCY_COMMON_YAML_JSON_H_
 
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "rapidjson/document.h"
 
 namespace common {

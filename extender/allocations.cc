@@ -184,7 +184,8 @@ void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations, std::
            Gauge{"gpu_tenancy_tenant_shared_replicas_held",
                  "Time-sliced, MPS or shared MIG replicas held by a tenant's pods.",
                  &Held::shared_replicas},
-           Gauge{"gpu_tenancy_tenant_gpus_held", "Whole GPUs held by a tenant's pods.", &Held::gpus},
+           Gauge{"gpu_tenancy_tenant_gpus_held", "Whole GPUs held by a tenant's pods.",
+                 &Held::gpus},
            Gauge{"gpu_tenancy_tenant_gpu_memory_held_mib",
                  "GPU memory (MiB) held by a tenant's pods: MIG instances' and whole GPUs' memory "
                  "plus memory promised on shared GPUs.",

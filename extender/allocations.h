@@ -25,8 +25,8 @@ namespace extender {
 struct Held {
   std::map<std::string, int64_t> mig_instances;  // by MIG profile ("1g.10gb")
   int64_t shared_replicas = 0;
-  int64_t gpus = 0;             // whole GPUs
-  int64_t gpu_memory_mib = 0;   // dedicated (MIG instance or GPU) plus promised shared memory
+  int64_t gpus = 0;            // whole GPUs
+  int64_t gpu_memory_mib = 0;  // dedicated (MIG instance or GPU) plus promised shared memory
   int64_t pods = 0;
 };
 

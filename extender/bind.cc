@@ -29,8 +29,8 @@ VerbReply Bind(absl::string_view body, BindBackend& backend) {
   absl::StatusOr<topology::PlaceOutcome> placed = backend.Assume(*pod, args->node);
   if (!placed.ok()) return fail(absl::StrCat("gpu-tenancy bind: ", placed.status().message()));
   if (!placed->placed()) {
-    return fail(absl::StrCat("gpu-tenancy bind: node ", args->node, " no longer fits: ",
-                             placed->reason));
+    return fail(
+        absl::StrCat("gpu-tenancy bind: node ", args->node, " no longer fits: ", placed->reason));
   }
   const topology::Placement& placement = placed->placement;
   absl::Status posted = backend.PostBinding(*args, PlacementAnnotations(placement));

@@ -27,8 +27,8 @@ class BindBackend {
   virtual ~BindBackend() = default;
   [[nodiscard]] virtual absl::StatusOr<topology::PodFacts> LookupPod(
       const common::BindingArgs& args) = 0;
-  [[nodiscard]] virtual absl::StatusOr<topology::PlaceOutcome> Assume(
-      const topology::PodFacts& pod, const std::string& node) = 0;
+  [[nodiscard]] virtual absl::StatusOr<topology::PlaceOutcome> Assume(const topology::PodFacts& pod,
+                                                                      const std::string& node) = 0;
   virtual void Forget(const std::string& uid) = 0;
   [[nodiscard]] virtual absl::Status PostBinding(const common::BindingArgs& args,
                                                  const topology::Labels& annotations) = 0;

@@ -12,9 +12,9 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
   PodDecision out;
   out.pod = pod.Key();
   ASSIGN_OR_RETURN(out.demand, topology::ComputeDemand(pod, policy));
-  ASSIGN_OR_RETURN(topology::PodContext ctx,
-                   topology::MakePodContext(pod, policy,
-                                            snapshot.NamespaceLabels(pod.namespace_name)));
+  ASSIGN_OR_RETURN(
+      topology::PodContext ctx,
+      topology::MakePodContext(pod, policy, snapshot.NamespaceLabels(pod.namespace_name)));
   out.tenant = ctx.tenant.name;
   if (ctx.tenant.tier) out.tier = ctx.tenant.tier->name;
   for (size_t i = 0; i < candidates.size(); ++i) {

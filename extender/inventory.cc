@@ -10,9 +10,12 @@ namespace {
 
 absl::string_view KindName(topology::ResourceKind k) {
   switch (k) {
-    case topology::ResourceKind::kWholeGpu: return "gpu";
-    case topology::ResourceKind::kMigInstance: return "mig";
-    case topology::ResourceKind::kSharedReplica: return "replica";
+    case topology::ResourceKind::kWholeGpu:
+      return "gpu";
+    case topology::ResourceKind::kMigInstance:
+      return "mig";
+    case topology::ResourceKind::kSharedReplica:
+      return "replica";
   }
   return "gpu";
 }
@@ -72,15 +75,16 @@ void AppendInventoryMetrics(const topology::ModelState& state, std::string& out)
   for (const auto& [key, row] : by_node) {
     const auto& [node, pool, resource, kind] = key;
     absl::StrAppend(&out, "gpu_tenancy_node_resource_allocatable{node=\"", EscapeLabelValue(node),
-                    "\",pool=\"", EscapeLabelValue(pool), "\",resource=\"", EscapeLabelValue(resource), "\",kind=\"",
-                    kind, "\"} ", row.allocatable, "\n");
+                    "\",pool=\"", EscapeLabelValue(pool), "\",resource=\"",
+                    EscapeLabelValue(resource), "\",kind=\"", kind, "\"} ", row.allocatable, "\n");
   }
   Header(out, "gpu_tenancy_node_resource_free",
          "GPU resource units free on a node after bound and assumed pods.");
   for (const auto& [key, row] : by_node) {
     const auto& [node, pool, resource, kind] = key;
-    absl::StrAppend(&out, "gpu_tenancy_node_resource_free{node=\"", EscapeLabelValue(node), "\",pool=\"",
-                    EscapeLabelValue(pool), "\",resource=\"", EscapeLabelValue(resource), "\",kind=\"", kind, "\"} ",
+    absl::StrAppend(&out, "gpu_tenancy_node_resource_free{node=\"", EscapeLabelValue(node),
+                    "\",pool=\"", EscapeLabelValue(pool), "\",resource=\"",
+                    EscapeLabelValue(resource), "\",kind=\"", kind, "\"} ",
                     std::max<int64_t>(0, row.allocatable - row.used), "\n");
   }
   Header(out, "gpu_tenancy_pool_resource_free", "GPU resource units free, summed per pool.");
@@ -93,12 +97,14 @@ void AppendInventoryMetrics(const topology::ModelState& state, std::string& out)
   Header(out, "gpu_tenancy_node_shared_memory_free_mib",
          "GPU memory (MiB) not promised to pods on a node's shared GPUs.");
   for (const auto& [key, mib] : memory) {
-    absl::StrAppend(&out, "gpu_tenancy_node_shared_memory_free_mib{node=\"", EscapeLabelValue(key.first),
-                    "\",pool=\"", EscapeLabelValue(key.second), "\"} ", std::max<int64_t>(0, mib.second), "\n");
+    absl::StrAppend(&out, "gpu_tenancy_node_shared_memory_free_mib{node=\"",
+                    EscapeLabelValue(key.first), "\",pool=\"", EscapeLabelValue(key.second), "\"} ",
+                    std::max<int64_t>(0, mib.second), "\n");
   }
   Header(out, "gpu_tenancy_pool_nodes", "GPU nodes per pool.");
   for (const auto& [pool, count] : nodes_per_pool) {
-    absl::StrAppend(&out, "gpu_tenancy_pool_nodes{pool=\"", EscapeLabelValue(pool), "\"} ", count, "\n");
+    absl::StrAppend(&out, "gpu_tenancy_pool_nodes{pool=\"", EscapeLabelValue(pool), "\"} ", count,
+                    "\n");
   }
   Header(out, "gpu_tenancy_nodes_mig_unsettled",
          "GPU nodes mid-MIG-reconfiguration (not schedulable for GPU pods).");

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-
 #include "topology/snapshot.h"
 
 namespace extender {

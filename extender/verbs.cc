@@ -7,9 +7,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
-#include "absl/types/span.h"
-
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "common/extender_codec.h"
 #include "common/k8s_codec.h"
 #include "extender/decide.h"
@@ -59,9 +58,10 @@ class RequestNodes {
 };
 
 // Rejected candidates of one verdict, collected without a string per node: reasons go into one
-// buffer, and a run of nodes rejected with the same result shares one copy, formatted once. Entries() gives what
-// the reply's object needs: one entry per node name, the last one winning, as a map keyed by
-// name would hold (kube-scheduler sends distinct names; a repeated name must not repeat a key).
+// buffer, and a run of nodes rejected with the same result shares one copy, formatted once.
+// Entries() gives what the reply's object needs: one entry per node name, the last one winning, as
+// a map keyed by name would hold (kube-scheduler sends distinct names; a repeated name must not
+// repeat a key).
 class Rejected {
  public:
   // `fit` is valid for this call only; the previous one's views stay valid for the request.
@@ -90,7 +90,8 @@ class Rejected {
     last.reserve(entries_.size());
     for (size_t k = 0; k < entries_.size(); ++k) last[names[entries_[k].candidate]] = k;
     for (size_t k = 0; k < entries_.size(); ++k) {
-      if (last[names[entries_[k].candidate]] == k) out.push_back({entries_[k].candidate, Reason(entries_[k])});
+      if (last[names[entries_[k].candidate]] == k)
+        out.push_back({entries_[k].candidate, Reason(entries_[k])});
     }
     return out;
   }
@@ -165,7 +166,8 @@ VerbReply Filter(absl::string_view body, const topology::ModelState* state) {
         }
         std::pair<absl::string_view, absl::string_view> key{topology::VerdictName(o.fit.verdict),
                                                             o.fit.code()};
-        auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == key; });
+        auto it = std::find_if(counts.begin(), counts.end(),
+                               [&](const auto& c) { return c.first == key; });
         if (it == counts.end()) {
           counts.push_back({key, 1});
         } else {
@@ -179,7 +181,8 @@ VerbReply Filter(absl::string_view body, const topology::ModelState* state) {
   for (const auto& [key, n] : counts) reply.rejections[key] += n;
   auto identity = [&](size_t i) { return nodes.Identity(i); };
   std::vector<common::FailedNode> failed_nodes = failed.Entries(args.node_names, identity);
-  std::vector<common::FailedNode> unresolvable_nodes = unresolvable.Entries(args.node_names, identity);
+  std::vector<common::FailedNode> unresolvable_nodes =
+      unresolvable.Entries(args.node_names, identity);
   reply.kept = static_cast<int>(kept.size());
   reply.failed = static_cast<int>(failed_nodes.size());
   reply.unresolvable = static_cast<int>(unresolvable_nodes.size());

@@ -15,8 +15,8 @@
 #include "topology/policy.h"
 #include "topology/snapshot.h"
 
-absl::string_view FuzzDemoCluster();  // cmd/demo/cluster.yaml
-absl::string_view FuzzDemoPolicy();   // cmd/demo/policy.yaml
+absl::string_view FuzzDemoCluster();    // cmd/demo/cluster.yaml
+absl::string_view FuzzDemoPolicy();     // cmd/demo/policy.yaml
 absl::string_view FuzzWebhookPolicy();  // test/testdata/webhook/policy.yaml
 
 namespace fuzz {
@@ -29,8 +29,8 @@ namespace fuzz {
   __builtin_trap();
 }
 
-#define FUZZ_CHECK(cond, detail)                          \
-  do {                                                    \
+#define FUZZ_CHECK(cond, detail)                                  \
+  do {                                                            \
     if (!(cond)) ::fuzz::Fail("FUZZ_CHECK(" #cond ")", (detail)); \
   } while (0)
 

@@ -37,9 +37,9 @@ void MutateApplyCheck(const rapidjson::Document& pod, const std::string& ns, boo
                       const Fixture& f) {
   const topology::Labels& labels = f.snapshot.NamespaceLabels(ns);
   const char* op = update ? "UPDATE" : "CREATE";
-  absl::StatusOr<webhook::ObjectOutcome> mutated = webhook::ReviewObject(
-      PodRequest(pod, ns, op, update ? &pod : nullptr), webhook::ReviewKind::kMutate, f.policy,
-      labels);
+  absl::StatusOr<webhook::ObjectOutcome> mutated =
+      webhook::ReviewObject(PodRequest(pod, ns, op, update ? &pod : nullptr),
+                            webhook::ReviewKind::kMutate, f.policy, labels);
   if (!mutated.ok()) return;  // not a readable Pod: HTTP 400, nothing to patch
   FUZZ_CHECK(mutated->handled && mutated->allowed, "mutate must handle and allow a Pod");
   if (mutated->patch.empty()) return;
@@ -60,15 +60,15 @@ void MutateApplyCheck(const rapidjson::Document& pod, const std::string& ns, boo
   // one ULP, so neither the DOMs nor the texts need be identical.
   absl::StatusOr<topology::PodFacts> facts = common::ParsePod(*reparsed);
   FUZZ_CHECK(facts.ok(), std::string(facts.status().message()) + "\n" + text);
-  absl::StatusOr<webhook::ObjectOutcome> validated = webhook::ReviewObject(
-      PodRequest(*reparsed, ns, op, update ? &pod : nullptr), webhook::ReviewKind::kValidate,
-      f.policy, labels);
+  absl::StatusOr<webhook::ObjectOutcome> validated =
+      webhook::ReviewObject(PodRequest(*reparsed, ns, op, update ? &pod : nullptr),
+                            webhook::ReviewKind::kValidate, f.policy, labels);
   FUZZ_CHECK(validated.ok(), std::string(validated.status().message()) + "\n" + text);
 
   // Idempotent: the mutated pod needs no further mutation.
-  absl::StatusOr<webhook::ObjectOutcome> again = webhook::ReviewObject(
-      PodRequest(*reparsed, ns, op, update ? &*reparsed : nullptr), webhook::ReviewKind::kMutate,
-      f.policy, labels);
+  absl::StatusOr<webhook::ObjectOutcome> again =
+      webhook::ReviewObject(PodRequest(*reparsed, ns, op, update ? &*reparsed : nullptr),
+                            webhook::ReviewKind::kMutate, f.policy, labels);
   FUZZ_CHECK(again.ok(), std::string(again.status().message()) + "\n" + text);
   FUZZ_CHECK(again->patch.empty(), "not idempotent\nfirst: " + patch_json +
                                        "\nsecond: " + again->patch.ToJson() + "\npod: " + text);

@@ -1,13 +1,12 @@
 #include "kube/api_client.h"
 
+#include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <sys/stat.h>
 
 #include <fstream>
 #include <sstream>
-
-#include <httplib.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -69,11 +68,12 @@ ApiClient::ApiClient(ApiConfig config) : config_(std::move(config)) {}
 ApiClient::~ApiClient() = default;
 
 std::unique_ptr<httplib::SSLClient> ApiClient::NewConnection(int read_timeout_seconds) const {
-  const std::string& name = config_.tls_server_name.empty() ? config_.host : config_.tls_server_name;
+  const std::string& name =
+      config_.tls_server_name.empty() ? config_.host : config_.tls_server_name;
   std::unique_ptr<httplib::SSLClient> cli =
-      ssl_->client_cert
-          ? std::make_unique<httplib::SSLClient>(name, config_.port, ssl_->client_cert, ssl_->client_key)
-          : std::make_unique<httplib::SSLClient>(name, config_.port);
+      ssl_->client_cert ? std::make_unique<httplib::SSLClient>(name, config_.port,
+                                                               ssl_->client_cert, ssl_->client_key)
+                        : std::make_unique<httplib::SSLClient>(name, config_.port);
   if (name != config_.host) cli->set_hostname_addr_map({{name, config_.host}});
   if (!ssl_->ca.empty()) {
     X509_STORE* store = X509_STORE_new();  // owned by the client's SSL_CTX from here on
@@ -111,7 +111,8 @@ std::string ApiClient::Token(bool reread) {
   struct stat st = {};
   std::string stamp;
   if (::stat(config_.token_file.c_str(), &st) == 0) {
-    stamp = absl::StrCat(st.st_ino, ":", st.st_size, ":", st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec);
+    stamp =
+        absl::StrCat(st.st_ino, ":", st.st_size, ":", st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec);
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (reread || stamp != token_stamp_) {
@@ -160,7 +161,8 @@ absl::StatusOr<ApiResponse> ApiClient::Send(Call call) {
 }
 
 absl::StatusOr<ApiResponse> ApiClient::Get(const std::string& path) {
-  return Send([&](httplib::SSLClient& c, const httplib::Headers& h) { return c.Get(path.c_str(), h); });
+  return Send(
+      [&](httplib::SSLClient& c, const httplib::Headers& h) { return c.Get(path.c_str(), h); });
 }
 
 absl::StatusOr<ApiResponse> ApiClient::Post(const std::string& path, const std::string& body) {
@@ -250,7 +252,8 @@ absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
   if (cancel_handle && cancel_handle->cancelled()) return absl::CancelledError("watch cancelled");
   if (cancelled()) return absl::AbortedError("watch interrupted");
   if (!r && !stopped && status == 0) {
-    return absl::UnavailableError(absl::StrCat("watch ", path, ": ", httplib::to_string(r.error())));
+    return absl::UnavailableError(
+        absl::StrCat("watch ", path, ": ", httplib::to_string(r.error())));
   }
   return status;
 }

@@ -46,9 +46,9 @@ class ApiClient {
   // body is delivered as one line. `cancel_handle` closes the connection from another thread:
   // Cancelled after Cancel(), Aborted after Interrupt().
   class Stream;
-  [[nodiscard]] absl::StatusOr<int> StreamLines(const std::string& path,
-                                                const std::function<bool(absl::string_view)>& on_line,
-                                                Stream* cancel_handle, int read_timeout_seconds);
+  [[nodiscard]] absl::StatusOr<int> StreamLines(
+      const std::string& path, const std::function<bool(absl::string_view)>& on_line,
+      Stream* cancel_handle, int read_timeout_seconds);
 
   const ApiConfig& config() const { return config_; }
 

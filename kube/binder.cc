@@ -10,7 +10,9 @@ namespace kube {
 std::string BindingJson(const common::BindingArgs& args, const topology::Labels& annotations) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto str = [&](absl::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  auto str = [&](absl::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  };
   w.StartObject();
   w.Key("apiVersion");
   str("v1");
@@ -55,8 +57,8 @@ absl::StatusOr<topology::PodFacts> ApiBinder::LookupPod(const common::BindingArg
       client_.Get(absl::StrCat("/api/v1/namespaces/", args.pod_namespace, "/pods/", args.pod_name));
   if (!r.ok()) return r.status();
   if (r->status != 200) {
-    return absl::NotFoundError(absl::StrCat("pod ", args.pod_namespace, "/", args.pod_name, ": ",
-                                            DescribeError(*r)));
+    return absl::NotFoundError(
+        absl::StrCat("pod ", args.pod_namespace, "/", args.pod_name, ": ", DescribeError(*r)));
   }
   absl::StatusOr<rapidjson::Document> doc = common::ParseJson(r->body);
   if (!doc.ok()) return doc.status();
@@ -118,11 +120,12 @@ void ApiBinder::Report(const common::BindingArgs& args, const topology::Placemen
   PodEvent e{args.pod_namespace, args.pod_name, args.pod_uid, placement == nullptr, "", ""};
   if (placement) {
     e.reason = "GpuTenancyBound";
-    e.message = absl::StrCat("Bound to ", placement->node, " for tenant ", placement->tenant,
-                             placement->tier.empty() ? "" : absl::StrCat(" (tier ", placement->tier, ")"),
-                             placement->pool.empty() ? "" : absl::StrCat(" in pool ", placement->pool),
-                             placement->mig_profile.empty() ? "" : absl::StrCat(", MIG ", placement->mig_profile),
-                             placement->gpu_index ? absl::StrCat(", GPU ", *placement->gpu_index) : "");
+    e.message = absl::StrCat(
+        "Bound to ", placement->node, " for tenant ", placement->tenant,
+        placement->tier.empty() ? "" : absl::StrCat(" (tier ", placement->tier, ")"),
+        placement->pool.empty() ? "" : absl::StrCat(" in pool ", placement->pool),
+        placement->mig_profile.empty() ? "" : absl::StrCat(", MIG ", placement->mig_profile),
+        placement->gpu_index ? absl::StrCat(", GPU ", *placement->gpu_index) : "");
   } else {
     e.reason = "GpuTenancyBindFailed";
     e.message = std::string(error);

@@ -16,7 +16,7 @@ namespace {
 std::string PodKey(const PodFacts& pod) { return pod.uid.empty() ? pod.Key() : pod.uid; }
 
 std::shared_ptr<const topology::PodHold> MakeHold(const PodFacts& pod, topology::GpuDemand demand,
-                                                 std::optional<int> gpu_index, bool assumed) {
+                                                  std::optional<int> gpu_index, bool assumed) {
   return std::make_shared<const topology::PodHold>(topology::PodHold{
       PodKey(pod), pod.namespace_name, pod.name, std::move(demand), gpu_index, assumed});
 }
@@ -78,7 +78,8 @@ std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const Nod
   return state;
 }
 
-std::shared_ptr<const topology::NodeState> ClusterState::BuildNodeLocked(const NodeFacts& facts) const {
+std::shared_ptr<const topology::NodeState> ClusterState::BuildNodeLocked(
+    const NodeFacts& facts) const {
   return RecountLocked(facts, /*from_scratch=*/false);
 }
 
@@ -161,9 +162,10 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
   }
   if (!gpu || terminal) return;
   if (pod.HoldsResources()) {
-    PodRecord record{pod.node_name,
-                     MakeHold(pod, *std::move(demand), topology::RecordedGpuIndex(pod), /*assumed=*/false),
-                     list_generation_};
+    PodRecord record{
+        pod.node_name,
+        MakeHold(pod, *std::move(demand), topology::RecordedGpuIndex(pod), /*assumed=*/false),
+        list_generation_};
     touched.insert(record.node);
     IndexOnNode(uid, record);
     bound_.insert_or_assign(uid, std::move(record));
@@ -217,7 +219,8 @@ bool ClusterState::MarkIfUnchangedLocked(const std::string& uid, const PodFacts&
   if (b == bound_.end() || assumed_.contains(uid)) return false;
   const topology::PodHold& hold = *b->second.hold;
   if (!pod.HoldsResources() || b->second.node != pod.node_name || hold.name != pod.name ||
-      hold.namespace_name != pod.namespace_name || hold.gpu_index != topology::RecordedGpuIndex(pod)) {
+      hold.namespace_name != pod.namespace_name ||
+      hold.gpu_index != topology::RecordedGpuIndex(pod)) {
     return false;
   }
   absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemand(pod, *policy_);
@@ -272,7 +275,8 @@ void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
   }
 }
 
-void ClusterState::ReplaceNamespaces(absl::flat_hash_map<std::string, topology::Labels> namespaces) {
+void ClusterState::ReplaceNamespaces(
+    absl::flat_hash_map<std::string, topology::Labels> namespaces) {
   std::lock_guard<std::mutex> lock(mu_);
   if (namespaces_synced_ && namespaces == *namespaces_) return;
   if (namespaces_synced_) ++counters_.resync_corrections;
@@ -351,15 +355,16 @@ void ClusterState::SetPolicy(std::shared_ptr<const topology::Policy> policy) {
 }
 
 absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
-                                                          const std::string& node,
-                                                          Clock::time_point expiry) {
+                                                            const std::string& node,
+                                                            Clock::time_point expiry) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!current_.load()) return absl::UnavailableError("cache not synced");
   absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemand(pod, *policy_);
   if (!demand.ok()) return demand.status();
   std::string uid = PodKey(pod);
   const topology::NodeState* state = snapshot_->FindNode(node);
-  if (!state) return absl::NotFoundError(absl::StrCat("node ", node, " is not known to gpu-tenancy"));
+  if (!state)
+    return absl::NotFoundError(absl::StrCat("node ", node, " is not known to gpu-tenancy"));
   absl::StatusOr<topology::PodContext> ctx =
       topology::MakePodContext(pod, *policy_, snapshot_->NamespaceLabels(pod.namespace_name));
   if (!ctx.ok()) return ctx.status();
@@ -377,9 +382,11 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
     PublishNodesLocked({earlier});
     state = snapshot_->FindNode(node);
   }
-  topology::PlaceOutcome placed = topology::Place(*demand, *ctx, node, state->supply, state->occupancy);
+  topology::PlaceOutcome placed =
+      topology::Place(*demand, *ctx, node, state->supply, state->occupancy);
   if (!placed.placed()) return placed;
-  PodRecord record{node, MakeHold(pod, *std::move(demand), placed.placement.gpu_index, /*assumed=*/true)};
+  PodRecord record{node,
+                   MakeHold(pod, *std::move(demand), placed.placement.gpu_index, /*assumed=*/true)};
   IndexOnNode(uid, record);
   assumed_.insert_or_assign(uid, Assumption{std::move(record), expiry});
   ++counters_.assumptions;

@@ -115,8 +115,9 @@ class ClusterState {
   void PublishNodesLocked(const absl::flat_hash_set<std::string>& touched);
   void PublishLocked(topology::ClusterSnapshot snapshot);
   std::shared_ptr<const topology::NodeState> RecountLocked(const topology::NodeFacts& facts,
-                                                          bool from_scratch) const;
-  std::shared_ptr<const topology::NodeState> BuildNodeLocked(const topology::NodeFacts& facts) const;
+                                                           bool from_scratch) const;
+  std::shared_ptr<const topology::NodeState> BuildNodeLocked(
+      const topology::NodeFacts& facts) const;
   // True (and marks it listed) when a relisted pod is already recorded exactly so: pending with
   // the same facts, or bound to the same node with the same demand and GPU.
   bool MarkIfUnchangedLocked(const std::string& uid, const topology::PodFacts& pod);
@@ -133,9 +134,9 @@ class ClusterState {
   bool nodes_synced_ = false, pods_synced_ = false;
   bool namespaces_required_ = false, namespaces_synced_ = false;
   absl::flat_hash_map<std::string, topology::NodeFacts> nodes_;
-  absl::flat_hash_map<std::string, PodRecord> bound_;          // uid -> bound GPU pod
-  absl::flat_hash_map<std::string, PendingRecord> pending_;    // uid -> unbound GPU pod
-  absl::flat_hash_map<std::string, Assumption> assumed_;       // uid -> assumed placement
+  absl::flat_hash_map<std::string, PodRecord> bound_;        // uid -> bound GPU pod
+  absl::flat_hash_map<std::string, PendingRecord> pending_;  // uid -> unbound GPU pod
+  absl::flat_hash_map<std::string, Assumption> assumed_;     // uid -> assumed placement
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> uids_by_node_;
   std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ =
       std::make_shared<const topology::ClusterSnapshot::NamespaceMap>();

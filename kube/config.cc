@@ -39,7 +39,8 @@ absl::Status ParseServer(absl::string_view server, ApiConfig& out) {
   absl::string_view port_text;
   if (!server.empty() && server[0] == '[') {  // [v6]:port
     size_t close = server.find(']');
-    if (close == absl::string_view::npos) return absl::InvalidArgumentError("cluster.server: bad IPv6 host");
+    if (close == absl::string_view::npos)
+      return absl::InvalidArgumentError("cluster.server: bad IPv6 host");
     host = std::string(server.substr(1, close - 1));
     if (close + 1 < server.size() && server[close + 1] == ':') port_text = server.substr(close + 2);
   } else {
@@ -50,7 +51,8 @@ absl::Status ParseServer(absl::string_view server, ApiConfig& out) {
   if (host.empty()) return absl::InvalidArgumentError("cluster.server: no host");
   out.host = host;
   out.port = 443;
-  if (!port_text.empty() && (!absl::SimpleAtoi(port_text, &out.port) || out.port <= 0 || out.port > 65535)) {
+  if (!port_text.empty() &&
+      (!absl::SimpleAtoi(port_text, &out.port) || out.port <= 0 || out.port > 65535)) {
     return absl::InvalidArgumentError(absl::StrCat("cluster.server: bad port \"", port_text, "\""));
   }
   return absl::OkStatus();
@@ -82,7 +84,9 @@ absl::StatusOr<std::string> DataOrFile(const common::JsonValue& obj, absl::strin
   absl::string_view file = common::StringOr(obj, file_key);
   if (file.empty()) return std::string();
   absl::StatusOr<std::string> text = ReadWhole(Resolve(base_dir, file));
-  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".", file_key, ": ", text.status().message()));
+  if (!text.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ".", file_key, ": ", text.status().message()));
   return text;
 }
 
@@ -111,16 +115,19 @@ absl::StatusOr<ApiConfig> InClusterConfig(const std::string& sa_dir) {
 absl::StatusOr<ApiConfig> ParseKubeconfig(absl::string_view yaml_text, const std::string& base_dir,
                                           const std::string& context) {
   ASSIGN_OR_RETURN(rapidjson::Document doc, common::YamlToJson(yaml_text));
-  std::string ctx_name = context.empty() ? std::string(common::StringOr(doc, "current-context"))
-                                         : context;
+  std::string ctx_name =
+      context.empty() ? std::string(common::StringOr(doc, "current-context")) : context;
   if (ctx_name.empty()) return absl::InvalidArgumentError("kubeconfig: no current-context");
   const common::JsonValue* ctx = Named(doc, "contexts", ctx_name, "context");
-  if (!ctx) return absl::InvalidArgumentError(absl::StrCat("kubeconfig: context \"", ctx_name, "\" not found"));
+  if (!ctx)
+    return absl::InvalidArgumentError(
+        absl::StrCat("kubeconfig: context \"", ctx_name, "\" not found"));
   absl::string_view cluster_name = common::StringOr(*ctx, "cluster");
   absl::string_view user_name = common::StringOr(*ctx, "user");
   const common::JsonValue* cluster = Named(doc, "clusters", cluster_name, "cluster");
   if (!cluster) {
-    return absl::InvalidArgumentError(absl::StrCat("kubeconfig: cluster \"", cluster_name, "\" not found"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kubeconfig: cluster \"", cluster_name, "\" not found"));
   }
   ApiConfig config;
   RETURN_IF_ERROR(ParseServer(common::StringOr(*cluster, "server"), config));
@@ -141,7 +148,9 @@ absl::StatusOr<ApiConfig> ParseKubeconfig(absl::string_view yaml_text, const std
     ASSIGN_OR_RETURN(config.client_key_pem,
                      DataOrFile(*user, "client-key-data", "client-key", base_dir, "user"));
     if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
-      return absl::InvalidArgumentError("kubeconfig: user has a client certificate without a key, or a key without a certificate");
+      return absl::InvalidArgumentError(
+          "kubeconfig: user has a client certificate without a key, or a key without a "
+          "certificate");
     }
   }
   return config;
@@ -151,7 +160,8 @@ absl::StatusOr<ApiConfig> LoadKubeconfig(const std::string& path, const std::str
   ASSIGN_OR_RETURN(std::string text, ReadWhole(path));
   std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
   absl::StatusOr<ApiConfig> config = ParseKubeconfig(text, dir, context);
-  if (!config.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", config.status().message()));
+  if (!config.ok())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", config.status().message()));
   return config;
 }
 

@@ -18,7 +18,7 @@ struct ApiConfig {
   std::string token_file;       // re-read when it changes (projected tokens rotate)
   std::string client_cert_pem;  // client-certificate auth
   std::string client_key_pem;
-  std::string tls_server_name;  // overrides the name checked in the server certificate
+  std::string tls_server_name;             // overrides the name checked in the server certificate
   std::string namespace_name = "default";  // the service's own namespace (leases)
 };
 

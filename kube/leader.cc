@@ -34,7 +34,8 @@ LeaseRecord ReadLease(const common::JsonValue& lease) {
     r.holder = std::string(common::StringOr(*spec, "holderIdentity"));
     r.renew_time = std::string(common::StringOr(*spec, "renewTime"));
     r.acquire_time = std::string(common::StringOr(*spec, "acquireTime"));
-    if (const common::JsonValue* t = common::FindMember(*spec, "leaseTransitions"); t && t->IsInt64()) {
+    if (const common::JsonValue* t = common::FindMember(*spec, "leaseTransitions");
+        t && t->IsInt64()) {
       r.transitions = t->GetInt64();
     }
   }
@@ -44,7 +45,9 @@ LeaseRecord ReadLease(const common::JsonValue& lease) {
 std::string LeaseJson(const LeaderOptions& o, const LeaseRecord& r) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto str = [&](absl::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  auto str = [&](absl::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  };
   w.StartObject();
   w.Key("apiVersion");
   str("coordination.k8s.io/v1");
@@ -86,8 +89,8 @@ std::string LeaseJson(const LeaderOptions& o, const LeaseRecord& r) {
 
 LeaderElector::LeaderElector(ApiClient& client, LeaderOptions options)
     : client_(client), options_(std::move(options)) {
-  path_ = absl::StrCat("/apis/coordination.k8s.io/v1/namespaces/", options_.namespace_name,
-                       "/leases");
+  path_ =
+      absl::StrCat("/apis/coordination.k8s.io/v1/namespaces/", options_.namespace_name, "/leases");
 }
 
 LeaderElector::~LeaderElector() { Stop(); }
@@ -96,7 +99,9 @@ bool LeaderElector::is_leader() const {
   return leader_.load() && options_.clock->Now().time_since_epoch().count() < leader_until_.load();
 }
 
-void LeaderElector::Start() { thread_ = std::thread([this] { Run(); }); }
+void LeaderElector::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void LeaderElector::Stop() {
   if (stop_.exchange(true)) {

@@ -8,7 +8,8 @@ namespace kube {
 namespace {
 
 void Warn(absl::string_view what, const absl::Status& status) {
-  common::Log(common::LogLevel::kWarn, "object ignored", {{"kind", what}, {"reason", status.message()}});
+  common::Log(common::LogLevel::kWarn, "object ignored",
+              {{"kind", what}, {"reason", status.message()}});
 }
 
 std::string NameOf(const common::JsonValue& object) {
@@ -31,43 +32,53 @@ LiveSource::LiveSource(ApiClient& client, ClusterState& state, LiveSourceOptions
   state_.RequireNamespaces();
   nodes_ = std::make_unique<Reflector>(
       client, "/api/v1/nodes",
-      ReflectorHandler{
-          [this](const std::vector<const common::JsonValue*>& items) {
-            std::vector<topology::NodeFacts> nodes;
-            for (const common::JsonValue* item : items) {
-              absl::StatusOr<topology::NodeFacts> n = common::ParseNode(*item);
-              if (n.ok()) nodes.push_back(*std::move(n)); else Warn("Node", n.status());
-            }
-            state_.ReplaceNodes(std::move(nodes));
-          },
-          [this](absl::string_view type, const common::JsonValue& object) {
-            if (type == "DELETED") {
-              state_.DeleteNode(NameOf(object));
-              return;
-            }
-            absl::StatusOr<topology::NodeFacts> n = common::ParseNode(object);
-            if (n.ok()) state_.UpsertNode(*std::move(n)); else Warn("Node", n.status());
-          }},
+      ReflectorHandler{[this](const std::vector<const common::JsonValue*>& items) {
+                         std::vector<topology::NodeFacts> nodes;
+                         for (const common::JsonValue* item : items) {
+                           absl::StatusOr<topology::NodeFacts> n = common::ParseNode(*item);
+                           if (n.ok())
+                             nodes.push_back(*std::move(n));
+                           else
+                             Warn("Node", n.status());
+                         }
+                         state_.ReplaceNodes(std::move(nodes));
+                       },
+                       [this](absl::string_view type, const common::JsonValue& object) {
+                         if (type == "DELETED") {
+                           state_.DeleteNode(NameOf(object));
+                           return;
+                         }
+                         absl::StatusOr<topology::NodeFacts> n = common::ParseNode(object);
+                         if (n.ok())
+                           state_.UpsertNode(*std::move(n));
+                         else
+                           Warn("Node", n.status());
+                       }},
       options.reflector);
   pods_ = std::make_unique<Reflector>(
       client, "/api/v1/pods",
-      ReflectorHandler{
-          [this](const std::vector<const common::JsonValue*>& items) {
-            state_.ReplacePods([&](ClusterState::PodSink offer) {
-              for (const common::JsonValue* item : items) {
-                absl::StatusOr<topology::PodFacts> p = common::ParsePod(*item);
-                if (p.ok()) offer(*std::move(p)); else Warn("Pod", p.status());
-              }
-            });
-          },
-          [this](absl::string_view type, const common::JsonValue& object) {
-            if (type == "DELETED") {
-              state_.DeletePod(UidOrKey(object));
-              return;
-            }
-            absl::StatusOr<topology::PodFacts> p = common::ParsePod(object);
-            if (p.ok()) state_.UpsertPod(*std::move(p)); else Warn("Pod", p.status());
-          }},
+      ReflectorHandler{[this](const std::vector<const common::JsonValue*>& items) {
+                         state_.ReplacePods([&](ClusterState::PodSink offer) {
+                           for (const common::JsonValue* item : items) {
+                             absl::StatusOr<topology::PodFacts> p = common::ParsePod(*item);
+                             if (p.ok())
+                               offer(*std::move(p));
+                             else
+                               Warn("Pod", p.status());
+                           }
+                         });
+                       },
+                       [this](absl::string_view type, const common::JsonValue& object) {
+                         if (type == "DELETED") {
+                           state_.DeletePod(UidOrKey(object));
+                           return;
+                         }
+                         absl::StatusOr<topology::PodFacts> p = common::ParsePod(object);
+                         if (p.ok())
+                           state_.UpsertPod(*std::move(p));
+                         else
+                           Warn("Pod", p.status());
+                       }},
       options.reflector);
   auto labels_of = [](const common::JsonValue& object) {
     const common::JsonValue* meta = common::FindMember(object, "metadata");
@@ -81,19 +92,19 @@ LiveSource::LiveSource(ApiClient& client, ClusterState& state, LiveSourceOptions
   };
   namespaces_ = std::make_unique<Reflector>(
       client, "/api/v1/namespaces",
-      ReflectorHandler{
-          [this, labels_of](const std::vector<const common::JsonValue*>& items) {
-            absl::flat_hash_map<std::string, topology::Labels> all;
-            for (const common::JsonValue* item : items) all[NameOf(*item)] = labels_of(*item);
-            state_.ReplaceNamespaces(std::move(all));
-          },
-          [this, labels_of](absl::string_view type, const common::JsonValue& object) {
-            if (type == "DELETED") {
-              state_.DeleteNamespace(NameOf(object));
-            } else {
-              state_.UpsertNamespace(NameOf(object), labels_of(object));
-            }
-          }},
+      ReflectorHandler{[this, labels_of](const std::vector<const common::JsonValue*>& items) {
+                         absl::flat_hash_map<std::string, topology::Labels> all;
+                         for (const common::JsonValue* item : items)
+                           all[NameOf(*item)] = labels_of(*item);
+                         state_.ReplaceNamespaces(std::move(all));
+                       },
+                       [this, labels_of](absl::string_view type, const common::JsonValue& object) {
+                         if (type == "DELETED") {
+                           state_.DeleteNamespace(NameOf(object));
+                         } else {
+                           state_.UpsertNamespace(NameOf(object), labels_of(object));
+                         }
+                       }},
       options.reflector);
 }
 

@@ -51,7 +51,9 @@ Reflector::Reflector(ApiClient& client, std::string path, ReflectorHandler handl
 
 Reflector::~Reflector() { Stop(); }
 
-void Reflector::Start() { thread_ = std::thread([this] { Run(); }); }
+void Reflector::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void Reflector::Stop() {
   stop_.store(true);
@@ -91,7 +93,8 @@ bool Reflector::ListAll() {
     absl::StatusOr<ApiResponse> r = client_.Get(url);
     if (!r.ok() || r->status != 200) {
       common::Log(common::LogLevel::kWarn, "list failed",
-                  {{"path", path_}, {"error", r.ok() ? DescribeError(*r) : std::string(r.status().message())}});
+                  {{"path", path_},
+                   {"error", r.ok() ? DescribeError(*r) : std::string(r.status().message())}});
       return false;
     }
     auto pool = std::make_unique<rapidjson::MemoryPoolAllocator<>>(kListChunkBytes);
@@ -127,9 +130,11 @@ Reflector::WatchEnd Reflector::WatchOnce() {
   auto remaining =
       std::chrono::duration_cast<std::chrono::seconds>(next_resync_ - options_.clock->Now());
   if (remaining.count() <= 0) return WatchEnd::kRelist;
-  int timeout = static_cast<int>(std::min<int64_t>(options_.watch_timeout_seconds, remaining.count()));
-  std::string url = absl::StrCat(path_, "?watch=1&allowWatchBookmarks=true&resourceVersion=",
-                                 resource_version_, "&timeoutSeconds=", std::max(1, timeout));
+  int timeout =
+      static_cast<int>(std::min<int64_t>(options_.watch_timeout_seconds, remaining.count()));
+  std::string url =
+      absl::StrCat(path_, "?watch=1&allowWatchBookmarks=true&resourceVersion=", resource_version_,
+                   "&timeoutSeconds=", std::max(1, timeout));
   counters_.watches.fetch_add(1);
   WatchEnd end = WatchEnd::kRewatch;
   uint64_t delivered = 0;
@@ -144,7 +149,8 @@ Reflector::WatchEnd Reflector::WatchOnce() {
           end = WatchEnd::kRelist;
           return false;
         }
-        rapidjson::MemoryPoolAllocator<> pool(event_buffer_.get(), kEventBufferBytes, kListChunkBytes);
+        rapidjson::MemoryPoolAllocator<> pool(event_buffer_.get(), kEventBufferBytes,
+                                              kListChunkBytes);
         absl::StatusOr<rapidjson::Document> event = common::ParseJsonInPlace(line, &pool);
         if (!event.ok() || !event->IsObject()) {
           common::Log(common::LogLevel::kWarn, "unreadable watch line", {{"path", path_}});
@@ -156,7 +162,8 @@ Reflector::WatchEnd Reflector::WatchOnce() {
         if (!object) {
           // A non-200 body (a Status) arrives here as one line.
           int code = 0;
-          if (const common::JsonValue* c = common::FindMember(*event, "code"); c && c->IsInt()) code = c->GetInt();
+          if (const common::JsonValue* c = common::FindMember(*event, "code"); c && c->IsInt())
+            code = c->GetInt();
           end = code == 410 ? WatchEnd::kRelist : WatchEnd::kBackoff;
           return false;
         }

@@ -66,7 +66,7 @@ class Reflector {
 
  private:
   void Run();
-  bool ListAll();                   // false on failure (already logged)
+  bool ListAll();  // false on failure (already logged)
   enum class WatchEnd { kRelist, kRewatch, kBackoff, kStopped };
   WatchEnd WatchOnce();
   void Sleep(std::chrono::milliseconds d);  // wakes early on Stop()

@@ -1,8 +1,7 @@
 #include "plan/document_tree.h"
 
-#include "topology/wellknown.h"
-
 #include "absl/strings/str_cat.h"
+#include "topology/wellknown.h"
 
 namespace plan {
 namespace {

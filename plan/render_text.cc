@@ -156,7 +156,8 @@ absl::Status AppendConfigurations(const PlanDocument& doc, std::string& out) {
   if (doc.node_labels.empty()) out += "(no node needs a label)\n";
 
   out += Heading("Pod resources (per workload)");
-  absl::StrAppend(&out, "# mirrored workloads spread over the ", topology::kZoneLabel, " node label\n");
+  absl::StrAppend(&out, "# mirrored workloads spread over the ", topology::kZoneLabel,
+                  " node label\n");
   if (!doc.pods.empty()) {
     ASSIGN_OR_RETURN(std::string pods, RenderYamlTree(PodsTree(doc.pods)));
     out += pods;

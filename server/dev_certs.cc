@@ -1,15 +1,14 @@
 #include "server/dev_certs.h"
 
-#include <sys/stat.h>
-
-#include <cstdio>
-#include <memory>
-
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 
@@ -73,7 +72,8 @@ CertPtr MakeCert(EVP_PKEY* key, const char* common_name, X509* issuer, EVP_PKEY*
                       "DNS:localhost,IP:127.0.0.1,IP:::1") &&
          AddExtension(cert.get(), signer, NID_authority_key_identifier, "keyid:always");
   }
-  if (!ok || X509_sign(cert.get(), issuer_key ? issuer_key : key, EVP_sha256()) == 0) return nullptr;
+  if (!ok || X509_sign(cert.get(), issuer_key ? issuer_key : key, EVP_sha256()) == 0)
+    return nullptr;
   return cert;
 }
 

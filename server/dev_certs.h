@@ -11,9 +11,9 @@
 namespace server {
 
 struct DevCertFiles {
-  std::string ca_cert;   // DIR/ca.crt
-  std::string cert;      // DIR/tls.crt
-  std::string key;       // DIR/tls.key (mode 0600)
+  std::string ca_cert;  // DIR/ca.crt
+  std::string cert;     // DIR/tls.crt
+  std::string key;      // DIR/tls.key (mode 0600)
 };
 
 // Writes the three files into `dir` (which must exist). Internal on OpenSSL failures.

@@ -28,9 +28,10 @@ void RequestMetrics::Record(size_t route, int http_code, double seconds) {
 }
 
 void RequestMetrics::AppendPrometheus(std::string& out) const {
-  absl::StrAppend(&out,
-                  "# HELP gpu_tenancy_http_requests_total HTTP requests served, by route and code.\n"
-                  "# TYPE gpu_tenancy_http_requests_total counter\n");
+  absl::StrAppend(
+      &out,
+      "# HELP gpu_tenancy_http_requests_total HTTP requests served, by route and code.\n"
+      "# TYPE gpu_tenancy_http_requests_total counter\n");
   for (const auto& r : routes_) {
     for (size_t i = 0; i <= kCodes.size(); ++i) {
       uint64_t n = r->by_code[i].load(std::memory_order_relaxed);
@@ -47,8 +48,8 @@ void RequestMetrics::AppendPrometheus(std::string& out) const {
   for (const auto& r : routes_) {
     for (size_t i = 0; i < kBuckets.size(); ++i) {
       absl::StrAppend(&out, "gpu_tenancy_http_request_duration_seconds_bucket{route=\"", r->name,
-                      "\",le=\"", kBuckets[i], "\"} ", r->buckets[i].load(std::memory_order_relaxed),
-                      "\n");
+                      "\",le=\"", kBuckets[i], "\"} ",
+                      r->buckets[i].load(std::memory_order_relaxed), "\n");
     }
     uint64_t count = r->count.load(std::memory_order_relaxed);
     absl::StrAppend(&out, "gpu_tenancy_http_request_duration_seconds_bucket{route=\"", r->name,
@@ -64,7 +65,8 @@ void LabeledCounter::Add(const std::vector<absl::string_view>& label_values, uin
   std::lock_guard<std::mutex> lock(mu_);
   auto it = values_.find(label_values);
   if (it == values_.end()) {
-    it = values_.emplace(std::vector<std::string>(label_values.begin(), label_values.end()), 0).first;
+    it = values_.emplace(std::vector<std::string>(label_values.begin(), label_values.end()), 0)
+             .first;
   }
   it->second += n;
 }

@@ -1,8 +1,8 @@
 #include "server/server.h"
 
-#include <chrono>
-
 #include <openssl/err.h>
+
+#include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -59,7 +59,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     size_t metric = s->metrics_.AddRoute(route.path);
     Server* self = s.get();
     tls_routes.push_back(
-        {route.path, [self, metric, handler = std::move(route.handler)](absl::string_view body) {
+        {route.path,
+         [self, metric, handler = std::move(route.handler)](absl::string_view body) {
            auto start = std::chrono::steady_clock::now();
            Reply reply = handler(body);
            double seconds =
@@ -83,8 +84,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     std::vector<OperatorRoute> plain_routes;
     // Probes are answered on the listener's loop (they read atomics only); the rest queue for
     // its handler thread.
-    plain_routes.push_back(
-        {"/healthz", [] { return OperatorReply{200, kText, "ok\n"}; }, /*quick=*/true});
+    plain_routes.push_back({"/healthz",
+                            [] {
+                              return OperatorReply{200, kText, "ok\n"};
+                            },
+                            /*quick=*/true});
     for (ReadyCheck& check : readiness) {
       plain_routes.push_back(
           {check.path,
@@ -100,12 +104,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
                                 return OperatorReply{reply.status, kJson, std::move(reply.body)};
                               }});
     }
-    plain_routes.push_back({"/metrics", [self] {
-                              std::string out;
-                              self->AppendMetrics(out);
-                              return OperatorReply{200, "text/plain; version=0.0.4; charset=utf-8",
-                                                   std::move(out)};
-                            }});
+    plain_routes.push_back(
+        {"/metrics", [self] {
+           std::string out;
+           self->AppendMetrics(out);
+           return OperatorReply{200, "text/plain; version=0.0.4; charset=utf-8", std::move(out)};
+         }});
     absl::StatusOr<std::unique_ptr<OperatorListener>> plain = OperatorListener::Bind(
         o.metrics_host, o.metrics_port, std::move(plain_routes), OperatorListener::Options{});
     if (!plain.ok()) return plain.status();
@@ -126,7 +130,8 @@ void Server::AppendMetrics(std::string& out) const {
       "# HELP gpu_tenancy_tls_certificate_expiry_seconds Unix time at which the serving "
       "certificate expires.\n"
       "# TYPE gpu_tenancy_tls_certificate_expiry_seconds gauge\n"
-      "gpu_tenancy_tls_certificate_expiry_seconds ", cert ? cert->not_after_unix() : 0, "\n",
+      "gpu_tenancy_tls_certificate_expiry_seconds ",
+      cert ? cert->not_after_unix() : 0, "\n",
       "# HELP gpu_tenancy_request_deadline_expired_total Connections closed for not delivering "
       "a request within their deadline (listener: tls is --request-deadline for the handshake "
       "and each request, operator is the plain listener's).\n"

@@ -32,15 +32,15 @@ struct Options {
   int metrics_port = 8080;  // 0 picks a free port; -1 disables the plain listener
   std::string tls_cert_file;
   std::string tls_key_file;
-  std::string client_ca_file;  // non-empty: require client certificates from this CA
+  std::string client_ca_file;         // non-empty: require client certificates from this CA
   size_t max_body_bytes = 64u << 20;  // 500 full Nodes are about 9 MB
-  int worker_threads = 64;  // run complete requests (a bind waits on kube-apiserver)
+  int worker_threads = 64;            // run complete requests (a bind waits on kube-apiserver)
   size_t max_queued_requests = 1024;  // waiting for a worker; beyond, 503 at once
-  size_t max_connections = 20000;  // lowered to fit the descriptor limit
+  size_t max_connections = 20000;     // lowered to fit the descriptor limit
   size_t max_connections_per_ip = 1024;
   size_t keep_alive_max_requests = 100000;
   int keep_alive_timeout_seconds = 5;  // idle between requests
-  int cert_poll_millis = 1000;  // certificate file polling for hot reload
+  int cert_poll_millis = 1000;         // certificate file polling for hot reload
   // The most a TLS client may take for the handshake, or for one request's headers and body
   // from its first byte, however it paces its bytes; and for taking one reply.
   int request_deadline_millis = 10000;
@@ -51,7 +51,7 @@ struct Options {
 
 struct Reply {
   int status = 200;
-  std::string body;  // JSON
+  std::string body;                   // JSON
   std::vector<std::string> warnings;  // extra HTTP headers are not needed by our callers
 };
 

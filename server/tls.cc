@@ -1,10 +1,10 @@
 #include "server/tls.h"
 
-#include <cstdio>
-
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -49,7 +49,8 @@ absl::StatusOr<std::shared_ptr<const CertPair>> CertPair::Load(const std::string
   pair->leaf_ = PEM_read_X509(f, nullptr, nullptr, nullptr);
   if (pair->leaf_) {
     pair->chain_ = sk_X509_new_null();
-    while (X509* extra = PEM_read_X509(f, nullptr, nullptr, nullptr)) sk_X509_push(pair->chain_, extra);
+    while (X509* extra = PEM_read_X509(f, nullptr, nullptr, nullptr))
+      sk_X509_push(pair->chain_, extra);
   }
   std::fclose(f);
   ERR_clear_error();  // the chain loop ends on a "no start line" error by design
@@ -61,7 +62,8 @@ absl::StatusOr<std::shared_ptr<const CertPair>> CertPair::Load(const std::string
   pair->key_ = PEM_read_PrivateKey(f, nullptr, nullptr, nullptr);
   std::fclose(f);
   if (!pair->key_) {
-    return absl::InvalidArgumentError(absl::StrCat(key_file, ": no PEM private key: ", OpenSslError()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(key_file, ": no PEM private key: ", OpenSslError()));
   }
   if (X509_check_private_key(pair->leaf_, pair->key_) != 1) {
     ERR_clear_error();
@@ -78,8 +80,8 @@ absl::StatusOr<std::shared_ptr<const CertPair>> CertPair::Load(const std::string
 
 bool ConfigureServerContext(SSL_CTX& ctx, CertStore* store, const std::string& client_ca_file) {
   SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-  SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                                SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_options(
+      &ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   // Forward-secret AEAD suites only for TLS 1.2; TLS 1.3 suites are all fine.
   if (SSL_CTX_set_cipher_list(&ctx,
                               "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"

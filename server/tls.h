@@ -4,11 +4,11 @@
 #ifndef GPU_TENANCY_SERVER_TLS_H_
 #define GPU_TENANCY_SERVER_TLS_H_
 
+#include <openssl/ssl.h>
+
 #include <atomic>
 #include <memory>
 #include <string>
-
-#include <openssl/ssl.h>
 
 #include "absl/status/statusor.h"
 
@@ -35,7 +35,7 @@ class CertPair {
   CertPair() = default;
   X509* leaf_ = nullptr;
   EVP_PKEY* key_ = nullptr;
-  STACK_OF(X509)* chain_ = nullptr;
+  STACK_OF(X509) * chain_ = nullptr;
   int64_t not_after_unix_ = 0;
 };
 

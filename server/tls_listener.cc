@@ -34,7 +34,7 @@ size_t ConnectionsThatFit(size_t wanted) {
     return wanted;
   }
   size_t fit = limit.rlim_cur > 2 * kReservedDescriptors ? limit.rlim_cur - kReservedDescriptors
-                                                          : limit.rlim_cur / 2;
+                                                         : limit.rlim_cur / 2;
   common::Log(common::LogLevel::kWarn, "max connections lowered to fit the descriptor limit",
               {{"wanted", absl::StrCat(wanted)},
                {"nofile", absl::StrCat(limit.rlim_cur)},
@@ -42,7 +42,9 @@ size_t ConnectionsThatFit(size_t wanted) {
   return fit;
 }
 
-size_t Share(size_t total, size_t loops) { return std::max<size_t>(1, (total + loops - 1) / loops); }
+size_t Share(size_t total, size_t loops) {
+  return std::max<size_t>(1, (total + loops - 1) / loops);
+}
 
 }  // namespace
 
@@ -110,31 +112,50 @@ const TlsListener::Stats& TlsListener::stats() const { return impl_->stats; }
 
 absl::string_view TlsListener::ReasonName(CloseReason reason) {
   switch (reason) {
-    case CloseReason::kPeerClosed: return "peer_closed";
-    case CloseReason::kHandshakeFailed: return "handshake_failed";
-    case CloseReason::kHandshakeDeadline: return "handshake_deadline";
-    case CloseReason::kRequestDeadline: return "request_deadline";
-    case CloseReason::kIdleTimeout: return "idle_timeout";
-    case CloseReason::kReplyDeadline: return "reply_deadline";
-    case CloseReason::kBadRequest: return "bad_request";
-    case CloseReason::kDone: return "done";
-    case CloseReason::kEvictedPerPeer: return "evicted_per_ip";
-    case CloseReason::kEvictedTotal: return "evicted_total";
-    case CloseReason::kRefused: return "refused";
-    case CloseReason::kShutdown: return "shutdown";
-    case CloseReason::kCount: break;
+    case CloseReason::kPeerClosed:
+      return "peer_closed";
+    case CloseReason::kHandshakeFailed:
+      return "handshake_failed";
+    case CloseReason::kHandshakeDeadline:
+      return "handshake_deadline";
+    case CloseReason::kRequestDeadline:
+      return "request_deadline";
+    case CloseReason::kIdleTimeout:
+      return "idle_timeout";
+    case CloseReason::kReplyDeadline:
+      return "reply_deadline";
+    case CloseReason::kBadRequest:
+      return "bad_request";
+    case CloseReason::kDone:
+      return "done";
+    case CloseReason::kEvictedPerPeer:
+      return "evicted_per_ip";
+    case CloseReason::kEvictedTotal:
+      return "evicted_total";
+    case CloseReason::kRefused:
+      return "refused";
+    case CloseReason::kShutdown:
+      return "shutdown";
+    case CloseReason::kCount:
+      break;
   }
   return "unknown";
 }
 
 absl::string_view TlsListener::StateName(ConnectionState state) {
   switch (state) {
-    case ConnectionState::kHandshake: return "handshake";
-    case ConnectionState::kIdle: return "idle";
-    case ConnectionState::kReading: return "reading";
-    case ConnectionState::kInFlight: return "in_flight";
-    case ConnectionState::kWriting: return "writing";
-    case ConnectionState::kCount: break;
+    case ConnectionState::kHandshake:
+      return "handshake";
+    case ConnectionState::kIdle:
+      return "idle";
+    case ConnectionState::kReading:
+      return "reading";
+    case ConnectionState::kInFlight:
+      return "in_flight";
+    case ConnectionState::kWriting:
+      return "writing";
+    case ConnectionState::kCount:
+      break;
   }
   return "unknown";
 }
@@ -163,15 +184,18 @@ void TlsListener::AppendPrometheus(std::string& out) const {
       "# HELP gpu_tenancy_tls_connection_limit Connections the TLS listener holds at most, in "
       "all and per client address.\n"
       "# TYPE gpu_tenancy_tls_connection_limit gauge\n"
-      "gpu_tenancy_tls_connection_limit{scope=\"total\"} ", o.max_connections, "\n",
-      "gpu_tenancy_tls_connection_limit{scope=\"per_ip\"} ", o.max_connections_per_peer, "\n",
+      "gpu_tenancy_tls_connection_limit{scope=\"total\"} ",
+      o.max_connections, "\n", "gpu_tenancy_tls_connection_limit{scope=\"per_ip\"} ",
+      o.max_connections_per_peer, "\n",
       "# HELP gpu_tenancy_tls_worker_queue_depth Complete requests waiting for a worker.\n"
       "# TYPE gpu_tenancy_tls_worker_queue_depth gauge\n"
-      "gpu_tenancy_tls_worker_queue_depth ", s.queued.load(), "\n",
+      "gpu_tenancy_tls_worker_queue_depth ",
+      s.queued.load(), "\n",
       "# HELP gpu_tenancy_tls_requests_rejected_total Requests answered 503 at once because "
       "every worker was busy and the queue was full.\n"
       "# TYPE gpu_tenancy_tls_requests_rejected_total counter\n"
-      "gpu_tenancy_tls_requests_rejected_total ", s.rejected_busy.load(), "\n");
+      "gpu_tenancy_tls_requests_rejected_total ",
+      s.rejected_busy.load(), "\n");
 }
 
 }  // namespace server

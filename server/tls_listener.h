@@ -2,13 +2,12 @@
 // and a bounded pool of workers that runs only complete requests.
 //
 // io_threads Boost.Asio loops (server/tls_loop.h), each on its own thread; the first accepts
-// and deals new connections to them in turn. Accept, the TLS handshake (OpenSSL over the socket, see
-// server/tls_socket.h), reading the request head and body (Beast's HTTP/1.1 parser, with
-// header and body limits) and writing the reply are all asynchronous on the connection's loop,
-// so a connection that is idle, stuck inside its handshake or dripping one byte at a time
-// costs memory and a descriptor, never a thread. Until its first byte a new connection has no
-// TLS state at all. A complete request goes to a worker; the reply is posted back to the loop
-// and written from there.
+// and deals new connections to them in turn. Accept, the TLS handshake (OpenSSL over the socket,
+// see server/tls_socket.h), reading the request head and body (Beast's HTTP/1.1 parser, with header
+// and body limits) and writing the reply are all asynchronous on the connection's loop, so a
+// connection that is idle, stuck inside its handshake or dripping one byte at a time costs memory
+// and a descriptor, never a thread. Until its first byte a new connection has no TLS state at all.
+// A complete request goes to a worker; the reply is posted back to the loop and written from there.
 //
 // Deadlines, each enforced by the loop (a connection past one is closed and counted by reason):
 //   request_deadline  from accept to the end of the handshake, and for each request from its
@@ -50,7 +49,7 @@ namespace server {
 
 struct TlsReply {
   int status = 200;
-  std::string body;  // JSON
+  std::string body;                                          // JSON
   std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
 };
 
@@ -112,7 +111,7 @@ class TlsListener {
   struct Stats {
     std::array<std::atomic<uint64_t>, static_cast<size_t>(CloseReason::kCount)> closed{};
     std::array<std::atomic<int64_t>, static_cast<size_t>(ConnectionState::kCount)> open{};
-    std::atomic<int64_t> queued{0};  // requests waiting for a worker
+    std::atomic<int64_t> queued{0};          // requests waiting for a worker
     std::atomic<uint64_t> rejected_busy{0};  // answered 503 because the pool was full
   };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -85,7 +84,6 @@ std::optional<TlsReply> ReplyToReadError(const ErrorCode& ec, const TlsListener:
 }
 
 }  // namespace
-
 
 struct Connection {
   Connection(tcp::socket s, uint64_t connection_id)
@@ -238,7 +236,7 @@ void TlsLoop::Adopt(tcp::socket socket) {
   if (stopping_) return;  // the socket closes here
   ErrorCode ec;
   tcp::endpoint peer = socket.remote_endpoint(ec);
-  if (ec) return;  // already gone
+  if (ec) return;                              // already gone
   socket.set_option(tcp::no_delay(true), ec);  // else each keep-alive reply waits on delayed ACK
   uint64_t id = next_id_++;
   ConnectionTable::Admission admission = table_.Admit(id, PeerKey(peer));
@@ -299,8 +297,7 @@ TlsLoop::Task<void> TlsLoop::Serve(std::shared_ptr<Connection> c) {
   Close(*c, CloseReason::kDone);  // a no-op when ServeOne closed it already
 }
 
-TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer,
-                                                  size_t served) {
+TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer, size_t served) {
   ErrorCode ec;
   if (buffer.size() == 0 && !c.tls->HasPending()) {
     if (stopping_) {
@@ -342,8 +339,7 @@ TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer,
     co_return co_await Refuse(c, std::move(reply), version);
   }
   if (!IsJsonContentType(View(req[http::field::content_type]))) {
-    co_return co_await Refuse(c, ErrorReply(415, "Content-Type must be application/json"),
-                              version);
+    co_return co_await Refuse(c, ErrorReply(415, "Content-Type must be application/json"), version);
   }
   if (absl::EqualsIgnoreCase(View(req[http::field::expect]), "100-continue")) {
     http::response<http::empty_body> go_on{http::status::continue_, version};
@@ -376,13 +372,13 @@ TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer,
     reply = co_await RunOnWorker(*route, std::move(body));
   }
   if (c.closed) co_return false;
-  keep_alive = keep_alive && !shared_.stopping.load() &&
-               served + 1 < options_.keep_alive_max_requests;
+  keep_alive =
+      keep_alive && !shared_.stopping.load() && served + 1 < options_.keep_alive_max_requests;
   co_return co_await Write(c, std::move(reply), version, keep_alive, CloseReason::kDone);
 }
 
-TlsLoop::Task<bool> TlsLoop::Write(Connection& c, TlsReply reply, unsigned version,
-                                               bool keep_alive, CloseReason closing) {
+TlsLoop::Task<bool> TlsLoop::Write(Connection& c, TlsReply reply, unsigned version, bool keep_alive,
+                                   CloseReason closing) {
   table_.MarkBusy(c.id);
   SetState(c, ConnectionState::kWriting);
   Arm(c, options_.reply_deadline, CloseReason::kReplyDeadline);
@@ -407,7 +403,7 @@ TlsLoop::Task<bool> TlsLoop::Write(Connection& c, TlsReply reply, unsigned versi
 }
 
 TlsLoop::Task<bool> TlsLoop::Refuse(Connection& c, std::optional<TlsReply> reply,
-                                                unsigned version) {
+                                    unsigned version) {
   if (!reply) {
     Close(c, CloseReason::kPeerClosed);
     co_return false;
@@ -430,8 +426,7 @@ TlsLoop::Task<void> TlsLoop::Linger(Connection& c, CloseReason reason) {
   Close(c, reason);
 }
 
-TlsLoop::Task<TlsReply> TlsLoop::RunOnWorker(const TlsRoute& route,
-                                                         std::string body) {
+TlsLoop::Task<TlsReply> TlsLoop::RunOnWorker(const TlsRoute& route, std::string body) {
   TlsReply reply;
   shared_.in_pool.fetch_add(1);
   shared_.stats.queued.fetch_add(1, std::memory_order_relaxed);
@@ -439,13 +434,13 @@ TlsLoop::Task<TlsReply> TlsLoop::RunOnWorker(const TlsRoute& route,
   AwaitToken token;
   co_await asio::async_initiate<AwaitToken, void()>(
       [&](auto wake) {
-        asio::post(*shared_.workers, [&, wake = std::move(wake),
-                               work = asio::make_work_guard(loop_)]() mutable {
-          shared_.stats.queued.fetch_sub(1, std::memory_order_relaxed);
-          reply = RunHandler(route, body);
-          shared_.in_pool.fetch_sub(1);
-          asio::post(loop_, std::move(wake));
-        });
+        asio::post(*shared_.workers,
+                   [&, wake = std::move(wake), work = asio::make_work_guard(loop_)]() mutable {
+                     shared_.stats.queued.fetch_sub(1, std::memory_order_relaxed);
+                     reply = RunHandler(route, body);
+                     shared_.in_pool.fetch_sub(1);
+                     asio::post(loop_, std::move(wake));
+                   });
       },
       token);
   co_return reply;

@@ -17,19 +17,18 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include <cerrno>
-#include <climits>
 #include <algorithm>
-#include <cstddef>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/compose.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <cerrno>
+#include <climits>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace server {
 
@@ -59,8 +58,8 @@ class TlsSocket {
 
   template <typename Token>
   auto async_handshake(Token&& token) {
-    return Start<void(ErrorCode, size_t)>(
-        [](SSL* ssl) { return SSL_do_handshake(ssl); }, std::forward<Token>(token));
+    return Start<void(ErrorCode, size_t)>([](SSL* ssl) { return SSL_do_handshake(ssl); },
+                                          std::forward<Token>(token));
   }
 
   template <typename MutableBuffers, typename Token>
@@ -69,7 +68,8 @@ class TlsSocket {
     return Start<void(ErrorCode, size_t)>(
         [first](SSL* ssl) {
           if (first.size() == 0) return kEmptyBuffer;
-          return SSL_read(ssl, first.data(), static_cast<int>(std::min<size_t>(first.size(), INT_MAX)));
+          return SSL_read(ssl, first.data(),
+                          static_cast<int>(std::min<size_t>(first.size(), INT_MAX)));
         },
         std::forward<Token>(token));
   }

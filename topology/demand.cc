@@ -64,8 +64,9 @@ absl::StatusOr<GpuDemand> ComputeDemand(const PodFacts& pod, const Policy& polic
     const bool memory = policy.IsMemoryResource(name);
     if (!memory && !IsGpuDeviceResource(name, policy)) continue;
     if (q.IsNegative() || q.milli() % 1000 != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pod ", pod.Key(), ": ", name, " must be a whole, non-negative number, got ", q.ToString()));
+      return absl::InvalidArgumentError(absl::StrCat("pod ", pod.Key(), ": ", name,
+                                                     " must be a whole, non-negative number, got ",
+                                                     q.ToString()));
     }
     if (q.IsZero()) continue;
     if (memory) {
@@ -78,10 +79,9 @@ absl::StatusOr<GpuDemand> ComputeDemand(const PodFacts& pod, const Policy& polic
   if (annotation != pod.annotations.end()) {
     absl::StatusOr<Quantity> q = Quantity::Parse(annotation->second);
     if (!q.ok() || q->IsNegative()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("pod ", pod.Key(), ": annotation ", policy.memory_annotation,
-                       " must be a non-negative quantity such as 20Gi, got \"", annotation->second,
-                       "\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pod ", pod.Key(), ": annotation ", policy.memory_annotation,
+          " must be a non-negative quantity such as 20Gi, got \"", annotation->second, "\""));
     }
     // The annotation is a pod total in bytes; a resource request in MiB may say the same thing.
     demand.memory_mib = std::max(demand.memory_mib, q->ValueMiB());

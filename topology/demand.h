@@ -8,8 +8,8 @@
 #include <map>
 #include <string>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
 

@@ -68,7 +68,8 @@ FitResult FitSharedMemory(const GpuDemand& demand, const NodeSupply& supply,
   }
   int64_t node_free = gpus->count * gpus->memory_mib - occupancy.SharedMemoryUsedMiB();
   int64_t best = 0;
-  for (int i = 0; i < gpus->count; ++i) best = std::max(best, FreeOnGpu(occupancy, i, gpus->memory_mib));
+  for (int i = 0; i < gpus->count; ++i)
+    best = std::max(best, FreeOnGpu(occupancy, i, gpus->memory_mib));
   best = std::min(best, node_free);
   if (best < demand.memory_mib) {
     FitResult r = Unschedulable(Rule::kMemoryExhausted);
@@ -97,32 +98,52 @@ std::optional<int64_t> DedicatedMemory(const GpuDemand& demand, const NodeSupply
 
 absl::string_view VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kFits: return "fits";
-    case Verdict::kUnschedulable: return "unschedulable";
-    case Verdict::kUnresolvable: return "unresolvable";
+    case Verdict::kFits:
+      return "fits";
+    case Verdict::kUnschedulable:
+      return "unschedulable";
+    case Verdict::kUnresolvable:
+      return "unresolvable";
   }
   return "unknown";
 }
 
 absl::string_view RuleCode(Rule rule) {
   switch (rule) {
-    case Rule::kFits: return "";
-    case Rule::kTenantDenied: return "tenant-denied";
-    case Rule::kNoGpu: return "no-gpu";
-    case Rule::kMigReconfiguring: return "mig-reconfiguring";
-    case Rule::kPoolUndefined: return "pool-undefined";
-    case Rule::kTierPool: return "tier-pool";
-    case Rule::kProfileUnsupported: return "profile-unsupported";
-    case Rule::kNotOffered: return "not-offered";
-    case Rule::kTierResource: return "tier-resource";
-    case Rule::kExceedsNode: return "exceeds-node";
-    case Rule::kExhausted: return "exhausted";
-    case Rule::kMemoryNoSharedGpu: return "memory-no-shared-gpu";
-    case Rule::kMemoryUnknown: return "memory-unknown";
-    case Rule::kMemoryLargerThanGpu: return "memory-larger-than-gpu";
-    case Rule::kMemoryExhausted: return "memory-exhausted";
-    case Rule::kMemoryLargerThanSlice: return "memory-larger-than-slice";
-    case Rule::kUnknownNode: return "unknown-node";
+    case Rule::kFits:
+      return "";
+    case Rule::kTenantDenied:
+      return "tenant-denied";
+    case Rule::kNoGpu:
+      return "no-gpu";
+    case Rule::kMigReconfiguring:
+      return "mig-reconfiguring";
+    case Rule::kPoolUndefined:
+      return "pool-undefined";
+    case Rule::kTierPool:
+      return "tier-pool";
+    case Rule::kProfileUnsupported:
+      return "profile-unsupported";
+    case Rule::kNotOffered:
+      return "not-offered";
+    case Rule::kTierResource:
+      return "tier-resource";
+    case Rule::kExceedsNode:
+      return "exceeds-node";
+    case Rule::kExhausted:
+      return "exhausted";
+    case Rule::kMemoryNoSharedGpu:
+      return "memory-no-shared-gpu";
+    case Rule::kMemoryUnknown:
+      return "memory-unknown";
+    case Rule::kMemoryLargerThanGpu:
+      return "memory-larger-than-gpu";
+    case Rule::kMemoryExhausted:
+      return "memory-exhausted";
+    case Rule::kMemoryLargerThanSlice:
+      return "memory-larger-than-slice";
+    case Rule::kUnknownNode:
+      return "unknown-node";
   }
   return "unknown";
 }
@@ -140,8 +161,8 @@ void FitResult::AppendReason(std::string& out) const {
     case Rule::kPoolUndefined:
       return absl::StrAppend(&out, "pool ", subject, " is not defined in the policy");
     case Rule::kTierPool:
-      return absl::StrAppend(&out, "pool ", subject, " (", ModeName(mode), ") is not allowed for tier ",
-                             tier);
+      return absl::StrAppend(&out, "pool ", subject, " (", ModeName(mode),
+                             ") is not allowed for tier ", tier);
     case Rule::kProfileUnsupported:
       return absl::StrAppend(&out, "GPU model ", subject, " has no MIG profile ", detail);
     case Rule::kNotOffered:
@@ -156,19 +177,21 @@ void FitResult::AppendReason(std::string& out) const {
       return absl::StrAppend(&out, resource, ": requested ", requested, ", free ", free, " of ",
                              capacity, canary_reserve ? " (canary reserve held)" : "");
     case Rule::kMemoryNoSharedGpu:
-      return absl::StrAppend(&out, "GPU memory: node has no shared GPU to hold a memory-only request");
+      return absl::StrAppend(&out,
+                             "GPU memory: node has no shared GPU to hold a memory-only request");
     case Rule::kMemoryUnknown:
       return absl::StrAppend(
-          &out, "GPU memory: size unknown (no nvidia.com/gpu.memory label and product not in catalog)");
+          &out,
+          "GPU memory: size unknown (no nvidia.com/gpu.memory label and product not in catalog)");
     case Rule::kMemoryLargerThanGpu:
-      return absl::StrAppend(&out, "GPU memory: requested ", requested, " MiB, larger than one GPU (",
-                             capacity, " MiB)");
+      return absl::StrAppend(&out, "GPU memory: requested ", requested,
+                             " MiB, larger than one GPU (", capacity, " MiB)");
     case Rule::kMemoryExhausted:
       return absl::StrAppend(&out, "GPU memory: requested ", requested,
                              " MiB, largest free on one GPU ", free, " MiB of ", capacity);
     case Rule::kMemoryLargerThanSlice:
-      return absl::StrAppend(&out, "GPU memory: requested ", requested, " MiB, ", resource, " gives ",
-                             capacity, " MiB");
+      return absl::StrAppend(&out, "GPU memory: requested ", requested, " MiB, ", resource,
+                             " gives ", capacity, " MiB");
     case Rule::kUnknownNode:
       return absl::StrAppend(&out, "node not yet known to gpu-tenancy");
   }

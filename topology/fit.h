@@ -29,16 +29,16 @@ absl::string_view VerdictName(Verdict v);  // "fits", "unschedulable", "unresolv
 // metrics and logs: reasons carry counts and names, codes stay a bounded label set.
 enum class Rule : uint8_t {
   kFits,
-  kTenantDenied,           // subject: the tenant
+  kTenantDenied,  // subject: the tenant
   kNoGpu,
-  kMigReconfiguring,       // subject: the node's nvidia.com/mig.config.state
-  kPoolUndefined,          // subject: the pool
-  kTierPool,               // subject: the pool; mode; tier
-  kProfileUnsupported,     // resource; subject: the GPU model; detail: the MIG profile
-  kNotOffered,             // resource
-  kTierResource,           // resource; mode; tier
-  kExceedsNode,            // resource; requested; capacity (outside any canary reserve)
-  kExhausted,              // resource; requested; free; capacity
+  kMigReconfiguring,    // subject: the node's nvidia.com/mig.config.state
+  kPoolUndefined,       // subject: the pool
+  kTierPool,            // subject: the pool; mode; tier
+  kProfileUnsupported,  // resource; subject: the GPU model; detail: the MIG profile
+  kNotOffered,          // resource
+  kTierResource,        // resource; mode; tier
+  kExceedsNode,         // resource; requested; capacity (outside any canary reserve)
+  kExhausted,           // resource; requested; free; capacity
   kMemoryNoSharedGpu,
   kMemoryUnknown,
   kMemoryLargerThanGpu,    // requested, capacity: MiB
@@ -50,8 +50,8 @@ absl::string_view RuleCode(Rule rule);
 
 // Fit's answer as data, like kube-scheduler's InsufficientResource: which rule, about which
 // resource, what was asked and what is free. The views point into the demand, the pod context
-// (and its policy) and the node's supply passed to Fit, and are valid while those are. The reason text is made
-// only when someone needs it, e.g. "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2".
+// (and its policy) and the node's supply passed to Fit, and are valid while those are. The reason
+// text is made only when someone needs it, e.g. "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2".
 struct FitResult {
   Verdict verdict = Verdict::kFits;
   Rule rule = Rule::kFits;
@@ -77,7 +77,7 @@ struct FitResult {
 struct PodContext {
   const Policy* policy = nullptr;
   TenantRef tenant;
-  bool canary = false;  // may use the canary reservation
+  bool canary = false;                     // may use the canary reservation
   std::optional<ScoringStrategy> scoring;  // per-pod override of policy.scoring
 };
 

@@ -40,8 +40,8 @@ absl::Status CheckLayout(const GpuModel& gpu, const std::vector<PlacedInstance>&
     }
     for (int s = inst.start; s < inst.start + p.memory_slices; ++s) {
       if (s >= gpu.memory_slices) {
-        return absl::InvalidArgumentError(absl::StrCat(p.name, " at ", inst.start, " runs past ",
-                                                       gpu.model, "'s memory slices"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(p.name, " at ", inst.start, " runs past ", gpu.model, "'s memory slices"));
       }
       if (owner[s]) {
         return absl::InvalidArgumentError(absl::StrCat(p.name, " at ", inst.start, " overlaps ",

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 #include <vector>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "topology/demand.h"
 #include "topology/supply.h"
 #include "topology/wellknown.h"

@@ -111,9 +111,8 @@ absl::Status Policy::Validate() const {
           absl::StrCat(path, ".name: duplicate tenant \"", t.name, "\""));
     }
     if (!FindTier(t.tier)) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ".tier: tier \"", t.tier,
-                                                     "\" of tenant \"", t.name,
-                                                     "\" is not defined"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ".tier: tier \"", t.tier, "\" of tenant \"", t.name, "\" is not defined"));
     }
     if (t.namespaces.empty() && t.namespace_selector.empty()) {
       return absl::InvalidArgumentError(
@@ -122,9 +121,8 @@ absl::Status Policy::Validate() const {
     for (const std::string& ns : t.namespaces) {
       auto [it, inserted] = namespace_owner.emplace(ns, t.name);
       if (!inserted) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ".namespaces: \"", ns,
-                                                       "\" already belongs to tenant \"",
-                                                       it->second, "\""));
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ".namespaces: \"", ns, "\" already belongs to tenant \"", it->second, "\""));
       }
     }
   }

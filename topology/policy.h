@@ -8,10 +8,10 @@
 #include <iterator>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "topology/facts.h"
 #include "topology/wellknown.h"
 

@@ -40,16 +40,35 @@ bool ParseSuffix(absl::string_view suffix, int& pow2, int& pow10) {
   }
   if (suffix.size() != 1) return false;
   switch (suffix[0]) {
-    case 'n': pow10 = -9; return true;
-    case 'u': pow10 = -6; return true;
-    case 'm': pow10 = -3; return true;
-    case 'k': pow10 = 3; return true;
-    case 'M': pow10 = 6; return true;
-    case 'G': pow10 = 9; return true;
-    case 'T': pow10 = 12; return true;
-    case 'P': pow10 = 15; return true;
-    case 'E': pow10 = 18; return true;
-    default: return false;
+    case 'n':
+      pow10 = -9;
+      return true;
+    case 'u':
+      pow10 = -6;
+      return true;
+    case 'm':
+      pow10 = -3;
+      return true;
+    case 'k':
+      pow10 = 3;
+      return true;
+    case 'M':
+      pow10 = 6;
+      return true;
+    case 'G':
+      pow10 = 9;
+      return true;
+    case 'T':
+      pow10 = 12;
+      return true;
+    case 'P':
+      pow10 = 15;
+      return true;
+    case 'E':
+      pow10 = 18;
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -100,7 +100,8 @@ std::shared_ptr<const NodeState> MakeNodeState(NodeFacts facts, const Catalog& c
 
 void SortHolds(std::vector<std::shared_ptr<const PodHold>>& holds) {
   std::sort(holds.begin(), holds.end(), [](const auto& a, const auto& b) {
-    return std::tie(a->namespace_name, a->name, a->uid) < std::tie(b->namespace_name, b->name, b->uid);
+    return std::tie(a->namespace_name, a->name, a->uid) <
+           std::tie(b->namespace_name, b->name, b->uid);
   });
 }
 

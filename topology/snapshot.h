@@ -7,11 +7,11 @@
 #include <array>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "topology/catalog.h"
 #include "topology/demand.h"
@@ -56,8 +56,7 @@ class ClusterSnapshot {
   const NodeState* FindNode(absl::string_view name) const;
   // FindNode for each of `names` into `out` (same length; null for unknown names): for the
   // extender's few hundred candidates per call.
-  void FindNodes(absl::Span<const absl::string_view> names,
-                 absl::Span<const NodeState*> out) const;
+  void FindNodes(absl::Span<const absl::string_view> names, absl::Span<const NodeState*> out) const;
   std::shared_ptr<const NodeState> FindNodeShared(absl::string_view name) const;
   size_t node_count() const { return node_count_; }
   // Node names in sorted order, for stable output.

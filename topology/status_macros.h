@@ -12,10 +12,10 @@
 #define GT_CONCAT_INNER(a, b) a##b
 #define GT_CONCAT(a, b) GT_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                          \
-  do {                                                 \
-    ::absl::Status gt_status_ = (expr);                \
-    if (!gt_status_.ok()) return gt_status_;           \
+#define RETURN_IF_ERROR(expr)                \
+  do {                                       \
+    ::absl::Status gt_status_ = (expr);      \
+    if (!gt_status_.ok()) return gt_status_; \
   } while (0)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \

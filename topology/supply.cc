@@ -46,8 +46,9 @@ SharingMode DerivedPoolMode(const std::vector<OfferedResource>& resources) {
 }  // namespace
 
 const OfferedResource* NodeSupply::Find(absl::string_view resource) const {
-  auto it = std::lower_bound(resources.begin(), resources.end(), resource,
-                             [](const OfferedResource& r, absl::string_view n) { return r.name < n; });
+  auto it =
+      std::lower_bound(resources.begin(), resources.end(), resource,
+                       [](const OfferedResource& r, absl::string_view n) { return r.name < n; });
   return it != resources.end() && it->name == resource ? &*it : nullptr;
 }
 
@@ -105,7 +106,8 @@ NodeSupply BuildNodeSupply(const NodeFacts& node, const Catalog& catalog, const 
     supply.gpu_memory_mib = supply.model->total_memory_mib;
   }
   if (supply.gpu_memory_mib && *supply.gpu_memory_mib <= 0) supply.gpu_memory_mib.reset();
-  if (NodeShares(labels)) supply.replicas_per_gpu = static_cast<int>(*IntLabel(labels, kReplicasLabel));
+  if (NodeShares(labels))
+    supply.replicas_per_gpu = static_cast<int>(*IntLabel(labels, kReplicasLabel));
 
   for (const auto& [name, quantity] : node.allocatable) {
     std::optional<ResourceClass> cls = ClassifyResource(name, labels, policy);

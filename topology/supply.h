@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "topology/catalog.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
@@ -32,12 +32,12 @@ struct OfferedResource {
 
 struct NodeSupply {
   std::string name;
-  std::string product;             // GFD product label as found
-  const GpuModel* model = nullptr;  // null for products the catalog does not know
+  std::string product;                    // GFD product label as found
+  const GpuModel* model = nullptr;        // null for products the catalog does not know
   std::optional<int64_t> gpu_memory_mib;  // per physical GPU
   int replicas_per_gpu = 1;
   std::vector<OfferedResource> resources;  // sorted by name
-  std::string pool;  // label value, or derived from the sharing labels
+  std::string pool;                        // label value, or derived from the sharing labels
   // nullopt: no GPUs, or labelled with a pool that a policy defining pools lacks.
   std::optional<SharingMode> pool_mode;
   bool pool_labelled = false;

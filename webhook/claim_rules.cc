@@ -238,11 +238,10 @@ void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology
   const JsonValue* metadata = FindNonNull(object, "metadata");
   if (!metadata || !metadata->IsObject()) return;
   size_t before = patch.size();
-  EnsureMapEntries(
-      *metadata, "/metadata", "labels",
-      {{std::string(topology::kTenantLabel), tenant.name},
-       {std::string(topology::kTierLabel), tenant.tier->name}},
-      patch);
+  EnsureMapEntries(*metadata, "/metadata", "labels",
+                   {{std::string(topology::kTenantLabel), tenant.name},
+                    {std::string(topology::kTierLabel), tenant.tier->name}},
+                   patch);
   if (patch.size() != before) changed.push_back("labels");
   if (update || !tenant.tenant || !tenant.tier->modes.Has(SharingMode::kMps)) return;
 

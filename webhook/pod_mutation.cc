@@ -194,11 +194,10 @@ void MutatePod(const JsonValue& pod, const PodView& view, const topology::Policy
   if (!metadata || !metadata->IsObject() || !spec || !spec->IsObject()) return;
 
   size_t before = patch.size();
-  EnsureMapEntries(
-      *metadata, "/metadata", "labels",
-      {{std::string(topology::kTenantLabel), tenant.name},
-       {std::string(topology::kTierLabel), tenant.tier->name}},
-      patch);
+  EnsureMapEntries(*metadata, "/metadata", "labels",
+                   {{std::string(topology::kTenantLabel), tenant.name},
+                    {std::string(topology::kTierLabel), tenant.tier->name}},
+                   patch);
   if (patch.size() != before) changed.push_back("labels");
 
   // An unreadable annotation is left alone for the validating webhook to refuse.

@@ -286,8 +286,8 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
       if (out.name.empty()) out.name = std::string(StringOr(*meta, "generateName"));
     }
   }
-  topology::TenantRef tenant = topology::ResolveTenant(policy, r.namespace_name,
-                                                       snapshot.NamespaceLabels(r.namespace_name));
+  topology::TenantRef tenant =
+      topology::ResolveTenant(policy, r.namespace_name, snapshot.NamespaceLabels(r.namespace_name));
   out.tenant = tenant.name;
   out.tier = tenant.tier ? tenant.tier->name : "";
   return out;

@@ -53,11 +53,11 @@ struct ReviewOutcome {
   std::vector<std::string> warnings;
   std::string patch_json;  // the JSON Patch (not base64), empty when none
   // Who asked, for the audit log (set when http_status is 200).
-  std::string kind;            // "Pod", "ResourceClaim"...
+  std::string kind;  // "Pod", "ResourceClaim"...
   std::string namespace_name;
-  std::string name;            // metadata.name, else generateName
-  std::string tenant;          // as the namespace resolves
-  std::string tier;            // empty when the tenant is denied GPUs
+  std::string name;    // metadata.name, else generateName
+  std::string tenant;  // as the namespace resolves
+  std::string tier;    // empty when the tenant is denied GPUs
 };
 
 ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Policy& policy,

@@ -40,7 +40,8 @@ TEST_F(DeployTest, DashboardQueriesReadMetricsTheServiceExports) {
   ASSERT_NE(scrape.find("gpu_tenancy_tenant_pods"), std::string::npos);
 
   const std::regex metric_re("gpu_tenancy_[a-z_]+");
-  const std::regex grouped_re(R"(by \(([a-z_, ]+)\) \((?:rate\(|increase\()?(gpu_tenancy_[a-z_]+))");
+  const std::regex grouped_re(
+      R"(by \(([a-z_, ]+)\) \((?:rate\(|increase\()?(gpu_tenancy_[a-z_]+))");
   std::set<std::string> titles;
   bool per_tenant = false, per_pool = false;
   for (const Value& panel : At(&*dashboard, "/panels")->GetArray()) {
@@ -60,7 +61,8 @@ TEST_F(DeployTest, DashboardQueriesReadMetricsTheServiceExports) {
         std::string name = it->str();
         for (const char* suffix : {"_bucket", "_sum", "_count"}) {
           if (absl::EndsWith(name, suffix) &&
-              absl::StrContains(scrape, absl::StrCat("# TYPE ", absl::StripSuffix(name, suffix), " histogram"))) {
+              absl::StrContains(
+                  scrape, absl::StrCat("# TYPE ", absl::StripSuffix(name, suffix), " histogram"))) {
             name = std::string(absl::StripSuffix(name, suffix));
           }
         }
@@ -86,7 +88,8 @@ TEST_F(DeployTest, DashboardQueriesReadMetricsTheServiceExports) {
   EXPECT_TRUE(per_pool);
   for (const char* variable : {"datasource", "tenant", "pool"}) {
     bool found = false;
-    for (const Value& v : At(&*dashboard, "/templating/list")->GetArray()) found |= Str(&v, "/name") == variable;
+    for (const Value& v : At(&*dashboard, "/templating/list")->GetArray())
+      found |= Str(&v, "/name") == variable;
     EXPECT_TRUE(found) << variable;
   }
 }

@@ -52,7 +52,8 @@ topology::PodFacts PodOn(const std::string& node, const std::string& ns, const s
 class AllocationsTest : public ::testing::Test {
  protected:
   void Build(const topology::ClusterData& data) {
-    absl::StatusOr<topology::Policy> policy = common::LoadPolicy(ReadSource("cmd/demo/policy.yaml"));
+    absl::StatusOr<topology::Policy> policy =
+        common::LoadPolicy(ReadSource("cmd/demo/policy.yaml"));
     ASSERT_TRUE(policy.ok()) << policy.status();
     state_.policy = std::make_shared<const topology::Policy>(*std::move(policy));
     state_.catalog = &common::BuiltinCatalog();
@@ -104,7 +105,8 @@ TEST_F(AllocationsTest, EveryNodeSumsToItsOccupancy) {
       EXPECT_EQ(n.held.pods, static_cast<int64_t>(n.pods.size()));
       for (const auto& pod : n.pods) {
         ++pods_by_node[n.node];
-        for (const auto& [name, count] : pod->demand.devices) devices_by_node[n.node][name] += count;
+        for (const auto& [name, count] : pod->demand.devices)
+          devices_by_node[n.node][name] += count;
       }
     }
   }
@@ -133,8 +135,8 @@ TEST_F(AllocationsTest, PodsOfUnclaimedNamespacesAreCountedAsUnknown) {
   EXPECT_EQ(unknown->held.gpu_memory_mib, 81559);  // one whole H100 80GB as the catalog has it
   std::string metrics;
   extender::AppendTenantMetrics(allocations_, metrics);
-  EXPECT_TRUE(absl::StrContains(metrics,
-                                "gpu_tenancy_tenant_gpus_held{tenant=\"unknown\",tier=\"none\"} 1\n"))
+  EXPECT_TRUE(absl::StrContains(
+      metrics, "gpu_tenancy_tenant_gpus_held{tenant=\"unknown\",tier=\"none\"} 1\n"))
       << metrics;
 }
 
@@ -144,8 +146,10 @@ TEST_F(AllocationsTest, MetricsCarryTenantTierAndProfileOnly) {
   extender::AppendTenantMetrics(allocations_, metrics);
   for (const char* line : {
            "# TYPE gpu_tenancy_tenant_mig_instances_held gauge\n",
-           "gpu_tenancy_tenant_mig_instances_held{tenant=\"acme\",tier=\"untrusted\",profile=\"1g.10gb\"} 2\n",
-           "gpu_tenancy_tenant_mig_instances_held{tenant=\"research\",tier=\"trusted\",profile=\"3g.40gb\"} 0\n",
+           "gpu_tenancy_tenant_mig_instances_held{tenant=\"acme\",tier=\"untrusted\",profile=\"1g."
+           "10gb\"} 2\n",
+           "gpu_tenancy_tenant_mig_instances_held{tenant=\"research\",tier=\"trusted\",profile="
+           "\"3g.40gb\"} 0\n",
            "gpu_tenancy_tenant_shared_replicas_held{tenant=\"research\",tier=\"trusted\"} 2\n",
            "gpu_tenancy_tenant_gpus_held{tenant=\"research\",tier=\"trusted\"} 3\n",
            "gpu_tenancy_tenant_gpu_memory_held_mib{tenant=\"acme\",tier=\"untrusted\"} 60416\n",
@@ -186,8 +190,11 @@ TEST_F(AllocationsTest, JsonListsTenantsNodesAndPods) {
   ASSERT_NE(llm_a, nullptr);
   EXPECT_EQ(common::StringOr(*llm_a, "uid"), "00000000-0000-4000-8000-000000000001");
   EXPECT_EQ(common::StringOr(*llm_a, "state"), "bound");
-  EXPECT_EQ(common::FindMember(*llm_a, "devices")->FindMember("nvidia.com/mig-3g.40gb")->value.GetInt(), 1);
-  EXPECT_EQ(common::FindMember(*llm_a, "migProfiles")->GetArray()[0].GetString(), std::string("3g.40gb"));
+  EXPECT_EQ(
+      common::FindMember(*llm_a, "devices")->FindMember("nvidia.com/mig-3g.40gb")->value.GetInt(),
+      1);
+  EXPECT_EQ(common::FindMember(*llm_a, "migProfiles")->GetArray()[0].GetString(),
+            std::string("3g.40gb"));
   EXPECT_EQ(common::FindMember(*llm_a, "gpuMemoryMiB")->GetInt64(), 40448);
 }
 

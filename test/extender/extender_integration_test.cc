@@ -25,11 +25,12 @@ std::string FilterRequest(const std::string& ns, const std::string& limits_json,
                           const std::string& annotations_json = "{}",
                           const std::string& labels_json = "{}",
                           const std::string& names_json = kDemoNodes) {
-  return absl::StrCat(R"({"Pod":{"metadata":{"name":"p","namespace":")", ns,
-                      R"(","uid":"u-1","labels":)", labels_json, R"(,"annotations":)",
-                      annotations_json, R"(},"spec":{"containers":[{"name":"main","resources":{"limits":)",
-                      limits_json, R"(,"requests":)", limits_json,
-                      R"(}}]},"status":{"phase":"Pending"}},"Nodes":null,"NodeNames":)", names_json, "}");
+  return absl::StrCat(
+      R"({"Pod":{"metadata":{"name":"p","namespace":")", ns, R"(","uid":"u-1","labels":)",
+      labels_json, R"(,"annotations":)", annotations_json,
+      R"(},"spec":{"containers":[{"name":"main","resources":{"limits":)", limits_json,
+      R"(,"requests":)", limits_json,
+      R"(}}]},"status":{"phase":"Pending"}},"Nodes":null,"NodeNames":)", names_json, "}");
 }
 
 std::vector<std::string> Names(const rapidjson::Value& array) {
@@ -79,8 +80,8 @@ struct RuleCase {
   std::string name;
   std::string request;
   std::vector<std::string> kept;
-  std::map<std::string, std::string> failed;            // only the entries checked
-  std::map<std::string, std::string> unresolvable;      // only the entries checked
+  std::map<std::string, std::string> failed;        // only the entries checked
+  std::map<std::string, std::string> unresolvable;  // only the entries checked
 };
 
 TEST_F(DemoExtenderTest, GoldenRepliesForEachRule) {
@@ -143,7 +144,8 @@ TEST_F(DemoExtenderTest, GoldenRepliesForEachRule) {
     EXPECT_EQ(v.error, "");
     EXPECT_EQ(v.kept, c.kept);
     for (const auto& [node, reason] : c.failed) EXPECT_EQ(v.failed[node], reason) << node;
-    for (const auto& [node, reason] : c.unresolvable) EXPECT_EQ(v.unresolvable[node], reason) << node;
+    for (const auto& [node, reason] : c.unresolvable)
+      EXPECT_EQ(v.unresolvable[node], reason) << node;
     // Every candidate is accounted for exactly once.
     EXPECT_EQ(v.kept.size() + v.failed.size() + v.unresolvable.size(), 7u);
   }
@@ -152,8 +154,8 @@ TEST_F(DemoExtenderTest, GoldenRepliesForEachRule) {
 TEST_F(DemoExtenderTest, PodWithoutGpuDemandPassesEveryNode) {
   FilterView v = Filter(*server_, FilterRequest("nobody", R"({"cpu":"1"})"));
   ASSERT_EQ(v.status, 200);
-  EXPECT_EQ(v.kept, (std::vector<std::string>{"mig-a", "mig-b", "mig-c", "mig-1g", "ts-a",
-                                               "excl-a", "cpu-a"}));
+  EXPECT_EQ(v.kept, (std::vector<std::string>{"mig-a", "mig-b", "mig-c", "mig-1g", "ts-a", "excl-a",
+                                              "cpu-a"}));
   EXPECT_TRUE(v.failed.empty());
   EXPECT_TRUE(v.unresolvable.empty());
 }
@@ -175,9 +177,9 @@ TEST_F(DemoExtenderTest, PrioritizeScoresEveryCandidateBinpackOrSpread) {
       *server_, FilterRequest("research", R"({"nvidia.com/mig-1g.10gb":"1"})", "{}", "{}", names));
   // mig-a already holds one of its four 1g instances; mig-1g is empty: binpack fills mig-a.
   EXPECT_EQ(binpack, (std::map<std::string, int64_t>{{"mig-a", 5}, {"mig-1g", 1}, {"cpu-a", 0}}));
-  std::map<std::string, int64_t> spread =
-      Scores(*server_, FilterRequest("research", R"({"nvidia.com/mig-1g.10gb":"1"})",
-                                     R"({"gpu-tenancy.io/scheduling-policy":"spread"})", "{}", names));
+  std::map<std::string, int64_t> spread = Scores(
+      *server_, FilterRequest("research", R"({"nvidia.com/mig-1g.10gb":"1"})",
+                              R"({"gpu-tenancy.io/scheduling-policy":"spread"})", "{}", names));
   EXPECT_EQ(spread, (std::map<std::string, int64_t>{{"mig-a", 5}, {"mig-1g", 9}, {"cpu-a", 0}}));
 }
 
@@ -196,9 +198,8 @@ TEST_F(DemoExtenderTest, MalformedRequestsGet400AndServerKeepsServing) {
        "application/json", 400, "NodeNames"},
       {"NodeNames not a list", R"({"Pod":{"metadata":{},"spec":{}},"NodeNames":"a"})",
        "application/json", 400, "NodeNames"},
-      {"junk quantity",
-       FilterRequest("research", R"({"nvidia.com/gpu":"lots"})"), "application/json", 400,
-       "ExtenderArgs.Pod.spec.containers[0].resources"},
+      {"junk quantity", FilterRequest("research", R"({"nvidia.com/gpu":"lots"})"),
+       "application/json", 400, "ExtenderArgs.Pod.spec.containers[0].resources"},
       {"bad scheduling-policy annotation",
        FilterRequest("research", R"({"nvidia.com/gpu":"1"})",
                      R"({"gpu-tenancy.io/scheduling-policy":"random"})"),
@@ -219,26 +220,34 @@ TEST_F(DemoExtenderTest, MalformedRequestsGet400AndServerKeepsServing) {
 }
 
 TEST_F(DemoExtenderTest, MetricsShowInventoryAndDecisionsAndPassPromtool) {
-  ASSERT_EQ(Filter(*server_, FilterRequest("acme", R"({"nvidia.com/mig-3g.40gb":"1"})")).status, 200);
+  ASSERT_EQ(Filter(*server_, FilterRequest("acme", R"({"nvidia.com/mig-3g.40gb":"1"})")).status,
+            200);
   ServeProcess::Response metrics = server_->Get("/metrics");
   ASSERT_EQ(metrics.status, 200);
   const std::string& text = metrics.body;
   for (const char* line : {
-           "gpu_tenancy_node_resource_free{node=\"mig-b\",pool=\"gpu-mig\",resource=\"nvidia.com/mig-3g.40gb\",kind=\"mig\"} 0\n",
-           "gpu_tenancy_node_resource_free{node=\"mig-a\",pool=\"gpu-mig\",resource=\"nvidia.com/mig-1g.10gb\",kind=\"mig\"} 3\n",
-           "gpu_tenancy_pool_resource_free{pool=\"gpu-mig\",resource=\"nvidia.com/mig-3g.40gb\",kind=\"mig\"} 4\n",
+           "gpu_tenancy_node_resource_free{node=\"mig-b\",pool=\"gpu-mig\",resource=\"nvidia.com/"
+           "mig-3g.40gb\",kind=\"mig\"} 0\n",
+           "gpu_tenancy_node_resource_free{node=\"mig-a\",pool=\"gpu-mig\",resource=\"nvidia.com/"
+           "mig-1g.10gb\",kind=\"mig\"} 3\n",
+           "gpu_tenancy_pool_resource_free{pool=\"gpu-mig\",resource=\"nvidia.com/"
+           "mig-3g.40gb\",kind=\"mig\"} 4\n",
            "gpu_tenancy_node_shared_memory_free_mib{node=\"ts-a\",pool=\"gpu-timeslice\"} 49152\n",
            "gpu_tenancy_nodes_mig_unsettled 1\n",
            "gpu_tenancy_cache_synced 1\n",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line;
   }
-  EXPECT_NE(text.find("gpu_tenancy_filter_rejections_total{verdict=\"unschedulable\",rule=\"exhausted\"}"),
-            std::string::npos);
-  EXPECT_NE(text.find("gpu_tenancy_filter_rejections_total{verdict=\"unresolvable\",rule=\"tier-pool\"}"),
-            std::string::npos);
-  EXPECT_EQ(testing_support::SampleValue(
-                text, "gpu_tenancy_tenant_mig_instances_held{tenant=\"bank\",tier=\"untrusted\",profile=\"3g.40gb\"}"),
+  EXPECT_NE(
+      text.find(
+          "gpu_tenancy_filter_rejections_total{verdict=\"unschedulable\",rule=\"exhausted\"}"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find("gpu_tenancy_filter_rejections_total{verdict=\"unresolvable\",rule=\"tier-pool\"}"),
+      std::string::npos);
+  EXPECT_EQ(testing_support::SampleValue(text,
+                                         "gpu_tenancy_tenant_mig_instances_held{tenant=\"bank\","
+                                         "tier=\"untrusted\",profile=\"3g.40gb\"}"),
             1);
   EXPECT_EQ(testing_support::SampleValue(
                 text, "gpu_tenancy_tenant_gpus_held{tenant=\"research\",tier=\"trusted\"}"),
@@ -248,7 +257,8 @@ TEST_F(DemoExtenderTest, MetricsShowInventoryAndDecisionsAndPassPromtool) {
 }
 
 TEST_F(DemoExtenderTest, HealthAndReadiness) {
-  ASSERT_EQ(Filter(*server_, FilterRequest("acme", R"({"nvidia.com/mig-3g.40gb":"1"})")).status, 200);
+  ASSERT_EQ(Filter(*server_, FilterRequest("acme", R"({"nvidia.com/mig-3g.40gb":"1"})")).status,
+            200);
   EXPECT_EQ(server_->Get("/healthz").status, 200);
   EXPECT_EQ(server_->Get("/readyz").status, 200);
   ServeProcess::Response metrics = server_->Get("/metrics");
@@ -321,7 +331,8 @@ TEST(ExtenderLimitsTest, OversizedBodyGets413AndCanaryReserveHolds) {
   FilterView plain = Filter(
       server, FilterRequest("research", R"({"nvidia.com/mig-1g.10gb":"3"})", "{}", "{}", names));
   EXPECT_EQ(plain.kept, std::vector<std::string>{"mig-1g"});
-  EXPECT_EQ(plain.failed["mig-a"], "nvidia.com/mig-1g.10gb: requested 3, free 2 of 4 (canary reserve held)");
+  EXPECT_EQ(plain.failed["mig-a"],
+            "nvidia.com/mig-1g.10gb: requested 3, free 2 of 4 (canary reserve held)");
   FilterView canary =
       Filter(server, FilterRequest("research", R"({"nvidia.com/mig-1g.10gb":"3"})", "{}",
                                    R"({"gpu-tenancy.io/canary":"true"})", names));

@@ -50,14 +50,15 @@ GeneratedPolicy MakePolicy(std::mt19937& rng) {
     }
     if (modes.empty()) modes.push_back(kModes[rng() % kModes.size()]);
     p.tier_modes[name] = {modes.begin(), modes.end()};
-    absl::StrAppend(&tiers, "  - name: ", name, "\n    modes: [", absl::StrJoin(modes, ", "), "]\n");
+    absl::StrAppend(&tiers, "  - name: ", name, "\n    modes: [", absl::StrJoin(modes, ", "),
+                    "]\n");
   }
   std::string tenants = "tenants:\n";
   for (int n = 0; n < 4; ++n) {
     std::string ns = absl::StrCat("ns", n), tier = absl::StrCat("tier", rng() % 3);
     p.namespace_tier[ns] = tier;
-    absl::StrAppend(&tenants, "  - name: tenant", n, "\n    tier: ", tier, "\n    namespaces: [", ns,
-                    "]\n");
+    absl::StrAppend(&tenants, "  - name: tenant", n, "\n    tier: ", tier, "\n    namespaces: [",
+                    ns, "]\n");
   }
   std::string unknown = "deny";
   if (rng() % 2) unknown = absl::StrCat("tier", rng() % 3);
@@ -134,16 +135,17 @@ GeneratedNode MakeNode(std::mt19937& rng, int index) {
   if (!n.pool.empty()) labels["gpu-tenancy.io/pool"] = n.pool;
   std::vector<std::string> label_json, alloc_json = {R"("cpu":"32")"};
   for (const auto& [k, v] : labels) label_json.push_back(absl::StrCat("\"", k, "\":\"", v, "\""));
-  for (const auto& [k, v] : allocatable) alloc_json.push_back(absl::StrCat("\"", k, "\":\"", v, "\""));
+  for (const auto& [k, v] : allocatable)
+    alloc_json.push_back(absl::StrCat("\"", k, "\":\"", v, "\""));
   n.json = absl::StrCat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")", n.name,
                         R"(","labels":{)", absl::StrJoin(label_json, ","),
                         R"(}},"status":{"allocatable":{)", absl::StrJoin(alloc_json, ","), "}}}");
   return n;
 }
 
-const std::vector<std::string> kDeviceNames = {
-    "nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb",
-    "nvidia.com/mig-3g.40gb", "nvidia.com/mig-1g.10gb.shared"};
+const std::vector<std::string> kDeviceNames = {"nvidia.com/gpu", "nvidia.com/gpu.shared",
+                                               "nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb",
+                                               "nvidia.com/mig-1g.10gb.shared"};
 
 // One or two GPU resources, in a container's limits (and so its requests), maybe an init
 // container's.
@@ -172,7 +174,8 @@ GeneratedPod MakePod(std::mt19937& rng, int index) {
   GeneratedPod p;
   p.ns = kNamespaces[rng() % kNamespaces.size()];
   int devices = 1 + rng() % 2;
-  for (int d = 0; d < devices; ++d) p.containers[kDeviceNames[rng() % kDeviceNames.size()]] = 1 + rng() % 2;
+  for (int d = 0; d < devices; ++d)
+    p.containers[kDeviceNames[rng() % kDeviceNames.size()]] = 1 + rng() % 2;
   if (rng() % 4 == 0) p.init_containers[kDeviceNames[rng() % kDeviceNames.size()]] = 1;
   std::string init;
   if (!p.init_containers.empty()) {
@@ -278,11 +281,13 @@ TEST(IsolationPropertyTest, FilterNeverKeepsANodeWhoseIsolationTheTierForbids) {
         if (node.pool.empty()) {
           size_t weakest = 0;
           for (const auto& [r, m] : node.resource_mode) {
-            weakest = std::max<size_t>(weakest, std::find(kModes.begin(), kModes.end(), m) - kModes.begin());
+            weakest = std::max<size_t>(weakest,
+                                       std::find(kModes.begin(), kModes.end(), m) - kModes.begin());
           }
           pool_mode = kModes[weakest];
         } else {
-          ASSERT_TRUE(gp.pool_mode.contains(node.pool)) << "undefined pool " << node.pool << " passed";
+          ASSERT_TRUE(gp.pool_mode.contains(node.pool))
+              << "undefined pool " << node.pool << " passed";
           pool_mode = gp.pool_mode.at(node.pool);
         }
         EXPECT_TRUE(allowed.contains(pool_mode)) << "pool mode " << pool_mode;

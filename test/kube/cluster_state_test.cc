@@ -29,8 +29,8 @@ NodeFacts MigNode(const std::string& name, int instances_3g) {
   return n;
 }
 
-PodFacts MigPod(const std::string& uid, const std::string& node, const std::string& profile = "3g.40gb",
-                int count = 1) {
+PodFacts MigPod(const std::string& uid, const std::string& node,
+                const std::string& profile = "3g.40gb", int count = 1) {
   PodFacts p;
   p.namespace_name = "team";
   p.name = "pod-" + uid;
@@ -144,8 +144,10 @@ TEST_F(ClusterStateTest, ARelistRebuildsOnlyTheNodesItCorrects) {
   // A relist that corrects nothing on a node leaves that node's state shared.
   state_.ReplacePods({MigPod("a", "n1"), MigPod("d", "n1")});
   EXPECT_EQ(Used("n3", "nvidia.com/mig-3g.40gb"), 0);
-  EXPECT_EQ(state_.Current()->snapshot->FindNodeShared("n1"), after->snapshot->FindNodeShared("n1"));
-  EXPECT_EQ(state_.Current()->snapshot->FindNodeShared("n2"), after->snapshot->FindNodeShared("n2"));
+  EXPECT_EQ(state_.Current()->snapshot->FindNodeShared("n1"),
+            after->snapshot->FindNodeShared("n1"));
+  EXPECT_EQ(state_.Current()->snapshot->FindNodeShared("n2"),
+            after->snapshot->FindNodeShared("n2"));
   EXPECT_NE(before->snapshot->FindNodeShared("n2"), after->snapshot->FindNodeShared("n2"));
   EXPECT_EQ(state_.counters().resync_corrections, 5u);
 }
@@ -243,7 +245,8 @@ TEST_F(ClusterStateTest, RandomEventSequencesKeepOccupancyExact) {
       case 1: {  // bind: assume, then the API server binds it and the watch reports it
         auto it = live.find(uid);
         if (it == live.end() || !it->second.node_name.empty()) break;
-        if (Placed(state_.Assume(it->second, node, ClusterState::Clock::now() + std::chrono::hours(1)))) {
+        if (Placed(state_.Assume(it->second, node,
+                                 ClusterState::Clock::now() + std::chrono::hours(1)))) {
           if (rng() % 5 == 0) {  // the Binding POST failed: bind forgets the assumption
             state_.Forget(uid);
             break;

@@ -23,8 +23,8 @@ using namespace std::chrono_literals;
 using testing_support::FakeApiServer;
 using testing_support::ParseOrDie;
 using testing_support::PromtoolProblems;
-using testing_support::SampleValue;
 using testing_support::Resource;
+using testing_support::SampleValue;
 using testing_support::ServeProcess;
 using testing_support::TempDir;
 
@@ -143,10 +143,12 @@ class ServeLiveTest : public ::testing::Test {
   void StartServe(const std::string& user, const std::vector<std::string>& extra = {}) {
     std::string kubeconfig = dir_.File("kubeconfig");
     std::ofstream(kubeconfig) << Kubeconfig(*api_, user);
-    std::vector<std::string> args = {"--kubeconfig", kubeconfig, "--policy",
-                                     std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml",
-                                     "--leader-elect", "false", "--resync", "2s", "--assume-ttl",
-                                     "10s"};
+    std::vector<std::string> args = {
+        "--kubeconfig",   kubeconfig,
+        "--policy",       std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml",
+        "--leader-elect", "false",
+        "--resync",       "2s",
+        "--assume-ttl",   "10s"};
     args.insert(args.end(), extra.begin(), extra.end());
     absl::StatusOr<std::unique_ptr<ServeProcess>> s =
         ServeProcess::Start(args, dir_.File("serve.log"));
@@ -255,7 +257,10 @@ TEST_F(ServeLiveTest, TenantMetricsAllocationsAndAuditFollowBindsAndDeletes) {
         if (common::StringOr(n, "node") != "mig-1") continue;
         for (const auto& p : common::FindMember(n, "pods")->GetArray()) {
           uids.insert(std::string(common::StringOr(p, "uid")));
-          EXPECT_EQ(common::FindMember(p, "devices")->FindMember("nvidia.com/mig-3g.40gb")->value.GetInt(), 1);
+          EXPECT_EQ(common::FindMember(p, "devices")
+                        ->FindMember("nvidia.com/mig-3g.40gb")
+                        ->value.GetInt(),
+                    1);
         }
       }
     }
@@ -282,7 +287,8 @@ TEST_F(ServeLiveTest, TenantMetricsAllocationsAndAuditFollowBindsAndDeletes) {
     EXPECT_EQ(common::StringOr(a, "tier"), "untrusted");
     EXPECT_EQ(common::StringOr(a, "node"), "mig-1");
     EXPECT_FALSE(common::StringOr(a, "time").empty());
-    decisions[std::string(common::StringOr(a, "pod"))] = std::string(common::StringOr(a, "decision"));
+    decisions[std::string(common::StringOr(a, "pod"))] =
+        std::string(common::StringOr(a, "decision"));
     if (common::StringOr(a, "decision") == "bound") {
       EXPECT_EQ(common::StringOr(a, "migProfile"), "3g.40gb");
       EXPECT_EQ(common::StringOr(a, "uid"), absl::StrCat("uid-", common::StringOr(a, "pod")));

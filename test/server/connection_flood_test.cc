@@ -4,6 +4,7 @@
 // keep-alive caller, a new-connection-per-request caller and the kubelet's /healthz probe must
 // see no failure and no reply slower than 3 s (kube-scheduler's httpTimeout for an extender).
 #include <arpa/inet.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <signal.h>
@@ -29,8 +30,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <httplib.h>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"

@@ -98,7 +98,7 @@ TEST(ConnectionTableTest, RemovingForgetsAndEmptyPeersVanish) {
   t.Admit(1, "a");
   t.Admit(2, "b");
   t.Remove(1);
-  t.Remove(1);  // again: ignored
+  t.Remove(1);   // again: ignored
   t.Remove(77);  // unknown: ignored
   EXPECT_EQ(t.size(), 1u);
   EXPECT_EQ(t.peers(), 1u);

@@ -1,5 +1,7 @@
 // The hostile table's shared pieces (valid bodies, request framing, JSON surgery) and its
 // assembly: MakeCases runs the families in the order that fixes each row's index.
+#include "test/server/hostile_cases.h"
+
 #include <string>
 #include <vector>
 
@@ -7,7 +9,6 @@
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "test/server/hostile_cases.h"
 #include "test/support/serve_process.h"
 
 namespace hostile_test {

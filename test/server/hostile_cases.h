@@ -22,7 +22,7 @@ struct Case {
   std::string route;
   std::string raw;  // the complete bytes sent on the connection
   Transport transport = Transport::kHttps;
-  bool allow_200 = false;  // the protocol may answer in the body (Error / allowed:false)
+  bool allow_200 = false;    // the protocol may answer in the body (Error / allowed:false)
   bool default_cap = false;  // send to the server with the default (64 MiB) body cap
 };
 

@@ -23,25 +23,39 @@ void AddMalformedJsonCases(const std::vector<Valid>& valid, std::vector<Case>& c
   }
   // Invalid JSON.
   const std::vector<std::pair<std::string, std::string>> invalid = {
-      {"open_brace", "{"},      {"close_brace", "}"},        {"open_bracket", "["},
-      {"nul", "nul"},           {"missing_value", "{\"a\":}"}, {"single_quotes", "{'a':1}"},
-      {"trailing_comma", "{\"a\":1,}"}, {"nul_byte", std::string("{\"a\":\0}", 7)},
-      {"missing_colon", "{\"a\" 1}"},   {"nan", "NaN"},           {"trailing_garbage", "{}x"},
-      {"unterminated_string", "{\"a\":\"abc"}, {"bad_escape", "{\"a\":\"\\q\"}"},
-      {"bad_unicode_escape", "{\"a\":\"\\uZZZZ\"}"}, {"lone_surrogate_escape", "{\"Pod\":\"\\ud800\"}"},
-      {"bom_then_json", "\xEF\xBB\xBF{}"}, {"two_documents", "{}{}"}, {"only_spaces", "   "},
+      {"open_brace", "{"},
+      {"close_brace", "}"},
+      {"open_bracket", "["},
+      {"nul", "nul"},
+      {"missing_value", "{\"a\":}"},
+      {"single_quotes", "{'a':1}"},
+      {"trailing_comma", "{\"a\":1,}"},
+      {"nul_byte", std::string("{\"a\":\0}", 7)},
+      {"missing_colon", "{\"a\" 1}"},
+      {"nan", "NaN"},
+      {"trailing_garbage", "{}x"},
+      {"unterminated_string", "{\"a\":\"abc"},
+      {"bad_escape", "{\"a\":\"\\q\"}"},
+      {"bad_unicode_escape", "{\"a\":\"\\uZZZZ\"}"},
+      {"lone_surrogate_escape", "{\"Pod\":\"\\ud800\"}"},
+      {"bom_then_json", "\xEF\xBB\xBF{}"},
+      {"two_documents", "{}{}"},
+      {"only_spaces", "   "},
   };
   for (const Valid& v : valid) {
     for (const auto& [tag, body] : invalid) {
       // "\ud800" decodes to invalid UTF-16; either way the wrapper is wrong: 4xx.
-      cases.push_back({absl::StrCat("invalid_json_", v.tag, "_", tag), v.route,
-                       Request(v.route, body)});
+      cases.push_back(
+          {absl::StrCat("invalid_json_", v.tag, "_", tag), v.route, Request(v.route, body)});
     }
   }
   // Invalid UTF-8 inside strings of otherwise valid requests.
   const std::vector<std::pair<std::string, std::string>> bad_utf8 = {
-      {"ff_fe", "\xff\xfe"}, {"overlong_slash", "\xc0\xaf"}, {"surrogate", "\xed\xa0\x80"},
-      {"lone_continuation", "\x80"}, {"truncated_sequence", "\xe2\x82"},
+      {"ff_fe", "\xff\xfe"},
+      {"overlong_slash", "\xc0\xaf"},
+      {"surrogate", "\xed\xa0\x80"},
+      {"lone_continuation", "\x80"},
+      {"truncated_sequence", "\xe2\x82"},
   };
   for (const Valid& v : valid) {
     for (const auto& [tag, bytes] : bad_utf8) {
@@ -89,7 +103,8 @@ void AddDeepNestingCases(const std::vector<Valid>& valid, std::vector<Case>& cas
         for (int i = 0; i < depth; ++i) deep += "{\"a\":";
         deep += "1" + std::string(static_cast<size_t>(depth), '}');
       } else {
-        deep = std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']');
+        deep = std::string(static_cast<size_t>(depth), '[') +
+               std::string(static_cast<size_t>(depth), ']');
       }
       std::string body = absl::StrCat(
           R"({"Pod":{"metadata":{"name":"p","namespace":"acme","uid":"deep-1"},)",

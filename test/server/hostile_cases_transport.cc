@@ -14,11 +14,13 @@ void AddTransportCases(std::vector<Case>& cases) {
   cases.push_back({"plaintext_http_on_tls_port", "/", Request("/extender/filter", kFilterBody),
                    Transport::kRawTcp});
   cases.push_back({"zeros_on_tls_port", "/", std::string(16384, '\0'), Transport::kRawTcp});
-  cases.push_back({"partial_tls_record", "/", std::string("\x16\x03\x01\x40\x00", 5),
-                   Transport::kRawTcp});
+  cases.push_back(
+      {"partial_tls_record", "/", std::string("\x16\x03\x01\x40\x00", 5), Transport::kRawTcp});
   cases.push_back({"tls_record_lies_length", "/",
-                   std::string("\x16\x03\x01\xff\xff", 5) + std::string(100, 'A'), Transport::kRawTcp});
-  cases.push_back({"sslv2_hello", "/", std::string("\x80\x2e\x01\x00\x02", 5) + std::string(45, '\x01'),
+                   std::string("\x16\x03\x01\xff\xff", 5) + std::string(100, 'A'),
+                   Transport::kRawTcp});
+  cases.push_back({"sslv2_hello", "/",
+                   std::string("\x80\x2e\x01\x00\x02", 5) + std::string(45, '\x01'),
                    Transport::kRawTcp});
   {
     std::string random(4096, '\0');

@@ -7,6 +7,7 @@
 // connection-level tests that are not rows.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <poll.h>
@@ -23,8 +24,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <httplib.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -265,7 +264,8 @@ TEST_P(HostileInputTest, RefusedOrAnsweredAndServerStaysUp) {
   EXPECT_EQ(server.Post("/extender/filter", kFilterBody).status, 200);
   // A fast case can end before the good client's first reply when the machine is busy (its
   // handshake alone may take longer): its latency is what is judged, so wait for one reply.
-  for (auto until = Clock::now() + std::chrono::seconds(10); good.ok() == 0 && Clock::now() < until;) {
+  for (auto until = Clock::now() + std::chrono::seconds(10);
+       good.ok() == 0 && Clock::now() < until;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   good.Stop();
@@ -281,8 +281,8 @@ std::string CaseName(const ::testing::TestParamInfo<size_t>& info) {
   return absl::StrCat(name, "_", info.param);
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, HostileInputTest,
-                         ::testing::Range<size_t>(0, AllCases().size()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Table, HostileInputTest, ::testing::Range<size_t>(0, AllCases().size()),
+                         CaseName);
 
 // Hundreds of idle connections (TCP, some mid-handshake) must not starve a caller on an
 // established keep-alive connection, and the server serves new callers once they go away.
@@ -378,8 +378,8 @@ TEST(RequestDeadlineTest, DrippedRequestsAreCutOffAndOthersStayServed) {
   for (std::thread& t : drippers) t.join();
   for (const Drip& d : drips) {
     EXPECT_TRUE(d.closed) << "still open after " << d.seconds << " s, " << d.bytes << " bytes";
-    EXPECT_GT(d.bytes, 2);       // it was dripping, not refused at once
-    EXPECT_LT(d.seconds, 6.0);   // 2 s deadline, checked every 200 ms, plus scheduling slack
+    EXPECT_GT(d.bytes, 2);      // it was dripping, not refused at once
+    EXPECT_LT(d.seconds, 6.0);  // 2 s deadline, checked every 200 ms, plus scheduling slack
   }
   good.Stop();
   EXPECT_EQ(good.failed(), 0);

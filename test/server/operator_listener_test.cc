@@ -295,9 +295,15 @@ TEST(OperatorListenerHandlersTest, ASlowHandlerDoesNotHoldUpProbes) {
 // and others are served meanwhile: the loop never blocks on a full socket buffer.
 TEST(OperatorListenerHandlersTest, AReaderThatStallsIsCutOffAtTheReplyDeadline) {
   std::vector<server::OperatorRoute> routes = {
-      {"/healthz", [] { return server::OperatorReply{200, "text/plain", "ok\n"}; }, true},
+      {"/healthz",
+       [] {
+         return server::OperatorReply{200, "text/plain", "ok\n"};
+       },
+       true},
       {"/debug/big",
-       [] { return server::OperatorReply{200, "application/json", std::string(16 << 20, ' ')}; }},
+       [] {
+         return server::OperatorReply{200, "application/json", std::string(16 << 20, ' ')};
+       }},
   };
   server::OperatorListener::Options options;
   options.reply_deadline = std::chrono::milliseconds(500);
@@ -314,8 +320,8 @@ TEST(OperatorListenerHandlersTest, AReaderThatStallsIsCutOffAtTheReplyDeadline) 
   ASSERT_EQ(send(staller, request.data(), request.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(request.size()));
   for (int i = 0; i < 5; ++i) {
-    std::string probe = Exchange(port, {"GET /healthz HTTP/1.1\r\n\r\n"}, {},
-                                 std::chrono::milliseconds(1000));
+    std::string probe =
+        Exchange(port, {"GET /healthz HTTP/1.1\r\n\r\n"}, {}, std::chrono::milliseconds(1000));
     EXPECT_EQ(StatusLine(probe), "HTTP/1.1 200 OK") << probe;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

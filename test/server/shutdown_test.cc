@@ -1,6 +1,7 @@
 // Graceful shutdown under load: SIGTERM fails readiness promptly, requests in flight complete,
 // and the process exits 0 within a grace period. With --shutdown-delay the server keeps
 // answering while readiness fails, so callers that stop on readiness see no failure at all.
+#include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,8 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <httplib.h>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -39,14 +38,14 @@ struct Tally {
   std::atomic<int> before_ok{0};
   std::atomic<int> before_failed{0};
   std::atomic<int> after_ok{0};
-  std::atomic<int> after_refused{0};  // transport error: connection refused or closed
+  std::atomic<int> after_refused{0};     // transport error: connection refused or closed
   std::atomic<int> after_bad_status{0};  // an HTTP answer other than 200
 };
 
 // Four callers post valid filters on keep-alive connections until `stop`; each request is
 // classified by whether it started before `signalled`.
-void RunLoad(int port, const std::string& ca, std::atomic<bool>& signalled,
-             std::atomic<bool>& stop, Tally& tally) {
+void RunLoad(int port, const std::string& ca, std::atomic<bool>& signalled, std::atomic<bool>& stop,
+             Tally& tally) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, port, ca] {
@@ -100,8 +99,7 @@ TEST(ShutdownTest, SigtermUnderLoadDrainsAndExitsZero) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   std::cout << "exit after " << seconds << " s; before: " << tally.before_ok << " ok, "
             << tally.before_failed << " failed; after: " << tally.after_ok << " ok, "
-            << tally.after_refused << " refused/closed, " << tally.after_bad_status
-            << " non-200\n";
+            << tally.after_refused << " refused/closed, " << tally.after_bad_status << " non-200\n";
   EXPECT_GT(tally.before_ok.load(), 20);
   EXPECT_EQ(tally.before_failed.load(), 0) << "requests started before SIGTERM failed";
   EXPECT_EQ(tally.after_bad_status.load(), 0) << "an answered request was not a 200";

@@ -155,8 +155,8 @@ class Client {
         pollfd p{fd_, POLLIN, 0};
         if (left <= 0 || poll(&p, 1, left) <= 0) return false;
       }
-      int n = ssl_ ? SSL_read(ssl_, buf, sizeof(buf))
-                   : static_cast<int>(read(fd_, buf, sizeof(buf)));
+      int n =
+          ssl_ ? SSL_read(ssl_, buf, sizeof(buf)) : static_cast<int>(read(fd_, buf, sizeof(buf)));
       if (n > 0) {
         in_.append(buf, static_cast<size_t>(n));
         return true;
@@ -223,16 +223,24 @@ class TlsListenerTest : public ::testing::Test {
     SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
     ASSERT_TRUE(ConfigureServerContext(*ctx, certs_.get(), ""));
     std::vector<TlsRoute> routes = {
-        {"/echo", [](absl::string_view body) { return TlsReply{200, std::string(body), {}}; }},
+        {"/echo",
+         [](absl::string_view body) {
+           return TlsReply{200, std::string(body), {}};
+         }},
         {"/pure",
-         [](absl::string_view body) { return TlsReply{200, std::string(body), {}}; },
+         [](absl::string_view body) {
+           return TlsReply{200, std::string(body), {}};
+         },
          /*waits_on_io=*/false},
         {"/block",
          [this](absl::string_view) {
            gate_.Wait();
            return TlsReply{200, "{}", {}};
          }},
-        {"/big", [this](absl::string_view) { return TlsReply{200, std::string(big_, 'x'), {}}; }},
+        {"/big",
+         [this](absl::string_view) {
+           return TlsReply{200, std::string(big_, 'x'), {}};
+         }},
         {"/throw", [](absl::string_view) -> TlsReply { throw std::runtime_error("boom"); }},
     };
     absl::StatusOr<std::unique_ptr<TlsListener>> l =
@@ -268,15 +276,18 @@ TEST_F(TlsListenerTest, AnswersFramingErrorsWithJsonReasons) {
   std::vector<Row> rows = {
       {"unknown route", Post("/nope", "{}"), 404, "no such route"},
       {"GET", "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n", 405, "method"},
-      {"text/plain", absl::StrCat("POST /echo HTTP/1.1\r\nContent-Type: text/plain\r\n",
-                                  "Content-Length: 2\r\n\r\n{}"), 415, "Content-Type"},
+      {"text/plain",
+       absl::StrCat("POST /echo HTTP/1.1\r\nContent-Type: text/plain\r\n",
+                    "Content-Length: 2\r\n\r\n{}"),
+       415, "Content-Type"},
       {"body over the cap", Post("/echo", std::string(2000, ' ')), 413, "too large (over 1024"},
       {"head over the cap", Post("/echo", "{}", "X-A: " + std::string(3000, 'a') + "\r\n"), 431,
        "head too large"},
       {"HTTP/9.9", Post("/echo", "{}", "", "HTTP/9.9"), 400, "version"},
       {"no version", "POST /echo\r\n\r\n", 400, "malformed"},
-      {"bad chunk", absl::StrCat("POST /echo HTTP/1.1\r\nContent-Type: application/json\r\n",
-                                 "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"),
+      {"bad chunk",
+       absl::StrCat("POST /echo HTTP/1.1\r\nContent-Type: application/json\r\n",
+                    "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"),
        400, "malformed"},
       {"handler throws", Post("/throw", "{}"), 500, "internal error"},
   };
@@ -410,8 +421,8 @@ TEST_F(TlsListenerTest, EachDeadlineClosesItsConnectionAndIsCounted) {
   o.idle_timeout = milliseconds(400);
   o.reply_deadline = milliseconds(400);
   Start(o);
-  big_ = 64u << 20;  // far more than the socket buffers hold
-  Client silent(port());  // connects, sends nothing
+  big_ = 64u << 20;        // far more than the socket buffers hold
+  Client silent(port());   // connects, sends nothing
   Client stalled(port());  // half a TLS record
   ASSERT_TRUE(stalled.Send(std::string("\x16\x03\x01\x02\x00", 5)));
   Client idle(port());

@@ -1,6 +1,7 @@
 #include "test/support/serve_process.h"
 
 #include <fcntl.h>
+#include <httplib.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -12,8 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <httplib.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -48,7 +47,8 @@ absl::Status MakeTestCerts(const std::string& dir) {
       "for who in tls client; do ",
       "openssl ecparam -name prime256v1 -genkey -noout -out $who.key 2>/dev/null;",
       "openssl req -new -key $who.key -subj \"/CN=$who\" -out $who.csr 2>/dev/null;",
-      "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n' "
+      "printf "
+      "'subjectAltName=DNS:localhost,IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n' "
       "> $who.ext;",
       "openssl x509 -req -in $who.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -sha256 "
       "-extfile $who.ext -out $who.crt 2>/dev/null; done");
@@ -91,8 +91,8 @@ absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Start(std::vector<st
   if (!has("--listen")) argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
   if (!has("--metrics-listen")) argv.insert(argv.end(), {"--metrics-listen", "127.0.0.1:0"});
   if (!has_cert) {
-    argv.insert(argv.end(), {"--tls-cert", p->certs_.File("tls.crt"), "--tls-key",
-                             p->certs_.File("tls.key")});
+    argv.insert(argv.end(),
+                {"--tls-cert", p->certs_.File("tls.crt"), "--tls-key", p->certs_.File("tls.key")});
   }
   int out_pipe[2];
   if (pipe(out_pipe) != 0) return absl::InternalError("pipe failed");

@@ -42,7 +42,7 @@ std::string ReadTestData(const std::string& relative_path);  // under test/testd
 // A names-only ExtenderArgs for the demo cluster (`serve --demo`): tenant acme's MIG pod,
 // which fits mig-a only. The request the server tests and benchmarks send most.
 extern const char kDemoMigFilterRequest[];
-std::string ReadSource(const std::string& relative_path);    // under the project root
+std::string ReadSource(const std::string& relative_path);  // under the project root
 
 class ServeProcess {
  public:
@@ -51,7 +51,7 @@ class ServeProcess {
   // `stderr_file`, when not empty, receives the server's log (else it is discarded unless
   // GT_SERVER_LOGS is set).
   static absl::StatusOr<std::unique_ptr<ServeProcess>> Start(std::vector<std::string> args,
-                                                            const std::string& stderr_file = "");
+                                                             const std::string& stderr_file = "");
   ~ServeProcess();  // SIGTERM, then waits
 
   int tls_port() const { return tls_port_; }

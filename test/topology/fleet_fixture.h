@@ -49,7 +49,8 @@ inline Policy DemoLikePolicy() {
   return policy;
 }
 
-inline NodeFacts Node(Labels labels, std::initializer_list<std::pair<std::string, std::string>> alloc) {
+inline NodeFacts Node(Labels labels,
+                      std::initializer_list<std::pair<std::string, std::string>> alloc) {
   NodeFacts node;
   node.name = "n";
   node.labels = std::move(labels);
@@ -59,20 +60,21 @@ inline NodeFacts Node(Labels labels, std::initializer_list<std::pair<std::string
 }
 
 inline const Labels kH100Mig = {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
-                         {"nvidia.com/gpu.memory", "81559"},
-                         {"nvidia.com/mig.strategy", "mixed"},
-                         {"nvidia.com/mig.config.state", "success"},
-                         {"nvidia.com/mig-3g.40gb.memory", "40448"},
-                         {"nvidia.com/mig-1g.10gb.memory", "9984"},
-                         {"gpu-tenancy.io/pool", "gpu-mig"}};
+                                {"nvidia.com/gpu.memory", "81559"},
+                                {"nvidia.com/mig.strategy", "mixed"},
+                                {"nvidia.com/mig.config.state", "success"},
+                                {"nvidia.com/mig-3g.40gb.memory", "40448"},
+                                {"nvidia.com/mig-1g.10gb.memory", "9984"},
+                                {"gpu-tenancy.io/pool", "gpu-mig"}};
 
-inline Labels With(Labels base, std::initializer_list<std::pair<const std::string, std::string>> extra) {
+inline Labels With(Labels base,
+                   std::initializer_list<std::pair<const std::string, std::string>> extra) {
   for (const auto& [k, v] : extra) base.insert_or_assign(k, v);
   return base;
 }
 
 inline GpuDemand Demand(std::initializer_list<std::pair<const std::string, int64_t>> devices,
-                 int64_t memory_mib = 0) {
+                        int64_t memory_mib = 0) {
   GpuDemand d;
   for (const auto& [name, count] : devices) d.devices.emplace(name, count);
   d.memory_mib = memory_mib;
@@ -80,7 +82,7 @@ inline GpuDemand Demand(std::initializer_list<std::pair<const std::string, int64
 }
 
 inline NodeOccupancy Used(std::initializer_list<std::pair<const std::string, int64_t>> used,
-                   std::map<int, int64_t> by_gpu = {}, int64_t unassigned_mib = 0) {
+                          std::map<int, int64_t> by_gpu = {}, int64_t unassigned_mib = 0) {
   NodeOccupancy o;
   for (const auto& [name, count] : used) o.used.emplace(name, count);
   o.shared_memory_by_gpu = std::move(by_gpu);

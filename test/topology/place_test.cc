@@ -26,17 +26,17 @@ TEST_F(PlaceTest, MigPodTakesItsProfile) {
 
 TEST_F(PlaceTest, SharedPodIsPromisedTheFullestGpuWithRoom) {
   // GPU 0 has 16,960 MiB left, GPU 1 has 36,864: the best fit for 16 GiB is GPU 0.
-  PlaceOutcome o = Place(Demand({{"nvidia.com/gpu.shared", 1}}, 16384), Context(policy_, "research"),
-                         "ts-1", Supply("ts"),
-                         Used({{"nvidia.com/gpu.shared", 2}}, {{0, 24000}, {1, 4096}}));
+  PlaceOutcome o =
+      Place(Demand({{"nvidia.com/gpu.shared", 1}}, 16384), Context(policy_, "research"), "ts-1",
+            Supply("ts"), Used({{"nvidia.com/gpu.shared", 2}}, {{0, 24000}, {1, 4096}}));
   ASSERT_TRUE(o.placed()) << o.reason;
   EXPECT_EQ(o.placement.gpu_index, 0);
   EXPECT_EQ(o.placement.mig_profile, "");
 }
 
 TEST_F(PlaceTest, NoLongerFittingIsAVerdictWithItsReason) {
-  PlaceOutcome full = Place(Demand({{"nvidia.com/mig-3g.40gb", 1}}), Context(policy_, "acme"), "gpu-1",
-                            Supply("mig"), Used({{"nvidia.com/mig-3g.40gb", 2}}));
+  PlaceOutcome full = Place(Demand({{"nvidia.com/mig-3g.40gb", 1}}), Context(policy_, "acme"),
+                            "gpu-1", Supply("mig"), Used({{"nvidia.com/mig-3g.40gb", 2}}));
   EXPECT_FALSE(full.placed());
   EXPECT_EQ(full.verdict, Verdict::kUnschedulable);
   EXPECT_EQ(full.rule, Rule::kExhausted);

@@ -22,7 +22,8 @@ using testing_support::SharedServeSuite;
 
 // The captured pod CREATE review, moved into `ns` and given `limits`.
 std::string PodReview(const std::string& ns, const std::string& limits_json) {
-  rapidjson::Document review = ParseOrDie(ReadTestData("admission/pod-create.validating.request.json"));
+  rapidjson::Document review =
+      ParseOrDie(ReadTestData("admission/pod-create.validating.request.json"));
   rapidjson::Document limits = ParseOrDie(limits_json);
   auto& alloc = review.GetAllocator();
   rapidjson::Value& request = review["request"];
@@ -44,8 +45,8 @@ class WebhookOverHttpsTest : public SharedServeSuite<WebhookOverHttpsTest> {
 };
 
 TEST_F(WebhookOverHttpsTest, ValidateDeniesAnUntrustedTenantOnASharedGpu) {
-  ServeProcess::Response r =
-      server_->Post("/webhook/validate?timeout=10s", PodReview("acme", R"({"nvidia.com/gpu.shared":"1"})"));
+  ServeProcess::Response r = server_->Post("/webhook/validate?timeout=10s",
+                                           PodReview("acme", R"({"nvidia.com/gpu.shared":"1"})"));
   ASSERT_EQ(r.status, 200) << r.body;
   rapidjson::Document reply = ParseOrDie(r.body);
   EXPECT_STREQ(reply["apiVersion"].GetString(), "admission.k8s.io/v1");
@@ -67,12 +68,19 @@ TEST_F(WebhookOverHttpsTest, ValidateDeniesAnUntrustedTenantOnASharedGpu) {
 TEST(WebhookAuditTest, DenialsAreAuditedWithTenantRuleAndReason) {
   testing_support::TempDir dir;
   const std::string audit = dir.File("audit.jsonl");
-  absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start({"--demo", "--audit-log", audit});
+  absl::StatusOr<std::unique_ptr<ServeProcess>> s =
+      ServeProcess::Start({"--demo", "--audit-log", audit});
   ASSERT_TRUE(s.ok()) << s.status();
   ServeProcess& server = **s;
-  ASSERT_EQ(server.Post("/webhook/validate", PodReview("acme", R"({"nvidia.com/gpu.shared":"1"})")).status, 200);
-  ASSERT_EQ(server.Post("/webhook/validate", PodReview("acme", R"({"nvidia.com/mig-1g.10gb":"1"})")).status, 200);
-  ASSERT_EQ(server.Post("/webhook/validate", PodReview("default", R"({"nvidia.com/gpu":"1"})")).status, 200);
+  ASSERT_EQ(server.Post("/webhook/validate", PodReview("acme", R"({"nvidia.com/gpu.shared":"1"})"))
+                .status,
+            200);
+  ASSERT_EQ(server.Post("/webhook/validate", PodReview("acme", R"({"nvidia.com/mig-1g.10gb":"1"})"))
+                .status,
+            200);
+  ASSERT_EQ(
+      server.Post("/webhook/validate", PodReview("default", R"({"nvidia.com/gpu":"1"})")).status,
+      200);
   std::string metrics = server.Get("/metrics").body;
   EXPECT_EQ(testing_support::SampleValue(metrics, "gpu_tenancy_audit_records_total"), 2) << metrics;
   EXPECT_EQ(testing_support::SampleValue(metrics, "gpu_tenancy_audit_write_errors_total"), 0);
@@ -91,7 +99,8 @@ TEST(WebhookAuditTest, DenialsAreAuditedWithTenantRuleAndReason) {
   EXPECT_EQ(common::StringOr(shared, "tenant"), "acme");
   EXPECT_EQ(common::StringOr(shared, "tier"), "untrusted");
   EXPECT_EQ(common::StringOr(shared, "rule"), "tier-shared");
-  EXPECT_TRUE(absl::StrContains(common::StringOr(shared, "reason"), "requests nvidia.com/gpu.shared"));
+  EXPECT_TRUE(
+      absl::StrContains(common::StringOr(shared, "reason"), "requests nvidia.com/gpu.shared"));
   // A namespace no tenant claims: denied by policy, recorded without a tier.
   EXPECT_EQ(common::StringOr(records[1], "namespace"), "default");
   EXPECT_EQ(common::StringOr(records[1], "tenant"), "unknown");
@@ -153,9 +162,10 @@ TEST_F(WebhookOverHttpsTest, MalformedReviewsGet400AndTheServerKeepsServing) {
     const char* name;
     std::string body;
   };
-  for (const Bad& c : {Bad{"not JSON", "{\"request\":"},
-                       Bad{"no request", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})"},
-                       Bad{"wrong kind", R"({"apiVersion":"v1","kind":"Pod","request":{"uid":"x"}})"}}) {
+  for (const Bad& c :
+       {Bad{"not JSON", "{\"request\":"},
+        Bad{"no request", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})"},
+        Bad{"wrong kind", R"({"apiVersion":"v1","kind":"Pod","request":{"uid":"x"}})"}}) {
     SCOPED_TRACE(c.name);
     ServeProcess::Response r = server_->Post("/webhook/validate", c.body);
     EXPECT_EQ(r.status, 400);
