@@ -27,8 +27,8 @@
 // in 60 s). Full relists (--resync) used to step it up (+11 to +17% in four minutes of relists
 // every 5 s): nothing leaked, but glibc's heaps kept the relist's freed space, and with more
 // than one heap live data drifted between them in steps of 0.5 to 0.8 MB. See
-// ClusterState::ReplacePods, Reflector::ListAll and WatchOnce, and ConfigureAllocator in
-// cmd/main.cc for what keeps that down; the full run keeps relisting every 30 s.
+// ClusterState::ReplacePods, Reflector::ListAll and WatchOnce, and the allocator choice in
+// CMakeLists.txt (jemalloc) for what keeps that down; the full run keeps relisting every 30 s.
 //
 // The pieces: soak_flags (the command line), soak_objects (what is sent), soak_checks (what a
 // reply must look like), soak_load (the client threads), soak_stats (the counting), soak_rss
@@ -84,19 +84,23 @@ struct ServerFiles {
 };
 
 // The real binary against the emulation, once it answers /readyz; nullptr (said why) if not.
-std::unique_ptr<ServeProcess> StartServer(const FakeApiServer& api, const Options& opt, const ServerFiles& files) {
+std::unique_ptr<ServeProcess> StartServer(const FakeApiServer& api, const Options& opt,
+                                          const ServerFiles& files) {
   std::ofstream(files.kubeconfig) << Kubeconfig(api);
   // --resync (default 30s, not the server's 5 min): relisting is part of the load, and a relist
   // that leaked memory would show within the run.
-  absl::StatusOr<std::unique_ptr<ServeProcess>> serve = ServeProcess::Start(
-      {"--kubeconfig", files.kubeconfig, "--policy", std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml",
-       "--leader-elect", "false", "--audit-log", files.audit, "--resync", opt.resync},
-      files.log);
-  if (!serve.ok()) return std::fprintf(stderr, "soak: serve: %s\n", serve.status().ToString().c_str()), nullptr;
+  absl::StatusOr<std::unique_ptr<ServeProcess>> serve =
+      ServeProcess::Start({"--kubeconfig", files.kubeconfig, "--policy",
+                           std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml", "--leader-elect",
+                           "false", "--audit-log", files.audit, "--resync", opt.resync},
+                          files.log);
+  if (!serve.ok())
+    return std::fprintf(stderr, "soak: serve: %s\n", serve.status().ToString().c_str()), nullptr;
   Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
   while ((*serve)->Get("/readyz").status != 200) {
     if (Clock::now() > deadline) {
-      std::fprintf(stderr, "soak: serve never became ready; its log:\n%s\n", ReadWhole(files.log).c_str());
+      std::fprintf(stderr, "soak: serve never became ready; its log:\n%s\n",
+                   ReadWhole(files.log).c_str());
       return nullptr;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -121,13 +125,14 @@ bool SampleRss(Shared& s, const ServeProcess& serve, FakeApiServer& api, Clock::
     samples.emplace_back(t, kib);
     api.ClearRequests();
     if (k % 30 == 0) {
-      std::fprintf(stderr, "soak: t=%4.0f s rss %6.1f MiB, requests %llu, bound %llu, errors %llu\n", t,
-                   static_cast<double>(kib) / 1024,
-                   static_cast<unsigned long long>(s.stats.requests[kFilter] + s.stats.requests[kPrioritize] +
-                                                   s.stats.requests[kValidate] + s.stats.requests[kMutate] +
-                                                   s.stats.requests[kBind]),
-                   static_cast<unsigned long long>(s.stats.bound.load()),
-                   static_cast<unsigned long long>(s.stats.TotalErrors()));
+      std::fprintf(
+          stderr, "soak: t=%4.0f s rss %6.1f MiB, requests %llu, bound %llu, errors %llu\n", t,
+          static_cast<double>(kib) / 1024,
+          static_cast<unsigned long long>(
+              s.stats.requests[kFilter] + s.stats.requests[kPrioritize] +
+              s.stats.requests[kValidate] + s.stats.requests[kMutate] + s.stats.requests[kBind]),
+          static_cast<unsigned long long>(s.stats.bound.load()),
+          static_cast<unsigned long long>(s.stats.TotalErrors()));
     }
   }
   return true;
@@ -146,8 +151,9 @@ void AwaitSoakPodsGone(Shared& s, ServeProcess& serve) {
     body = r.body;
     if (r.status == 200 && !absl::StrContains(body, "soak-b")) break;
     if (Clock::now() > deadline) {
-      s.stats.Fail(kAllocations, absl::StrCat("the server still lists deleted soak pods 45 s after the run: ",
-                                              body.substr(0, 300)));
+      s.stats.Fail(kAllocations,
+                   absl::StrCat("the server still lists deleted soak pods 45 s after the run: ",
+                                body.substr(0, 300)));
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -159,17 +165,18 @@ void AwaitSoakPodsGone(Shared& s, ServeProcess& serve) {
 size_t CheckServerLog(Shared& s, const std::string& log_text) {
   size_t log_warnings = 0;
   for (absl::string_view line : absl::StrSplit(log_text, '\n', absl::SkipEmpty())) {
-    if (absl::StrContains(line, "level=error")) s.stats.Fail(kServer, absl::StrCat("serve log: ", line));
+    if (absl::StrContains(line, "level=error"))
+      s.stats.Fail(kServer, absl::StrCat("serve log: ", line));
     log_warnings += absl::StrContains(line, "level=warn");
   }
   return log_warnings;
 }
 
-void PrintReport(const Shared& s, double elapsed, double warmup, const RssGrowth& rss, const std::string& audit_text,
-                 const std::string& log_text, size_t log_warnings) {
+void PrintReport(const Shared& s, double elapsed, double warmup, const RssGrowth& rss,
+                 const std::string& audit_text, const std::string& log_text, size_t log_warnings) {
   const Options& opt = s.opt;
-  std::printf("soak: %.0f s against %d nodes (%.0f s warm-up), rate %.0f/s per thread\n", elapsed, opt.nodes, warmup,
-              opt.rate);
+  std::printf("soak: %.0f s against %d nodes (%.0f s warm-up), rate %.0f/s per thread\n", elapsed,
+              opt.nodes, warmup, opt.rate);
   std::printf("  %-32s %10s %8s %10s\n", "requests", "count", "errors", "per s");
   uint64_t total = 0;
   for (int k = 0; k < kKinds; ++k) {
@@ -181,23 +188,27 @@ void PrintReport(const Shared& s, double elapsed, double warmup, const RssGrowth
   }
   std::printf("  %-32s %10llu %8llu\n", "total", static_cast<unsigned long long>(total),
               static_cast<unsigned long long>(s.stats.TotalErrors()));
-  std::printf("  outcomes: bound %llu, deleted %llu, bind refused: node filled up meanwhile %llu, stale %llu; "
-              "fits nowhere %llu, "
-              "validate denied %llu, mutate patched %llu; audit log %zu lines\n",
-              static_cast<unsigned long long>(s.stats.bound.load()),
-              static_cast<unsigned long long>(s.stats.deleted.load()),
-              static_cast<unsigned long long>(s.stats.refused_filled.load()),
-              static_cast<unsigned long long>(s.stats.refused_stale.load()),
-              static_cast<unsigned long long>(s.stats.unschedulable.load()),
-              static_cast<unsigned long long>(s.stats.validate_denied.load()),
-              static_cast<unsigned long long>(s.stats.mutate_patched.load()),
-              static_cast<size_t>(std::count(audit_text.begin(), audit_text.end(), '\n')));
+  std::printf(
+      "  outcomes: bound %llu, deleted %llu, bind refused: node filled up meanwhile %llu, stale "
+      "%llu; "
+      "fits nowhere %llu, "
+      "validate denied %llu, mutate patched %llu; audit log %zu lines\n",
+      static_cast<unsigned long long>(s.stats.bound.load()),
+      static_cast<unsigned long long>(s.stats.deleted.load()),
+      static_cast<unsigned long long>(s.stats.refused_filled.load()),
+      static_cast<unsigned long long>(s.stats.refused_stale.load()),
+      static_cast<unsigned long long>(s.stats.unschedulable.load()),
+      static_cast<unsigned long long>(s.stats.validate_denied.load()),
+      static_cast<unsigned long long>(s.stats.mutate_patched.load()),
+      static_cast<size_t>(std::count(audit_text.begin(), audit_text.end(), '\n')));
   std::printf("  server log: %zu lines, %zu warnings\n",
-              static_cast<size_t>(std::count(log_text.begin(), log_text.end(), '\n')), log_warnings);
-  std::printf("  server RSS: first sample %.1f MiB, steady start %.1f MiB, end %.1f MiB, max %.1f MiB, "
-              "growth %+.2f%% (limit %.0f%%)\n",
-              static_cast<double>(rss.first_kib) / 1024, rss.start_kib / 1024, rss.end_kib / 1024,
-              static_cast<double>(rss.max_kib) / 1024, rss.percent, opt.max_growth_percent);
+              static_cast<size_t>(std::count(log_text.begin(), log_text.end(), '\n')),
+              log_warnings);
+  std::printf(
+      "  server RSS: first sample %.1f MiB, steady start %.1f MiB, end %.1f MiB, max %.1f MiB, "
+      "growth %+.2f%% (limit %.0f%%)\n",
+      static_cast<double>(rss.first_kib) / 1024, rss.start_kib / 1024, rss.end_kib / 1024,
+      static_cast<double>(rss.max_kib) / 1024, rss.percent, opt.max_growth_percent);
   for (const std::string& e : s.stats.first_errors) std::printf("  error: %s\n", e.c_str());
 }
 
@@ -208,7 +219,8 @@ int Run(int argc, char** argv) {
   if (!RunIsMeasurable(opt, warmup)) return 2;
 
   absl::StatusOr<std::unique_ptr<FakeApiServer>> api = FakeApiServer::Start({});
-  if (!api.ok()) return std::fprintf(stderr, "soak: emulator: %s\n", api.status().ToString().c_str()), 2;
+  if (!api.ok())
+    return std::fprintf(stderr, "soak: emulator: %s\n", api.status().ToString().c_str()), 2;
   std::vector<std::string> node_names;
   if (absl::Status st = LoadCluster(**api, opt.nodes, node_names); !st.ok()) {
     return std::fprintf(stderr, "soak: loading the cluster: %s\n", st.ToString().c_str()), 2;
@@ -218,9 +230,11 @@ int Run(int argc, char** argv) {
   const ServerFiles files{dir.File("kubeconfig"), dir.File("audit.jsonl"), dir.File("serve.log")};
   std::unique_ptr<ServeProcess> serve = StartServer(**api, opt, files);
   if (!serve) return 2;
-  std::fprintf(stderr, "soak: %d nodes, %zu pods in the emulator; serve pid %d ready; %.0f s run, %.0f s warm-up\n",
-               opt.nodes, (*api)->ListObjects(testing_support::Resource::kPods).size(), serve->pid(), opt.seconds,
-               warmup);
+  std::fprintf(
+      stderr,
+      "soak: %d nodes, %zu pods in the emulator; serve pid %d ready; %.0f s run, %.0f s warm-up\n",
+      opt.nodes, (*api)->ListObjects(testing_support::Resource::kPods).size(), serve->pid(),
+      opt.seconds, warmup);
 
   Shared s;
   s.opt = opt;
@@ -230,7 +244,8 @@ int Run(int argc, char** argv) {
   s.ca = serve->cert_dir() + "/ca.crt";
   s.node_names = node_names;
   const Clock::time_point start = Clock::now();
-  s.end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.seconds));
+  s.end = start +
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.seconds));
 
   std::vector<std::thread> threads;
   threads.emplace_back(FilterLoop, std::ref(s));
@@ -254,12 +269,14 @@ int Run(int argc, char** argv) {
     std::ofstream(absl::StrCat(opt.keep_logs, "/soak-audit.jsonl")) << audit_text;
   }
   int exit_status = serve->Terminate();
-  if (exit_status != 0) s.stats.Fail(kServer, absl::StrCat("serve exited with status ", exit_status));
+  if (exit_status != 0)
+    s.stats.Fail(kServer, absl::StrCat("serve exited with status ", exit_status));
   const size_t log_warnings = CheckServerLog(s, log_text);
 
   const RssGrowth rss = MeasureGrowth(samples, warmup);
   if (rss.steady_samples < 4) {
-    s.stats.Fail(kServer, absl::StrCat("only ", rss.steady_samples, " RSS samples after the warm-up"));
+    s.stats.Fail(kServer,
+                 absl::StrCat("only ", rss.steady_samples, " RSS samples after the warm-up"));
     rss_ok = false;
   }
   PrintReport(s, elapsed, warmup, rss, audit_text, log_text, log_warnings);
