@@ -73,7 +73,7 @@ absl::StatusOr<topology::PodFacts> ApiBinder::LookupPod(const common::BindingArg
 
 absl::StatusOr<topology::PlaceOutcome> ApiBinder::Assume(const topology::PodFacts& pod,
                                                          const std::string& node) {
-  return state_.Assume(pod, node, ClusterState::Clock::now() + assume_ttl_);
+  return state_.Assume(pod, node, clock_->Now() + assume_ttl_);
 }
 
 absl::Status ApiBinder::PostBinding(const common::BindingArgs& args,

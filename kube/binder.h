@@ -9,6 +9,7 @@
 #include "common/audit_log.h"
 #include "extender/bind.h"
 #include "kube/api_client.h"
+#include "kube/clock.h"
 #include "kube/cluster_state.h"
 #include "kube/event_recorder.h"
 
@@ -16,10 +17,11 @@ namespace kube {
 
 class ApiBinder : public extender::BindBackend {
  public:
-  // `events` may be null (no Events posted).
+  // `events` may be null (no Events posted). Assumptions expire `assume_ttl` after bind on
+  // `clock`, the one the LiveSource expiring them reads (its reflector.clock).
   ApiBinder(ApiClient& client, ClusterState& state, std::chrono::milliseconds assume_ttl,
-            EventRecorder* events = nullptr)
-      : client_(client), state_(state), assume_ttl_(assume_ttl), events_(events) {}
+            EventRecorder* events = nullptr, Clock* clock = &Clock::Real())
+      : client_(client), state_(state), assume_ttl_(assume_ttl), events_(events), clock_(clock) {}
 
   // With a gate, every bind is refused while it says no (Error in the reply, so kube-scheduler
   // retries): with several replicas only the leader, its cache caught up since it took the
@@ -43,6 +45,7 @@ class ApiBinder : public extender::BindBackend {
   ClusterState& state_;
   std::chrono::milliseconds assume_ttl_;
   EventRecorder* events_;
+  Clock* clock_;
   std::function<bool()> gate_;
   common::AuditLog* audit_ = nullptr;
 };

@@ -34,12 +34,12 @@ bool SameHolders(const std::vector<std::shared_ptr<const topology::PodHold>>& a,
 
 }  // namespace
 
-void ClusterState::IndexOnNode(const std::string& uid, const PodRecord& record) {
-  uids_by_node_[record.node].insert(uid);
+void ClusterState::IndexOnNode(const std::string& uid, const std::string& node) {
+  uids_by_node_[node].insert(uid);
 }
 
-void ClusterState::UnindexFromNode(const std::string& uid, const PodRecord& record) {
-  auto it = uids_by_node_.find(record.node);
+void ClusterState::UnindexFromNode(const std::string& uid, const std::string& node) {
+  auto it = uids_by_node_.find(node);
   if (it == uids_by_node_.end()) return;
   it->second.erase(uid);
   if (it->second.empty()) uids_by_node_.erase(it);
@@ -50,17 +50,17 @@ std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const Nod
   auto state = std::make_shared<topology::NodeState>();
   state->facts = facts;
   state->supply = topology::BuildNodeSupply(facts, catalog_, *policy_);
-  auto apply = [&](const PodRecord& r) {
-    topology::ApplyPod(state->occupancy, r.hold->demand, state->supply, r.hold->gpu_index, +1);
-    state->holds.push_back(r.hold);
+  auto apply = [&](const std::shared_ptr<const topology::PodHold>& hold) {
+    topology::ApplyPod(state->occupancy, hold->demand, state->supply, hold->gpu_index, +1);
+    state->holds.push_back(hold);
   };
   if (from_scratch) {
     for (const auto& [uid, r] : bound_) {
-      if (r.node == facts.name) apply(r);
+      if (r.node == facts.name) apply(r.hold);
     }
-    for (const auto& [uid, a] : assumed_) {
-      if (a.record.node == facts.name && !bound_.contains(uid)) apply(a.record);
-    }
+    assumed_.ForEach([&](const std::string& uid, const AssumeCache::Assumption& a) {
+      if (a.node == facts.name && !bound_.contains(uid)) apply(a.hold);
+    });
     topology::SortHolds(state->holds);
     return state;
   }
@@ -68,9 +68,9 @@ std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const Nod
   if (it != uids_by_node_.end()) {
     for (const std::string& uid : it->second) {
       if (auto b = bound_.find(uid); b != bound_.end() && b->second.node == facts.name) {
-        apply(b->second);
-      } else if (auto a = assumed_.find(uid); a != assumed_.end()) {
-        apply(a->second.record);
+        apply(b->second.hold);
+      } else if (const AssumeCache::Assumption* a = assumed_.Find(uid)) {
+        apply(a->hold);
       }
     }
   }
@@ -125,14 +125,10 @@ void ClusterState::RemovePodLocked(const std::string& uid,
                                    absl::flat_hash_set<std::string>& touched) {
   if (auto it = bound_.find(uid); it != bound_.end()) {
     touched.insert(it->second.node);
-    UnindexFromNode(uid, it->second);
+    UnindexFromNode(uid, it->second.node);
     bound_.erase(it);
   }
-  if (auto it = assumed_.find(uid); it != assumed_.end()) {
-    touched.insert(it->second.record.node);
-    UnindexFromNode(uid, it->second.record);
-    assumed_.erase(it);
-  }
+  DropAssumptionLocked(uid, touched);
   pending_.erase(uid);
 }
 
@@ -140,7 +136,7 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
   std::string uid = PodKey(pod);
   if (auto it = bound_.find(uid); it != bound_.end()) {
     touched.insert(it->second.node);
-    UnindexFromNode(uid, it->second);
+    UnindexFromNode(uid, it->second.node);
     bound_.erase(it);
   }
   pending_.erase(uid);
@@ -153,11 +149,8 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
   const bool gpu = demand.ok() && !demand->empty();
   if (pod.HoldsResources() || terminal || !gpu) {
     // Bound (the watch confirms bind), finished, or nothing to account: no assumption left.
-    if (auto it = assumed_.find(uid); it != assumed_.end()) {
-      touched.insert(it->second.record.node);
-      UnindexFromNode(uid, it->second.record);
-      assumed_.erase(it);
-      if (pod.HoldsResources()) ++counters_.assumptions_confirmed;
+    if (DropAssumptionLocked(uid, touched) && pod.HoldsResources()) {
+      ++counters_.assumptions_confirmed;
     }
   }
   if (!gpu || terminal) return;
@@ -167,7 +160,7 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
         MakeHold(pod, *std::move(demand), topology::RecordedGpuIndex(pod), /*assumed=*/false),
         list_generation_};
     touched.insert(record.node);
-    IndexOnNode(uid, record);
+    IndexOnNode(uid, record.node);
     bound_.insert_or_assign(uid, std::move(record));
   } else {
     pending_.insert_or_assign(uid, PendingRecord{std::move(pod), list_generation_});
@@ -216,7 +209,7 @@ bool ClusterState::MarkIfUnchangedLocked(const std::string& uid, const PodFacts&
     return true;
   }
   auto b = bound_.find(uid);
-  if (b == bound_.end() || assumed_.contains(uid)) return false;
+  if (b == bound_.end() || assumed_.Contains(uid)) return false;
   const topology::PodHold& hold = *b->second.hold;
   if (!pod.HoldsResources() || b->second.node != pod.node_name || hold.name != pod.name ||
       hold.namespace_name != pod.namespace_name ||
@@ -356,7 +349,7 @@ void ClusterState::SetPolicy(std::shared_ptr<const topology::Policy> policy) {
 
 absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
                                                             const std::string& node,
-                                                            Clock::time_point expiry) {
+                                                            Clock::TimePoint expiry) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!current_.load()) return absl::UnavailableError("cache not synced");
   absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemand(pod, *policy_);
@@ -374,21 +367,19 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
   if (auto b = bound_.find(uid); b != bound_.end()) {
     return absl::AlreadyExistsError(absl::StrCat("pod is already bound to ", b->second.node));
   }
-  if (auto a = assumed_.find(uid); a != assumed_.end()) {
-    // A retried bind: release the earlier assumption before re-checking.
-    std::string earlier = a->second.record.node;
-    UnindexFromNode(uid, a->second.record);
-    assumed_.erase(a);
-    PublishNodesLocked({earlier});
+  if (absl::flat_hash_set<std::string> earlier; DropAssumptionLocked(uid, earlier)) {
+    // A retried bind: the earlier assumption is released before re-checking.
+    PublishNodesLocked(earlier);
     state = snapshot_->FindNode(node);
   }
   topology::PlaceOutcome placed =
       topology::Place(*demand, *ctx, node, state->supply, state->occupancy);
   if (!placed.placed()) return placed;
-  PodRecord record{node,
-                   MakeHold(pod, *std::move(demand), placed.placement.gpu_index, /*assumed=*/true)};
-  IndexOnNode(uid, record);
-  assumed_.insert_or_assign(uid, Assumption{std::move(record), expiry});
+  IndexOnNode(uid, node);
+  assumed_.Add(uid, {node,
+                     MakeHold(pod, *std::move(demand), placed.placement.gpu_index,
+                              /*assumed=*/true),
+                     expiry});
   ++counters_.assumptions;
   PublishNodesLocked({node});
   return placed;
@@ -396,30 +387,30 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
 
 void ClusterState::Forget(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = assumed_.find(uid);
-  if (it == assumed_.end()) return;
-  std::string node = it->second.record.node;
-  UnindexFromNode(uid, it->second.record);
-  assumed_.erase(it);
-  PublishNodesLocked({node});
+  absl::flat_hash_set<std::string> touched;
+  if (DropAssumptionLocked(uid, touched)) PublishNodesLocked(touched);
 }
 
-int ClusterState::ExpireAssumptions(Clock::time_point now) {
+int ClusterState::ExpireAssumptions(Clock::TimePoint now) {
   std::lock_guard<std::mutex> lock(mu_);
   absl::flat_hash_set<std::string> touched;
-  std::vector<std::string> expired;
-  for (const auto& [uid, a] : assumed_) {
-    if (a.expiry <= now) expired.push_back(uid);
+  std::vector<std::pair<std::string, AssumeCache::Assumption>> expired = assumed_.TakeExpired(now);
+  for (const auto& [uid, a] : expired) {
+    touched.insert(a.node);
+    UnindexFromNode(uid, a.node);
   }
-  for (const std::string& uid : expired) {
-    auto it = assumed_.find(uid);
-    touched.insert(it->second.record.node);
-    UnindexFromNode(uid, it->second.record);
-    assumed_.erase(it);
-    ++counters_.assumptions_expired;
-  }
+  counters_.assumptions_expired += expired.size();
   if (!touched.empty()) PublishNodesLocked(touched);
   return static_cast<int>(expired.size());
+}
+
+bool ClusterState::DropAssumptionLocked(const std::string& uid,
+                                        absl::flat_hash_set<std::string>& touched) {
+  std::optional<AssumeCache::Assumption> dropped = assumed_.Take(uid);
+  if (!dropped) return false;
+  touched.insert(dropped->node);
+  UnindexFromNode(uid, dropped->node);
+  return true;
 }
 
 std::optional<PodFacts> ClusterState::PendingPod(const std::string& uid) const {

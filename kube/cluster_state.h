@@ -21,6 +21,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "kube/assume_cache.h"
+#include "kube/clock.h"
 #include "topology/catalog.h"
 #include "topology/place.h"
 #include "topology/snapshot.h"
@@ -39,8 +41,6 @@ struct StateCounters {
 
 class ClusterState {
  public:
-  using Clock = std::chrono::steady_clock;
-
   explicit ClusterState(const topology::Catalog& catalog) : catalog_(catalog) {}
 
   // Whole-set replacement (start-up, a cluster file, or a periodic relist): objects missing
@@ -77,11 +77,11 @@ class ClusterState {
   // already bound, InvalidArgument for a malformed pod.
   [[nodiscard]] absl::StatusOr<topology::PlaceOutcome> Assume(const topology::PodFacts& pod,
                                                               const std::string& node,
-                                                              Clock::time_point expiry);
+                                                              Clock::TimePoint expiry);
   // Drops an assumption (the Binding POST failed). No-op if the watch already confirmed it.
   void Forget(const std::string& uid);
   // Drops assumptions whose expiry passed without confirmation; returns how many.
-  int ExpireAssumptions(Clock::time_point now);
+  int ExpireAssumptions(Clock::TimePoint now);
 
   // A pending pod seen by the watch, for bind to read without an API call.
   std::optional<topology::PodFacts> PendingPod(const std::string& uid) const;
@@ -105,10 +105,6 @@ class ClusterState {
     topology::PodFacts facts;
     uint64_t listed = 0;
   };
-  struct Assumption {
-    PodRecord record;
-    Clock::time_point expiry;
-  };
 
   void RebuildAllLocked();
   // Rebuilds these nodes' states from facts + pods + assumptions and publishes.
@@ -125,8 +121,10 @@ class ClusterState {
   void RemovePodLocked(const std::string& uid, absl::flat_hash_set<std::string>& touched);
   // uids_by_node_, the index that says which nodes an event touches; occupancy itself is
   // recounted from the holds when a node is rebuilt.
-  void IndexOnNode(const std::string& uid, const PodRecord& record);
-  void UnindexFromNode(const std::string& uid, const PodRecord& record);
+  void IndexOnNode(const std::string& uid, const std::string& node);
+  void UnindexFromNode(const std::string& uid, const std::string& node);
+  // Drops uid's assumption, if any, and marks its node touched.
+  bool DropAssumptionLocked(const std::string& uid, absl::flat_hash_set<std::string>& touched);
 
   const topology::Catalog& catalog_;
   mutable std::mutex mu_;
@@ -136,7 +134,7 @@ class ClusterState {
   absl::flat_hash_map<std::string, topology::NodeFacts> nodes_;
   absl::flat_hash_map<std::string, PodRecord> bound_;        // uid -> bound GPU pod
   absl::flat_hash_map<std::string, PendingRecord> pending_;  // uid -> unbound GPU pod
-  absl::flat_hash_map<std::string, Assumption> assumed_;     // uid -> assumed placement
+  AssumeCache assumed_;  // uid -> placement bind assumed, until the watch confirms it
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> uids_by_node_;
   std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ =
       std::make_shared<const topology::ClusterSnapshot::NamespaceMap>();

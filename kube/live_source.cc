@@ -119,7 +119,7 @@ void LiveSource::Start() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!cv_.wait_for(lock, options_.expiry_poll, [this] { return stop_.load(); })) {
       lock.unlock();
-      int expired = state_.ExpireAssumptions(ClusterState::Clock::now());
+      int expired = state_.ExpireAssumptions(options_.reflector.clock->Now());
       if (expired > 0) {
         common::Log(common::LogLevel::kWarn, "bind assumptions expired unconfirmed",
                     {{"count", absl::StrCat(expired)}});

@@ -17,8 +17,8 @@ namespace kube {
 
 struct LiveSourceOptions {
   ReflectorOptions reflector;
-  // In real time, whatever reflector.clock is: assumptions carry steady_clock deadlines
-  // (ClusterState::Clock, set by the binder).
+  // How often assumptions past their expiry are dropped, on reflector.clock (the binder that
+  // sets the expiries must read the same clock).
   std::chrono::milliseconds expiry_poll{std::chrono::seconds(1)};
 };
 

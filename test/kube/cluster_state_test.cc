@@ -155,7 +155,7 @@ TEST_F(ClusterStateTest, ARelistRebuildsOnlyTheNodesItCorrects) {
 TEST_F(ClusterStateTest, RelistsKeepAnAssumptionUntilTheyShowTheBinding) {
   state_.ReplaceNodes({MigNode("n1", 2)});
   state_.ReplacePods({MigPod("p", "")});
-  auto expiry = ClusterState::Clock::now() + std::chrono::seconds(30);
+  auto expiry = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   ASSERT_TRUE(Placed(state_.Assume(MigPod("p", ""), "n1", expiry)));
   // Listed before the Binding landed: still pending, still assumed, counted once.
   state_.ReplacePods({MigPod("p", "")});
@@ -172,7 +172,7 @@ TEST_F(ClusterStateTest, RelistsKeepAnAssumptionUntilTheyShowTheBinding) {
 TEST_F(ClusterStateTest, AssumptionCountsUntilConfirmedThenOnce) {
   state_.ReplaceNodes({MigNode("n1", 2)});
   state_.ReplacePods({MigPod("p", "")});
-  auto expiry = ClusterState::Clock::now() + std::chrono::seconds(30);
+  auto expiry = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   absl::StatusOr<topology::PlaceOutcome> placed = state_.Assume(MigPod("p", ""), "n1", expiry);
   ASSERT_TRUE(placed.ok()) << placed.status();
   ASSERT_TRUE(placed->placed()) << placed->reason;
@@ -189,7 +189,7 @@ TEST_F(ClusterStateTest, AssumptionCountsUntilConfirmedThenOnce) {
 TEST_F(ClusterStateTest, UnconfirmedAssumptionsExpireAndForgetReleases) {
   state_.ReplaceNodes({MigNode("n1", 2)});
   state_.ReplacePods({});
-  auto now = ClusterState::Clock::now();
+  auto now = std::chrono::steady_clock::now();
   ASSERT_TRUE(Placed(state_.Assume(MigPod("x", ""), "n1", now + std::chrono::seconds(1))));
   ASSERT_TRUE(Placed(state_.Assume(MigPod("y", ""), "n1", now + std::chrono::seconds(60))));
   EXPECT_EQ(Used("n1", "nvidia.com/mig-3g.40gb"), 2);
@@ -211,8 +211,9 @@ TEST_F(ClusterStateTest, FiftyConcurrentBindsForThreeSlices) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 50; ++i) {
     threads.emplace_back([&, i] {
-      bool placed = Placed(state_.Assume(MigPod(absl::StrCat("race-", i), ""), "n1",
-                                         ClusterState::Clock::now() + std::chrono::seconds(30)));
+      bool placed =
+          Placed(state_.Assume(MigPod(absl::StrCat("race-", i), ""), "n1",
+                               std::chrono::steady_clock::now() + std::chrono::seconds(30)));
       (placed ? won : lost).fetch_add(1);
     });
   }
@@ -246,7 +247,7 @@ TEST_F(ClusterStateTest, RandomEventSequencesKeepOccupancyExact) {
         auto it = live.find(uid);
         if (it == live.end() || !it->second.node_name.empty()) break;
         if (Placed(state_.Assume(it->second, node,
-                                 ClusterState::Clock::now() + std::chrono::hours(1)))) {
+                                 std::chrono::steady_clock::now() + std::chrono::hours(1)))) {
           if (rng() % 5 == 0) {  // the Binding POST failed: bind forgets the assumption
             state_.Forget(uid);
             break;
