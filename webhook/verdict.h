@@ -12,8 +12,6 @@
 
 namespace webhook {
 
-// Labels the mutating webhook writes on pods and ResourceClaims.
-
 struct Violation {
   std::string rule;     // "tier-shared"
   std::string message;  // "[tier-shared] container \"engine\" requests ..."

@@ -1,0 +1,153 @@
+// common/audit_log: one JSON line per decision, written whole, failures counted not fatal.
+#include "common/audit_log.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/json.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using common::AuditLine;
+using common::AuditLog;
+using common::AuditRecord;
+
+const absl::Time kAt = absl::FromUnixMillis(1764583200123);  // 2025-12-01T10:00:00.123Z
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string FreshPath(const std::string& name) {
+  std::string path = absl::StrCat(::testing::TempDir(), "/audit-", getpid(), "-", name);
+  ::unlink(path.c_str());
+  return path;
+}
+
+TEST(AuditLogTest, ABindLineHasEveryFieldItKnowsInOrder) {
+  AuditRecord r;
+  r.action = "bind";
+  r.decision = "bound";
+  r.namespace_name = "acme";
+  r.name = "train-0";
+  r.uid = "u-1";
+  r.tenant = "acme";
+  r.tier = "untrusted";
+  r.node = "gpu-7";
+  r.pool = "gpu-mig";
+  r.mig_profile = "3g.40gb";
+  r.gpu_index = 1;
+  EXPECT_EQ(AuditLine(r, kAt),
+            R"({"time":"2025-12-01T10:00:00.123Z","action":"bind","decision":"bound",)"
+            R"("namespace":"acme","pod":"train-0","uid":"u-1","tenant":"acme",)"
+            R"("tier":"untrusted","node":"gpu-7","pool":"gpu-mig","migProfile":"3g.40gb",)"
+            R"("gpuIndex":1})"
+            "\n");
+}
+
+TEST(AuditLogTest, FieldsARecordDoesNotHaveAreLeftOutAndTextIsEscaped) {
+  AuditRecord r;
+  r.action = "admission";
+  r.decision = "denied";
+  r.kind = "Pod";
+  r.webhook = "validate";
+  r.rule = "device-access";
+  r.reason = "line one\nsays \"privileged\"";
+  std::string line = AuditLine(r, kAt);
+  EXPECT_EQ(line, R"({"time":"2025-12-01T10:00:00.123Z","action":"admission","decision":"denied",)"
+                  R"("kind":"Pod","webhook":"validate","rule":"device-access",)"
+                  R"("reason":"line one\nsays \"privileged\""})"
+                  "\n");
+  EXPECT_EQ(line.find('\n'), line.size() - 1) << "one line, whatever the reason holds";
+  EXPECT_TRUE(common::ParseJson(line).ok());
+}
+
+TEST(AuditLogTest, AppendsLinesToAFileOnlyItsOwnerAndGroupRead) {
+  std::string path = FreshPath("append");
+  {
+    absl::StatusOr<std::unique_ptr<AuditLog>> log = AuditLog::Open(path);
+    ASSERT_TRUE(log.ok()) << log.status();
+    AuditRecord r;
+    r.action = "bind";
+    r.decision = "failed";
+    r.reason = "first";
+    (*log)->Write(r);
+    EXPECT_EQ((*log)->records(), 1u);
+  }
+  {
+    absl::StatusOr<std::unique_ptr<AuditLog>> again = AuditLog::Open(path);  // after a restart
+    ASSERT_TRUE(again.ok()) << again.status();
+    AuditRecord r;
+    r.action = "bind";
+    r.decision = "failed";
+    r.reason = "second";
+    (*again)->Write(r);
+  }
+  std::vector<std::string> lines = absl::StrSplit(ReadAll(path), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("\"reason\":\"first\""), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("\"reason\":\"second\""), std::string::npos) << lines[1];
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0007, 0u) << "not readable by others";
+  ::unlink(path.c_str());
+}
+
+TEST(AuditLogTest, ConcurrentWritersNeverInterleaveLines) {
+  std::string path = FreshPath("concurrent");
+  absl::StatusOr<std::unique_ptr<AuditLog>> log = AuditLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.status();
+  constexpr int kThreads = 4, kEach = 250;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        AuditRecord r;
+        r.action = "bind";
+        r.decision = "bound";
+        r.name = absl::StrCat("pod-", t, "-", i);
+        r.reason = std::string(300, static_cast<char>('a' + t));
+        (*log)->Write(r);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ((*log)->records(), static_cast<uint64_t>(kThreads * kEach));
+  EXPECT_EQ((*log)->write_errors(), 0u);
+  std::vector<std::string> lines = absl::StrSplit(ReadAll(path), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), static_cast<size_t>(kThreads * kEach));
+  for (const std::string& line : lines) ASSERT_TRUE(common::ParseJson(line).ok()) << line;
+  ::unlink(path.c_str());
+}
+
+TEST(AuditLogTest, AFailedWriteIsCountedNotFatal) {
+  absl::StatusOr<std::unique_ptr<AuditLog>> full = AuditLog::Open("/dev/full");
+  ASSERT_TRUE(full.ok()) << full.status();
+  AuditRecord r;
+  r.action = "bind";
+  (*full)->Write(r);
+  EXPECT_EQ((*full)->records(), 0u);
+  EXPECT_EQ((*full)->write_errors(), 1u);
+}
+
+TEST(AuditLogTest, AnUnopenablePathIsAClearError) {
+  absl::StatusOr<std::unique_ptr<AuditLog>> log = AuditLog::Open("/nonexistent-dir/audit.log");
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(log.status().message(),
+            "audit log /nonexistent-dir/audit.log: No such file or directory");
+}
+
+}  // namespace
