@@ -30,7 +30,7 @@ const NodeState* ClusterSnapshot::FindNode(absl::string_view name) const {
   const size_t hash = Shard::hasher{}(name);
   const Shard& shard = *shards_[ShardOfHash(hash)];
   auto it = shard.find(name, hash);
-  return it == shard.end() ? nullptr : it->second.state.get();
+  return it == shard.end() ? nullptr : it->second.get();
 }
 
 void ClusterSnapshot::FindNodes(absl::Span<const absl::string_view> names,
@@ -43,7 +43,7 @@ void ClusterSnapshot::FindNodes(absl::Span<const absl::string_view> names,
     const size_t hash = Shard::hasher{}(names[i]);
     const Shard& shard = *shards_[ShardOfHash(hash)];
     auto it = shard.find(names[i], hash);
-    out[i] = it == shard.end() ? nullptr : it->second.state.get();
+    out[i] = it == shard.end() ? nullptr : it->second.get();
   }
 }
 
@@ -51,7 +51,7 @@ std::shared_ptr<const NodeState> ClusterSnapshot::FindNodeShared(absl::string_vi
   const size_t hash = Shard::hasher{}(name);
   const Shard& shard = *shards_[ShardOfHash(hash)];
   auto it = shard.find(name, hash);
-  return it == shard.end() ? nullptr : it->second.state;
+  return it == shard.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> ClusterSnapshot::SortedNodeNames() const {
@@ -80,7 +80,7 @@ ClusterSnapshot::Shard& SnapshotBuilder::Mutable(size_t index) {
 void SnapshotBuilder::Put(std::shared_ptr<const NodeState> node) {
   ClusterSnapshot::Shard& shard = Mutable(ClusterSnapshot::ShardOf(node->facts.name));
   const std::string& name = node->facts.name;  // lives in *node, which the entry keeps alive
-  auto [it, inserted] = shard.insert_or_assign(name, ClusterSnapshot::Entry{std::move(node)});
+  auto [it, inserted] = shard.insert_or_assign(name, std::move(node));
   if (inserted) ++next_.node_count_;
 }
 

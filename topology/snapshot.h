@@ -45,10 +45,7 @@ struct ClusterData {
 class ClusterSnapshot {
  public:
   static constexpr size_t kShards = 256;
-  struct Entry {
-    std::shared_ptr<const NodeState> state;
-  };
-  using Shard = absl::flat_hash_map<std::string, Entry>;
+  using Shard = absl::flat_hash_map<std::string, std::shared_ptr<const NodeState>>;
   using NamespaceMap = absl::flat_hash_map<std::string, Labels>;
 
   ClusterSnapshot();
@@ -64,7 +61,7 @@ class ClusterSnapshot {
   template <typename F>
   void ForEachNode(F f) const {
     for (const auto& shard : shards_) {
-      for (const auto& [name, entry] : *shard) f(*entry.state);
+      for (const auto& [name, state] : *shard) f(*state);
     }
   }
   const Labels& NamespaceLabels(absl::string_view ns) const;
