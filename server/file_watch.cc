@@ -9,6 +9,9 @@ namespace server {
 FileWatcher::FileWatcher(std::vector<std::string> paths, std::chrono::milliseconds interval,
                          std::function<void()> on_change)
     : paths_(std::move(paths)), interval_(interval), on_change_(std::move(on_change)) {
+  // The baseline is what the files are now, not when the thread first runs: a change made
+  // while the thread starts (a busy machine can take a while) is then still a change.
+  seen_ = Fingerprint();
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -36,7 +39,7 @@ std::string FileWatcher::Fingerprint() const {
 }
 
 void FileWatcher::Run() {
-  std::string seen = Fingerprint();
+  std::string seen = std::move(seen_);
   std::string pending;
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {

@@ -30,6 +30,7 @@ class FileWatcher {
 
   std::vector<std::string> paths_;
   std::chrono::milliseconds interval_;
+  std::string seen_;  // the fingerprint at construction, for the thread to start from
   std::function<void()> on_change_;
   std::mutex mu_;
   std::condition_variable cv_;

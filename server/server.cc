@@ -144,11 +144,13 @@ void Server::AppendMetrics(std::string& out) const {
 }
 
 void Server::Start() {
-  tls_->Start();
-  if (operator_listener_) operator_listener_->Start();
+  // Watching begins before the listeners answer, so a pair rotated as soon as the server is
+  // ready is a change from the watcher's baseline.
   cert_watch_ = std::make_unique<FileWatcher>(
       std::vector<std::string>{options_.tls_cert_file, options_.tls_key_file},
       std::chrono::milliseconds(options_.cert_poll_millis), [this] { ReloadCertificates(); });
+  tls_->Start();
+  if (operator_listener_) operator_listener_->Start();
 }
 
 void Server::Stop() {
