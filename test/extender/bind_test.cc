@@ -215,6 +215,10 @@ TEST(BindTest, MalformedBodiesAre400NamingTheFieldAndTouchNothing) {
   };
   const std::vector<Row> rows = {
       {"not JSON", "{\"PodName\":", "invalid JSON at byte 11: Invalid value."},
+      {"empty body", "", "invalid JSON at byte 0: The document is empty."},
+      {"nested without bound",
+       "{\"PodName\":" + std::string(100000, '[') + std::string(100000, ']') + "}",
+       "invalid JSON: nested deeper than 512 levels"},
       {"not an object", R"(["waiting"])", "ExtenderBindingArgs: expected a JSON object"},
       {"no PodName", R"({"PodNamespace":"acme","PodUID":"u","Node":"mig-a"})",
        "ExtenderBindingArgs.PodName: missing or not a non-empty string"},
