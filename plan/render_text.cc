@@ -79,8 +79,10 @@ void AppendWorkload(const WorkloadPlan& w, std::string& out) {
   absl::StrAppend(&out, "  memory from ", w.sizing.source, ":\n");
   for (const MemoryTerm& t : w.sizing.terms) {
     std::string gib = GiBText(t.bytes, true);
-    absl::StrAppend(&out, "    ", t.name, std::string(std::max<size_t>(1, 11 - t.name.size()), ' '),
-                    Pad(11, gib), gib, "  ", t.how, "\n");
+    // The name column is 11 wide; a longer name still gets one space before the figure.
+    const size_t name_pad = t.name.size() < 11 ? 11 - t.name.size() : 1;
+    absl::StrAppend(&out, "    ", t.name, std::string(name_pad, ' '), Pad(11, gib), gib, "  ",
+                    t.how, "\n");
   }
   std::string total = GiBText(w.sizing.total_bytes, true);
   absl::StrAppend(&out, "    total      ", Pad(11, total), total, "\n");

@@ -228,11 +228,8 @@ TEST_F(HandMadePlanTest, MemoryTermsLineUpWithAtLeastOneSpace) {
                                              GiBText(5 * kGiB, true), "\n")));
 }
 
-// Product bug, kept disabled until it is fixed: render_text.cc pads a memory term's name with
-// std::string(std::max<size_t>(1, 11 - name.size()), ' '), and for a name longer than 11
-// characters the unsigned difference wraps, so RenderText throws std::length_error instead of
-// writing one space. The planner's own term names are at most 9 characters today.
-TEST_F(HandMadePlanTest, DISABLED_ATermNameWiderThanItsColumnStillGetsOneSpace) {
+// The planner's own term names are at most 9 characters; a wider one must not wrap the padding.
+TEST_F(HandMadePlanTest, ATermNameWiderThanItsColumnStillGetsOneSpace) {
   doc_.plan.workloads[0].sizing.terms = {{"twelve-chars", 3 * kGiB, "how"}};
   std::string people;
   EXPECT_NO_THROW(people = Text(doc_));
