@@ -1,5 +1,6 @@
 #include "cmd/flags.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -45,6 +46,11 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  // A directory opens as a stream on Linux and then reads as nothing.
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read ", path, ": is a directory"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
   std::ostringstream buffer;

@@ -130,12 +130,13 @@ TEST_F(ReadFileTest, AMissingFileIsNotFoundNamingIt) {
   EXPECT_EQ(text.status().message(), "cannot read " + path);
 }
 
-// Product bug, kept disabled until it is fixed: ReadFile (cmd/flags.cc) checks only that the
-// stream opened, and opening a directory succeeds on Linux; the read then fails and is not
-// checked, so `--policy /etc` reads as an empty file instead of "cannot read /etc".
-TEST_F(ReadFileTest, DISABLED_ADirectoryIsAnError) {
-  absl::StatusOr<std::string> text = ReadFile(::testing::TempDir());
-  EXPECT_FALSE(text.ok()) << "read " << text->size() << " bytes from a directory";
+// Opening a directory succeeds on Linux and reads as nothing: `--policy /etc` must say so rather
+// than parse as an empty policy.
+TEST_F(ReadFileTest, ADirectoryIsAnErrorNamingIt) {
+  const std::string dir = ::testing::TempDir();
+  absl::StatusOr<std::string> text = ReadFile(dir);
+  ASSERT_FALSE(text.ok()) << "read " << text->size() << " bytes from a directory";
+  EXPECT_EQ(text.status().message(), "cannot read " + dir + ": is a directory");
 }
 
 }  // namespace
