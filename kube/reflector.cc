@@ -127,9 +127,11 @@ bool Reflector::ListAll() {
 }
 
 Reflector::WatchEnd Reflector::WatchOnce() {
-  auto remaining =
-      std::chrono::duration_cast<std::chrono::seconds>(next_resync_ - options_.clock->Now());
-  if (remaining.count() <= 0) return WatchEnd::kRelist;
+  const auto left = next_resync_ - options_.clock->Now();
+  if (left <= left.zero()) return WatchEnd::kRelist;
+  // Rounded up: the watch may end a little after the resync is due, never before it, so a
+  // resync is not taken for a broken watch and a resync under a second still watches.
+  const auto remaining = std::chrono::ceil<std::chrono::seconds>(left);
   int timeout =
       static_cast<int>(std::min<int64_t>(options_.watch_timeout_seconds, remaining.count()));
   std::string url =

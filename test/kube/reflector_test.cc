@@ -134,6 +134,9 @@ TEST_F(ReflectorTest, TheWatchTimeoutIsNoLaterThanTheNextResync) {
   const Row rows[] = {
       {"the resync comes first", std::chrono::seconds(90), 300, "&timeoutSeconds=90"},
       {"the watch timeout comes first", std::chrono::hours(1), 120, "&timeoutSeconds=120"},
+      {"a part second rounds up", std::chrono::milliseconds(90500), 300, "&timeoutSeconds=91"},
+      {"a resync under a second still watches", std::chrono::milliseconds(500), 300,
+       "&timeoutSeconds=1"},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
@@ -235,6 +238,17 @@ TEST_F(ReflectorTest, AResyncIsARelistNotARestart) {
   ASSERT_TRUE(WaitFor([&] { return counters().lists.load() == 2; }));
   EXPECT_EQ(Events(), std::vector<std::string>{"ADDED late"});
   EXPECT_EQ(Replaced().back().size(), 6u);
+  EXPECT_EQ(counters().watch_restarts.load(), 0u);
+}
+
+TEST_F(ReflectorTest, AWatchEndingWithinTheResyncsLastSecondIsNotARestart) {
+  options_.resync = std::chrono::seconds(90);
+  StartWatching();
+  clock_.Advance(std::chrono::milliseconds(89500));
+  api_->DropWatches(/*graceful=*/true);  // the next watch has half a second left
+  ASSERT_TRUE(WaitFor([&] { return Watches() == 2; }));
+  EXPECT_TRUE(absl::EndsWith(LastWatchTarget(), "&timeoutSeconds=1")) << LastWatchTarget();
+  EXPECT_EQ(counters().lists.load(), 1u);
   EXPECT_EQ(counters().watch_restarts.load(), 0u);
 }
 
