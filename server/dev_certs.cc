@@ -1,11 +1,13 @@
 #include "server/dev_certs.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -79,10 +81,17 @@ CertPtr MakeCert(EVP_PKEY* key, const char* common_name, X509* issuer, EVP_PKEY*
 
 absl::Status WritePem(const std::string& path, X509* cert, EVP_PKEY* key) {
   if (key) {
-    int fd_mode = umask(077);
-    FILE* f = std::fopen(path.c_str(), "w");
-    umask(fd_mode);
-    if (!f) return Internal(absl::StrCat("cannot write ", path));
+    // Created 0600, and an existing file is made 0600 before the key goes in.
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || fchmod(fd, 0600) != 0) {
+      if (fd >= 0) close(fd);
+      return Internal(absl::StrCat("cannot write ", path));
+    }
+    FILE* f = fdopen(fd, "w");
+    if (!f) {
+      close(fd);
+      return Internal(absl::StrCat("cannot write ", path));
+    }
     bool ok = PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
     std::fclose(f);
     return ok ? absl::OkStatus() : Internal(absl::StrCat("cannot write key ", path));

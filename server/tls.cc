@@ -59,7 +59,10 @@ absl::StatusOr<std::shared_ptr<const CertPair>> CertPair::Load(const std::string
   }
   f = std::fopen(key_file.c_str(), "r");
   if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot read private key ", key_file));
-  pair->key_ = PEM_read_PrivateKey(f, nullptr, nullptr, nullptr);
+  // A passphrase callback that gives none: an encrypted key fails to load instead of OpenSSL
+  // prompting on the terminal, which would hang `serve` or a certificate reload.
+  pair->key_ = PEM_read_PrivateKey(
+      f, nullptr, [](char*, int, int, void*) { return 0; }, nullptr);
   std::fclose(f);
   if (!pair->key_) {
     return absl::InvalidArgumentError(
@@ -94,6 +97,7 @@ bool ConfigureServerContext(SSL_CTX& ctx, CertStore* store, const std::string& c
   if (!client_ca_file.empty()) {
     STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca_file.c_str());
     if (!names || SSL_CTX_load_verify_locations(&ctx, client_ca_file.c_str(), nullptr) != 1) {
+      if (names) sk_X509_NAME_pop_free(names, X509_NAME_free);
       common::Log(common::LogLevel::kError, "cannot load client CA",
                   {{"file", client_ca_file}, {"error", OpenSslError()}});
       return false;
