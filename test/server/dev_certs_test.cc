@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -99,6 +100,21 @@ TEST_F(DevCertsTest, ThreeFilesInTheDirectoryAndTheKeyIsTheOwnersOnly) {
   mode_t now = umask(022);
   umask(now);
   EXPECT_NE(now, 077u);
+}
+
+TEST(DevCertsModeTest, AKeyFileThatExistedWithWiderModeIsMadeTheOwnersOnly) {
+  testing_support::TempDir dir;
+  const std::string key = dir.File("tls.key");
+  {
+    std::ofstream old(key);
+    old << "old key";
+  }
+  ASSERT_EQ(chmod(key.c_str(), 0644), 0);
+  ASSERT_TRUE(WriteDevCerts(dir.path()).ok());
+  struct stat st = {};
+  ASSERT_EQ(stat(key.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_NE(ReadKey(key), nullptr);  // and it holds the new key, not the old bytes
 }
 
 TEST_F(DevCertsTest, TheCaIsACaAndSignedTheServingCertificateWhichIsNot) {
