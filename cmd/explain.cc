@@ -52,7 +52,8 @@ absl::StatusOr<topology::PodFacts> FindPod(const std::string& pod_arg,
 
 std::string DemandText(const topology::GpuDemand& demand) {
   std::vector<std::string> parts;
-  for (const auto& [name, count] : demand.devices) parts.push_back(absl::StrCat(name, "=", count));
+  for (const topology::ResourceCount& device : demand.devices)
+    parts.push_back(absl::StrCat(device.name, "=", device.count));
   if (demand.memory_mib) parts.push_back(absl::StrCat("gpu-memory=", demand.memory_mib, "Mi"));
   return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
 }
@@ -102,9 +103,9 @@ void PrintJson(const extender::PodDecision& d, const std::vector<NodeRow>& nodes
   }
   w.Key("demand");
   w.StartObject();
-  for (const auto& [name, count] : d.demand.devices) {
-    w.Key(name.c_str());
-    w.Int64(count);
+  for (const topology::ResourceCount& device : d.demand.devices) {
+    w.Key(device.name.c_str());
+    w.Int64(device.count);
   }
   w.Key("gpuMemoryMiB");
   w.Int64(d.demand.memory_mib);

@@ -22,8 +22,9 @@ using topology::ResourceKind;
 Held HeldBy(const PodHold& hold, const topology::NodeSupply& supply) {
   Held h;
   h.pods = 1;
-  for (const auto& [name, count] : hold.demand.devices) {
-    const OfferedResource* r = supply.Find(name);
+  for (const topology::ResourceCount& device : hold.demand.devices) {
+    const int64_t count = device.count;
+    const OfferedResource* r = supply.Find(device);
     if (!r) continue;  // no longer offered (relabelled node): listed per pod, not summed
     switch (r->kind) {
       case ResourceKind::kMigInstance:
@@ -91,10 +92,10 @@ void WritePod(Writer& w, const PodHold& pod, const topology::NodeSupply& supply)
   w.Key("devices");
   w.StartObject();
   std::set<std::string> profiles;
-  for (const auto& [name, count] : pod.demand.devices) {
-    String(w, name);
-    w.Int64(count);
-    if (const OfferedResource* r = supply.Find(name); r && !r->mig_profile.empty()) {
+  for (const topology::ResourceCount& device : pod.demand.devices) {
+    String(w, device.name);
+    w.Int64(device.count);
+    if (const OfferedResource* r = supply.Find(device); r && !r->mig_profile.empty()) {
       profiles.insert(r->mig_profile);
     }
   }

@@ -72,7 +72,7 @@ absl::StatusOr<GpuDemand> ComputeDemand(const PodFacts& pod, const Policy& polic
     if (memory) {
       demand.memory_mib += q.Value();  // memory resources count MiB
     } else {
-      demand.devices[name] = q.Value();
+      demand.devices.Set(name, q.Value());
     }
   }
   auto annotation = pod.annotations.find(policy.memory_annotation);

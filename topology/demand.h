@@ -5,20 +5,20 @@
 #define GPU_TENANCY_TOPOLOGY_DEMAND_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
+#include "topology/resource_counts.h"
 
 namespace topology {
 
 struct GpuDemand {
   // GPU device resources (nvidia.com/gpu, nvidia.com/mig-*, *.shared, configured shared names)
   // and their effective pod-level counts. Memory resources are folded into memory_mib.
-  std::map<std::string, int64_t, std::less<>> devices;
+  ResourceCounts devices;
   int64_t memory_mib = 0;
 
   bool empty() const { return devices.empty() && memory_mib == 0; }

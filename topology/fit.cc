@@ -34,8 +34,8 @@ struct SharedGpus {
 std::optional<SharedGpus> SharedGpusFor(const GpuDemand& demand, const NodeSupply& supply) {
   if (!supply.gpu_memory_mib) return std::nullopt;
   const OfferedResource* shared = nullptr;
-  for (const auto& [name, count] : demand.devices) {
-    const OfferedResource* r = supply.Find(name);
+  for (const ResourceCount& device : demand.devices) {
+    const OfferedResource* r = supply.Find(device);
     if (r && r->kind == ResourceKind::kSharedReplica && r->mode != SharingMode::kMigShared) {
       shared = r;
     }
@@ -85,11 +85,11 @@ FitResult FitSharedMemory(const GpuDemand& demand, const NodeSupply& supply,
 std::optional<int64_t> DedicatedMemory(const GpuDemand& demand, const NodeSupply& supply,
                                        absl::string_view& named) {
   int64_t total = 0;
-  for (const auto& [name, count] : demand.devices) {
-    const OfferedResource* r = supply.Find(name);
+  for (const ResourceCount& device : demand.devices) {
+    const OfferedResource* r = supply.Find(device);
     if (!r || !r->memory_mib) return std::nullopt;
-    total += count * *r->memory_mib;
-    named = name;
+    total += device.count * *r->memory_mib;
+    named = device.name;
   }
   return total;
 }
@@ -235,12 +235,12 @@ FitResult FitCore(const GpuDemand& demand, const PodContext& pod, const NodeSupp
   }
   // Each resource is looked up once; pods ask for one or two.
   absl::InlinedVector<const OfferedResource*, 4> offered;
-  for (const auto& [name, count] : demand.devices) {
-    const OfferedResource* r = supply.Find(name);
+  for (const ResourceCount& device : demand.devices) {
+    const OfferedResource* r = supply.Find(device);
     if (!r || r->allocatable == 0) {
       FitResult out;
       out.verdict = Verdict::kUnresolvable;
-      out.resource = name;
+      out.resource = device.name;
       if (r && !r->mig_profile.empty() && supply.model &&
           !supply.model->FindProfile(r->mig_profile)) {
         out.rule = Rule::kProfileUnsupported;
@@ -261,10 +261,11 @@ FitResult FitCore(const GpuDemand& demand, const PodContext& pod, const NodeSupp
     offered.push_back(r);
   }
   size_t k = 0;
-  for (const auto& [name, count] : demand.devices) {
+  for (const ResourceCount& device : demand.devices) {
+    const int64_t count = device.count;
     const OfferedResource& r = *offered[k++];
     int64_t hold = CanaryHold(pod, r);
-    int64_t free = std::max<int64_t>(0, r.allocatable - occupancy.Used(name) - hold);
+    int64_t free = std::max<int64_t>(0, r.allocatable - occupancy.Used(device) - hold);
     if (count > r.allocatable - hold || count > free) {
       const bool never = count > r.allocatable - hold;
       FitResult out = never ? Unresolvable(Rule::kExceedsNode) : Unschedulable(Rule::kExhausted);
@@ -327,11 +328,12 @@ int ScoreCore(const GpuDemand& demand, const PodContext& pod, const NodeSupply& 
   double sum = 0;
   int parts = 0;
   absl::InlinedVector<const OfferedResource*, 4> offered;
-  for (const auto& [name, count] : demand.devices) {
-    const OfferedResource* r = supply.Find(name);
+  for (const ResourceCount& device : demand.devices) {
+    const OfferedResource* r = supply.Find(device);
     offered.push_back(r);
     if (!r || r->allocatable == 0) continue;
-    sum += static_cast<double>(occupancy.Used(name) + count) / static_cast<double>(r->allocatable);
+    sum += static_cast<double>(occupancy.Used(device) + device.count) /
+           static_cast<double>(r->allocatable);
     ++parts;
   }
   if (demand.memory_mib > 0) {  // ChooseSharedGpu is nullopt without a memory request

@@ -11,8 +11,8 @@ int64_t NodeOccupancy::SharedMemoryUsedMiB() const {
 bool UsesSharedMemory(const GpuDemand& demand, const NodeSupply& supply) {
   if (demand.memory_mib == 0) return false;
   if (demand.devices.empty()) return true;
-  for (const auto& [name, count] : demand.devices) {
-    const OfferedResource* r = supply.Find(name);
+  for (const ResourceCount& device : demand.devices) {
+    const OfferedResource* r = supply.Find(device);
     if (r && r->kind == ResourceKind::kSharedReplica && r->mode != SharingMode::kMigShared) {
       return true;
     }
@@ -22,11 +22,8 @@ bool UsesSharedMemory(const GpuDemand& demand, const NodeSupply& supply) {
 
 void ApplyPod(NodeOccupancy& occupancy, const GpuDemand& demand, const NodeSupply& supply,
               std::optional<int> gpu_index, int sign) {
-  for (const auto& [name, count] : demand.devices) {
-    int64_t& held = occupancy.used[name];
-    held += sign * count;
-    if (held == 0) occupancy.used.erase(name);
-  }
+  for (const ResourceCount& device : demand.devices)
+    occupancy.used.Add(device.name, sign * device.count);
   if (UsesSharedMemory(demand, supply)) {
     if (gpu_index) {
       int64_t& mib = occupancy.shared_memory_by_gpu[*gpu_index];

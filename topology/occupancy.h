@@ -11,21 +11,20 @@
 
 #include "absl/strings/string_view.h"
 #include "topology/demand.h"
+#include "topology/resource_counts.h"
 #include "topology/supply.h"
 #include "topology/wellknown.h"
 
 namespace topology {
 
 struct NodeOccupancy {
-  std::map<std::string, int64_t, std::less<>> used;  // device resource -> count held
-  std::map<int, int64_t> shared_memory_by_gpu;       // GPU index -> MiB promised
-  int64_t shared_memory_unassigned_mib = 0;          // MiB promised, GPU unknown
+  ResourceCounts used;                          // device resource -> count held
+  std::map<int, int64_t> shared_memory_by_gpu;  // GPU index -> MiB promised
+  int64_t shared_memory_unassigned_mib = 0;     // MiB promised, GPU unknown
   int pods = 0;
 
-  int64_t Used(absl::string_view resource) const {
-    auto it = used.find(resource);
-    return it == used.end() ? 0 : it->second;
-  }
+  int64_t Used(absl::string_view resource) const { return used.Get(resource); }
+  int64_t Used(const ResourceCount& resource) const { return used.Get(resource); }
   int64_t SharedMemoryUsedMiB() const;
 };
 

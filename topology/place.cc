@@ -17,8 +17,8 @@ PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, absl::string_
     return out;
   }
   out.placement.gpu_index = ChooseSharedGpu(demand, supply, occupancy);
-  for (const auto& [name, count] : demand.devices) {
-    const OfferedResource* r = supply.Find(name);
+  for (const ResourceCount& device : demand.devices) {
+    const OfferedResource* r = supply.Find(device);
     if (r && r->kind == ResourceKind::kMigInstance) {
       out.placement.mig_profile = r->mig_profile;
       break;

@@ -13,6 +13,7 @@
 #include "topology/catalog.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
+#include "topology/resource_counts.h"
 #include "topology/wellknown.h"
 
 namespace topology {
@@ -21,6 +22,7 @@ enum class ResourceKind { kWholeGpu, kMigInstance, kSharedReplica };
 
 struct OfferedResource {
   std::string name;  // "nvidia.com/mig-3g.40gb"
+  size_t key = 0;    // ResourceKey(name)
   ResourceKind kind = ResourceKind::kWholeGpu;
   SharingMode mode = SharingMode::kExclusive;
   int64_t allocatable = 0;
@@ -45,7 +47,9 @@ struct NodeSupply {
   // has paused the device plugin for it.
   std::string mig_unsettled;
 
+  // The offer of a resource, or null. The second form takes a demand's entry and hashes nothing.
   const OfferedResource* Find(absl::string_view resource) const;
+  const OfferedResource* Find(const ResourceCount& resource) const;
   bool HasGpus() const { return !resources.empty(); }
   // Physical GPUs behind a shared resource (allocatable / replicas), at least 1.
   int64_t SharedGpuCount(const OfferedResource& shared) const;

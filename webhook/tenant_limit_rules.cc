@@ -53,10 +53,10 @@ void CheckTenantLimits(const PodRuleContext& ctx, std::vector<Violation>& out) {
   if (limits.shared_replicas_per_pod && ctx.pod.demand.ok()) {
     int64_t replicas = 0;
     std::vector<std::string> names;
-    for (const auto& [name, count] : ctx.pod.demand->devices) {
-      if (!IsSharedReplica(ClassifyPodResource(name, ctx.policy))) continue;
-      replicas += count;
-      names.push_back(name);
+    for (const topology::ResourceCount& device : ctx.pod.demand->devices) {
+      if (!IsSharedReplica(ClassifyPodResource(device.name, ctx.policy))) continue;
+      replicas += device.count;
+      names.push_back(device.name);
     }
     if (replicas > *limits.shared_replicas_per_pod) {
       out.push_back(MakeViolation(

@@ -170,8 +170,8 @@ void CheckFailRequestsGreaterThanOne(const PodRuleContext& ctx, std::vector<Viol
 void AddWarnings(const PodRuleContext& ctx, std::vector<std::string>& warnings) {
   if (!ctx.tenant.tier || !ctx.pod.demand.ok() || ctx.pod.demand->memory_mib > 0) return;
   const topology::Tier& tier = *ctx.tenant.tier;
-  for (const auto& [name, count] : ctx.pod.demand->devices) {
-    ResourceUse use = ClassifyPodResource(name, ctx.policy);
+  for (const topology::ResourceCount& device : ctx.pod.demand->devices) {
+    ResourceUse use = ClassifyPodResource(device.name, ctx.policy);
     const bool timesliced =
         (use == ResourceUse::kShared && tier.modes.Has(SharingMode::kTimeslice)) ||
         (use == ResourceUse::kMigShared && tier.modes.Has(SharingMode::kMigShared));

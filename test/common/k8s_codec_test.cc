@@ -115,7 +115,7 @@ TEST(K8sCodecTest, ExtenderRequestsParse) {
     absl::StatusOr<topology::GpuDemand> demand =
         topology::ComputeDemand(*pod, topology::Policy::AllowAll());
     ASSERT_TRUE(demand.ok()) << demand.status();
-    EXPECT_EQ(demand->devices.at("nvidia.com/mig-1g.10gb"), 1);
+    EXPECT_EQ(demand->devices.Get("nvidia.com/mig-1g.10gb"), 1);
     EXPECT_EQ(demand->devices.size(), 1u);
 
     std::vector<std::string> names;

@@ -105,8 +105,8 @@ TEST_F(AllocationsTest, EveryNodeSumsToItsOccupancy) {
       EXPECT_EQ(n.held.pods, static_cast<int64_t>(n.pods.size()));
       for (const auto& pod : n.pods) {
         ++pods_by_node[n.node];
-        for (const auto& [name, count] : pod->demand.devices)
-          devices_by_node[n.node][name] += count;
+        for (const topology::ResourceCount& device : pod->demand.devices)
+          devices_by_node[n.node][device.name] += device.count;
       }
     }
   }

@@ -102,7 +102,7 @@ TEST_F(DecideTest, VisitsEveryCandidateInOrderLookingEachUpOnce) {
   EXPECT_EQ(run.decision->tenant, "acme");
   EXPECT_EQ(run.decision->tier, "untrusted");
   EXPECT_EQ(run.decision->demand.devices,
-            (std::map<std::string, int64_t, std::less<>>{{"nvidia.com/mig-3g.40gb", 1}}));
+            (topology::ResourceCounts{{"nvidia.com/mig-3g.40gb", 1}}));
 }
 
 TEST_F(DecideTest, ScoresOnlyFittingNodesAndOnlyWhenAsked) {

@@ -192,7 +192,8 @@ TEST(ComputeDemandTest, DevicesAndMemory) {
     SCOPED_TRACE(row.name);
     absl::StatusOr<GpuDemand> demand = ComputeDemand(row.pod, policy);
     ASSERT_TRUE(demand.ok()) << demand.status();
-    const std::map<std::string, int64_t> devices(demand->devices.begin(), demand->devices.end());
+    std::map<std::string, int64_t> devices;
+    for (const ResourceCount& device : demand->devices) devices[device.name] = device.count;
     EXPECT_EQ(devices, row.devices);
     EXPECT_EQ(demand->memory_mib, row.memory_mib);
     EXPECT_EQ(demand->empty(), row.devices.empty() && row.memory_mib == 0);
@@ -211,8 +212,8 @@ TEST(ComputeDemandTest, ConfiguredMemoryResourcesAndAnnotation) {
   ASSERT_TRUE(demand.ok()) << demand.status();
   EXPECT_EQ(demand->memory_mib, 1024);
   // With the default names replaced, nvidia.com/gpu.memory is just another nvidia.com/ device.
-  EXPECT_EQ(demand->devices.count("nvidia.com/gpu.memory"), 1u);
-  EXPECT_EQ(demand->devices.count("example.com/gpu-memory-mib"), 0u);
+  EXPECT_NE(demand->devices.Find("nvidia.com/gpu.memory"), nullptr);
+  EXPECT_EQ(demand->devices.Find("example.com/gpu-memory-mib"), nullptr);
 }
 
 TEST(ComputeDemandTest, Errors) {
@@ -260,7 +261,7 @@ TEST(ComputeDemandTest, FractionsOnNonGpuResourcesAreFine) {
   absl::StatusOr<GpuDemand> demand = ComputeDemand(
       Pod({Container(Resources({{"cpu", "100m"}, {"nvidia.com/gpu", "1"}}))}), Policy());
   ASSERT_TRUE(demand.ok()) << demand.status();
-  EXPECT_EQ(demand->devices.at("nvidia.com/gpu"), 1);
+  EXPECT_EQ(demand->devices.Get("nvidia.com/gpu"), 1);
 }
 
 TEST(IsGpuDeviceResourceTest, Names) {

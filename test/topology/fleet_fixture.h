@@ -76,7 +76,7 @@ inline Labels With(Labels base,
 inline GpuDemand Demand(std::initializer_list<std::pair<const std::string, int64_t>> devices,
                         int64_t memory_mib = 0) {
   GpuDemand d;
-  for (const auto& [name, count] : devices) d.devices.emplace(name, count);
+  for (const auto& [name, count] : devices) d.devices.Set(name, count);
   d.memory_mib = memory_mib;
   return d;
 }
@@ -84,7 +84,7 @@ inline GpuDemand Demand(std::initializer_list<std::pair<const std::string, int64
 inline NodeOccupancy Used(std::initializer_list<std::pair<const std::string, int64_t>> used,
                           std::map<int, int64_t> by_gpu = {}, int64_t unassigned_mib = 0) {
   NodeOccupancy o;
-  for (const auto& [name, count] : used) o.used.emplace(name, count);
+  for (const auto& [name, count] : used) o.used.Set(name, count);
   o.shared_memory_by_gpu = std::move(by_gpu);
   o.shared_memory_unassigned_mib = unassigned_mib;
   return o;
