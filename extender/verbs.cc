@@ -1,6 +1,7 @@
 #include "extender/verbs.h"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -58,20 +59,33 @@ class RequestNodes {
 };
 
 // Rejected candidates of one verdict, collected without a string per node: reasons go into one
-// buffer, and a run of nodes rejected with the same result shares one copy, formatted once.
+// buffer, and nodes rejected with a result seen among the last few distinct ones share its copy,
+// formatted once (candidates of a few kinds often alternate, so "the same as the last" is not
+// enough).
 // Entries() gives what the reply's object needs: one entry per node name, the last one winning, as
 // a map keyed by name would hold (kube-scheduler sends distinct names; a repeated name must not
 // repeat a key).
 class Rejected {
  public:
-  // `fit` is valid for this call only; the previous one's views stay valid for the request.
+  // `fit` is a rejection; the views of every result added stay valid for the request.
   void Add(size_t candidate, const topology::FitResult& fit) {
-    if (entries_.empty() || !(fit == last_)) {
-      begin_ = reasons_.size();
-      fit.AppendReason(reasons_);
-      last_ = fit;
+    const Formatted* reason = nullptr;
+    for (const Formatted& f : recent_) {
+      if (f.fit == fit) {
+        reason = &f;
+        break;
+      }
     }
-    entries_.push_back({candidate, begin_, reasons_.size() - begin_});
+    if (!reason) {
+      Formatted& slot = recent_[next_slot_];
+      next_slot_ = (next_slot_ + 1) % recent_.size();
+      slot.fit = fit;
+      slot.begin = reasons_.size();
+      fit.AppendReason(reasons_);
+      slot.size = reasons_.size() - slot.begin;
+      reason = &slot;
+    }
+    entries_.push_back({candidate, reason->begin, reason->size});
   }
 
   size_t size() const { return entries_.size(); }
@@ -116,10 +130,16 @@ class Rejected {
     }
     return false;
   }
+  // A result already formatted into reasons_. An unused slot holds a fitting result, which is
+  // never added, so it matches nothing.
+  struct Formatted {
+    topology::FitResult fit;
+    size_t begin = 0, size = 0;
+  };
   std::vector<Entry> entries_;
   std::string reasons_;
-  size_t begin_ = 0;
-  topology::FitResult last_;
+  std::array<Formatted, 4> recent_;
+  size_t next_slot_ = 0;
 };
 
 struct Parsed {
