@@ -31,8 +31,9 @@ int64_t ResourceCounts::Get(const ResourceCount& like) const {
 }
 
 void ResourceCounts::Set(absl::string_view name, int64_t count) {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
-                             [](const ResourceCount& e, absl::string_view n) { return e.name < n; });
+  auto it =
+      std::lower_bound(entries_.begin(), entries_.end(), name,
+                       [](const ResourceCount& e, absl::string_view n) { return e.name < n; });
   const bool present = it != entries_.end() && it->name == name;
   if (count == 0) {
     if (present) entries_.erase(it);
