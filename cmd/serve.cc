@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <tuple>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -94,17 +96,22 @@ constexpr char kDemoFilterRequest[] =
     R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
     R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
 
-absl::Status SplitHostPort(const std::string& text, std::string& host, int& port) {
+// `flag` names the flag in errors: serve has two listen addresses.
+absl::Status SplitHostPort(absl::string_view flag, const std::string& text, std::string& host,
+                           int& port) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" is not HOST:PORT"));
+    return absl::InvalidArgumentError(absl::StrCat(flag, " \"", text, "\" is not HOST:PORT"));
   }
   host = text.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
   if (host.empty()) host = "0.0.0.0";
-  if (!absl::SimpleAtoi(text.substr(colon + 1), &port) || port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" has no valid port"));
+  // Digits only: SimpleAtoi would also take a sign and surrounding spaces.
+  const std::string digits = text.substr(colon + 1);
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(digits, &port) || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, " \"", text, "\" has no valid port"));
   }
   return absl::OkStatus();
 }
@@ -142,12 +149,12 @@ absl::StatusOr<ServeSetup> BuildOptions(const ParsedFlags& flags) {
   server::Options& o = setup.options;
   bool demo = flags.Has("demo");
   std::string listen = flags.Get("listen", demo ? "127.0.0.1:8443" : "0.0.0.0:8443");
-  RETURN_IF_ERROR(SplitHostPort(listen, o.listen_host, o.listen_port));
+  RETURN_IF_ERROR(SplitHostPort("--listen", listen, o.listen_host, o.listen_port));
   std::string metrics = flags.Get("metrics-listen", demo ? "127.0.0.1:8080" : "0.0.0.0:8080");
   if (metrics == "off") {
     o.metrics_port = -1;
   } else {
-    RETURN_IF_ERROR(SplitHostPort(metrics, o.metrics_host, o.metrics_port));
+    RETURN_IF_ERROR(SplitHostPort("--metrics-listen", metrics, o.metrics_host, o.metrics_port));
   }
   if (flags.Has("threads") && (!absl::SimpleAtoi(flags.Get("threads"), &o.worker_threads) ||
                                o.worker_threads < 2 || o.worker_threads > 4096)) {
@@ -199,9 +206,12 @@ absl::StatusOr<ServeSetup> BuildOptions(const ParsedFlags& flags) {
     setup.ca_for_curl = files.ca_cert;
     std::ofstream(std::string(dir_template) + "/filter.json") << kDemoFilterRequest;
   } else {
-    if (!flags.Has("tls-cert") || !flags.Has("tls-key")) {
+    const bool cert = flags.Has("tls-cert"), key = flags.Has("tls-key");
+    if (!cert && !key) {
       return absl::InvalidArgumentError("--tls-cert and --tls-key are required (or use --demo)");
     }
+    if (!key) return absl::InvalidArgumentError("--tls-key is required with --tls-cert");
+    if (!cert) return absl::InvalidArgumentError("--tls-cert is required with --tls-key");
     o.tls_cert_file = flags.Get("tls-cert");
     o.tls_key_file = flags.Get("tls-key");
   }

@@ -64,23 +64,27 @@ std::vector<std::string> Demo(std::vector<std::string> args) {
 TEST(ServeTest, BadListenAddressesAreRefused) {
   std::vector<Row> rows = {
       {"no port", Demo({"--listen", "localhost", "--metrics-listen", "127.0.0.1:0"}),
-       "\"localhost\" is not HOST:PORT"},
+       "--listen \"localhost\" is not HOST:PORT"},
       {"empty port", Demo({"--listen", "127.0.0.1:", "--metrics-listen", "127.0.0.1:0"}),
-       "\"127.0.0.1:\" has no valid port"},
+       "--listen \"127.0.0.1:\" has no valid port"},
       {"port over 65535", Demo({"--listen", "127.0.0.1:65536", "--metrics-listen", "127.0.0.1:0"}),
-       "\"127.0.0.1:65536\" has no valid port"},
+       "--listen \"127.0.0.1:65536\" has no valid port"},
       {"negative port", Demo({"--listen", "127.0.0.1:-1", "--metrics-listen", "127.0.0.1:0"}),
-       "\"127.0.0.1:-1\" has no valid port"},
+       "--listen \"127.0.0.1:-1\" has no valid port"},
       {"a service name", Demo({"--listen", "127.0.0.1:https", "--metrics-listen", "127.0.0.1:0"}),
-       "\"127.0.0.1:https\" has no valid port"},
+       "--listen \"127.0.0.1:https\" has no valid port"},
       {"bracketed IPv6 without a port",
        Demo({"--listen", "[::1]", "--metrics-listen", "127.0.0.1:0"}),
-       "\"[::1]\" has no valid port"},
+       "--listen \"[::1]\" has no valid port"},
       {"metrics without a port", Demo({"--listen", "127.0.0.1:0", "--metrics-listen", "metrics"}),
-       "\"metrics\" is not HOST:PORT"},
+       "--metrics-listen \"metrics\" is not HOST:PORT"},
       {"metrics port over 65535",
        Demo({"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:99999"}),
-       "\"127.0.0.1:99999\" has no valid port"},
+       "--metrics-listen \"127.0.0.1:99999\" has no valid port"},
+      {"a signed port", Demo({"--listen", "127.0.0.1:+5", "--metrics-listen", "127.0.0.1:0"}),
+       "--listen \"127.0.0.1:+5\" has no valid port"},
+      {"a port with spaces", Demo({"--listen", "127.0.0.1: 5", "--metrics-listen", "127.0.0.1:0"}),
+       "--listen \"127.0.0.1: 5\" has no valid port"},
   };
   for (const Row& row : rows) ExpectRefused(row);
 }
@@ -126,7 +130,7 @@ TEST(ServeTest, ConfigValuesAreCheckedLikeFlags) {
   Write(dir.File("listen.yaml"), "listen: nowhere\n");
   Write(dir.File("limits.yaml"), "threads: 1\nshutdown-delay: 11m\n");
   ExpectRefused({"a bad listen address", Demo({"--config", dir.File("listen.yaml")}),
-                 "\"nowhere\" is not HOST:PORT"});
+                 "--listen \"nowhere\" is not HOST:PORT"});
   // A number in YAML is the flag's text all the same, and it is range-checked.
   std::vector<std::string> args = Demo({"--config", dir.File("limits.yaml")});
   args.insert(args.end(), kLoopback.begin(), kLoopback.end());
@@ -156,9 +160,14 @@ TEST(ServeTest, MissingOrUnreadableCertificatesAreRefusedNamingTheFile) {
        not_pem + ": no PEM certificate", false},
       {"a certificate without its key",
        {"--tls-cert", cert, "--policy", dir.File("policy.yaml")},
-       "--tls-cert and --tls-key are required (or use --demo)"},
+       "--tls-key is required with --tls-cert"},
       {"a key without its certificate",
        {"--tls-key", key, "--policy", dir.File("policy.yaml")},
+       "--tls-cert is required with --tls-key"},
+      {"demo with a certificate but no key", Demo({"--tls-cert", cert}),
+       "--tls-key is required with --tls-cert"},
+      {"neither, without --demo",
+       {"--policy", dir.File("policy.yaml")},
        "--tls-cert and --tls-key are required (or use --demo)"},
   };
   for (const Row& row : rows) ExpectRefused(row);
