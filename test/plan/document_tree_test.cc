@@ -17,7 +17,7 @@ using testing::HasMember;
 using testing::Json;
 using testing::Keys;
 using testing::Member;
-using testing::ToDom;
+using testing::TreeAsJson;
 
 TEST(TreeTest, BuildersMakeEachKindAndKeepMemberOrder) {
   Tree t = Tree::Map();
@@ -28,7 +28,7 @@ TEST(TreeTest, BuildersMakeEachKindAndKeepMemberOrder) {
   EXPECT_EQ(Member(t, "alpha").kind, Tree::Kind::kInt);
   EXPECT_EQ(Member(t, "alpha").integer, -3);
   EXPECT_EQ(Member(t, "none").kind, Tree::Kind::kNull);
-  EXPECT_TRUE(ToDom(t) == Json(R"({"zeta":"z","alpha":-3,"mid":true,"none":null,
+  EXPECT_TRUE(TreeAsJson(t) == Json(R"({"zeta":"z","alpha":-3,"mid":true,"none":null,
       "list":[1,"two"],"strings":["a","b"]})"));
   EXPECT_EQ(Tree::Strings({}).kind, Tree::Kind::kList);
   EXPECT_TRUE(Tree::Strings({}).items.empty());
@@ -41,7 +41,7 @@ TEST(MigPartedTreeTest, EnabledEntriesListTheirInstancesDisabledOnesDoNot) {
   };
   Tree t = MigPartedTree(configs);
   EXPECT_EQ(Keys(t), (std::vector<std::string>{"version", "mig-configs"}));
-  EXPECT_TRUE(ToDom(t) == Json(R"({"version":"v1","mig-configs":{
+  EXPECT_TRUE(TreeAsJson(t) == Json(R"({"version":"v1","mig-configs":{
       "gpu-tenancy-h100-a":[
         {"devices":[0,1],"mig-enabled":true,"mig-devices":{"3g.40gb":1,"1g.10gb":2}},
         {"devices":[2],"mig-enabled":false}],
@@ -49,13 +49,13 @@ TEST(MigPartedTreeTest, EnabledEntriesListTheirInstancesDisabledOnesDoNot) {
   // Largest profile first, as the config lists them.
   EXPECT_EQ(Keys(Member(Member(t, "mig-configs"), "gpu-tenancy-h100-a").items[0].members[2].second),
             (std::vector<std::string>{"3g.40gb", "1g.10gb"}));
-  EXPECT_TRUE(ToDom(MigPartedTree({})) == Json(R"({"version":"v1","mig-configs":{}})"));
+  EXPECT_TRUE(TreeAsJson(MigPartedTree({})) == Json(R"({"version":"v1","mig-configs":{}})"));
 }
 
 TEST(DevicePluginConfigsTreeTest, OneNamedConfigPerSharingMethod) {
   Tree t = DevicePluginConfigsTree(
       {{"gpu-tenancy-timeslice-4", false, 4}, {"gpu-tenancy-mps-2", true, 2}});
-  EXPECT_TRUE(ToDom(t) == Json(R"({
+  EXPECT_TRUE(TreeAsJson(t) == Json(R"({
       "gpu-tenancy-timeslice-4":{"version":"v1","sharing":{"timeSlicing":{"renameByDefault":true,
         "failRequestsGreaterThanOne":true,"resources":[{"name":"nvidia.com/gpu","replicas":4}]}}},
       "gpu-tenancy-mps-2":{"version":"v1","sharing":{"mps":{"renameByDefault":true,
@@ -74,7 +74,7 @@ TEST(PodsTreeTest, ResourcesWorkloadLabelMemoryAnnotationAndZoneSpread) {
                     1,
                     false,
                     std::pair<std::string, std::string>{"gpu-tenancy.io/gpu-memory", "4506Mi"}};
-  EXPECT_TRUE(ToDom(PodsTree({mig, shared})) == Json(R"([
+  EXPECT_TRUE(TreeAsJson(PodsTree({mig, shared})) == Json(R"([
       {"workload":"chat","tenant":"acme","replicas":2,"podTemplate":{
         "metadata":{"namespace":"acme","labels":{"gpu-tenancy.io/workload":"chat"}},
         "spec":{"containers":[{"name":"main","resources":{"limits":{"nvidia.com/mig-1g.10gb":1}}}],
@@ -130,7 +130,7 @@ TEST(ClaimTreeTest, ATemplatePerPodOrAClaimSharedByTheWorkload) {
     SCOPED_TRACE(row.name);
     Tree t = ClaimTree(row.claim);
     EXPECT_EQ(Keys(t), (std::vector<std::string>{"apiVersion", "kind", "metadata", "spec"}));
-    EXPECT_TRUE(ToDom(t) == Json(row.json));
+    EXPECT_TRUE(TreeAsJson(t) == Json(row.json));
   }
 }
 
@@ -144,7 +144,7 @@ TEST(PolicyTreeTest, EachTenantsLimitsAndTheCanaryWhenThereIsOne) {
   mig.mig_profiles = {"1g.10gb", "3g.40gb"};
   PolicyTenant shared{"lab", "trusted", {"lab"}, 4506, {}, true, true, 25, 6759};
   policy.tenants = {mig, shared};
-  EXPECT_TRUE(ToDom(PolicyTree(policy)) == Json(R"({"tenants":[
+  EXPECT_TRUE(TreeAsJson(PolicyTree(policy)) == Json(R"({"tenants":[
       {"name":"acme","tier":"untrusted","namespaces":["acme","acme-dev"],
        "limits":{"gpuMemoryPerPod":"10240Mi","migProfiles":["1g.10gb","3g.40gb"]}},
       {"name":"lab","tier":"trusted","namespaces":["lab"],
@@ -153,7 +153,7 @@ TEST(PolicyTreeTest, EachTenantsLimitsAndTheCanaryWhenThereIsOne) {
   policy.canary_profile = "1g.10gb";
   Tree with_canary = PolicyTree(policy);
   EXPECT_EQ(Keys(with_canary), (std::vector<std::string>{"tenants", "canary"}));
-  EXPECT_TRUE(ToDom(Member(with_canary, "canary")) ==
+  EXPECT_TRUE(TreeAsJson(Member(with_canary, "canary")) ==
               Json(R"({"migProfile":"1g.10gb","reserve":1})"));
 }
 
@@ -165,17 +165,17 @@ TEST(DocumentTreeTest, SectionsInOrderMirroringThePlan) {
                                                "migParted", "devicePlugin", "nodeLabels", "pods",
                                                "resourceClaims", "policy", "warnings"}));
   const Summary& s = doc.summary;
-  EXPECT_TRUE(ToDom(Member(t, "summary")) ==
-              ToDom(Tree::Map()
-                        .SetInt("gpusUsed", s.gpus_used)
-                        .SetInt("gpusInFleet", 3)
-                        .SetInt("baselineGpus", s.baseline_gpus)
-                        .SetInt("gpusSaved", s.gpus_saved)
-                        .SetInt("baselineReplicaGpus", s.baseline_replica_gpus)
-                        .SetInt("lowerBound", s.lower_bound)
-                        .SetBool("optimal", s.optimal)
-                        .SetString("baseline", s.baseline)
-                        .SetString("text", s.text)));
+  EXPECT_TRUE(TreeAsJson(Member(t, "summary")) ==
+              TreeAsJson(Tree::Map()
+                             .SetInt("gpusUsed", s.gpus_used)
+                             .SetInt("gpusInFleet", 3)
+                             .SetInt("baselineGpus", s.baseline_gpus)
+                             .SetInt("gpusSaved", s.gpus_saved)
+                             .SetInt("baselineReplicaGpus", s.baseline_replica_gpus)
+                             .SetInt("lowerBound", s.lower_bound)
+                             .SetBool("optimal", s.optimal)
+                             .SetString("baseline", s.baseline)
+                             .SetString("text", s.text)));
 
   const Tree& workloads = Member(t, "workloads");
   ASSERT_EQ(workloads.items.size(), 3u);
@@ -209,7 +209,7 @@ TEST(DocumentTreeTest, SectionsInOrderMirroringThePlan) {
     EXPECT_EQ(Member(Member(o, "memory"), "totalBytes").integer, w.sizing.total_bytes);
     EXPECT_EQ(Member(Member(o, "memory"), "terms").items.size(), w.sizing.terms.size());
   }
-  EXPECT_TRUE(ToDom(Member(workloads.items[0], "replicaZones")) == Json(R"(["a","b"])"));
+  EXPECT_TRUE(TreeAsJson(Member(workloads.items[0], "replicaZones")) == Json(R"(["a","b"])"));
   EXPECT_TRUE(Member(workloads.items[1], "replicaZones").items.empty()) << "not mirrored";
   EXPECT_EQ(Member(workloads.items[2], "mechanism").string, "vm");
 
@@ -241,13 +241,13 @@ TEST(DocumentTreeTest, SectionsInOrderMirroringThePlan) {
   }
   EXPECT_EQ(canaries, 2) << "one canary slice per MIG node";
   EXPECT_EQ(Member(t, "resourceClaims").items.size(), doc.claims.size());
-  EXPECT_TRUE(ToDom(Member(t, "warnings")) == ToDom(Tree::Strings(doc.warnings)));
-  EXPECT_TRUE(ToDom(Member(t, "migParted")) == ToDom(MigPartedTree(doc.mig_configs)));
-  EXPECT_TRUE(ToDom(Member(t, "policy")) == ToDom(PolicyTree(doc.policy)));
+  EXPECT_TRUE(TreeAsJson(Member(t, "warnings")) == TreeAsJson(Tree::Strings(doc.warnings)));
+  EXPECT_TRUE(TreeAsJson(Member(t, "migParted")) == TreeAsJson(MigPartedTree(doc.mig_configs)));
+  EXPECT_TRUE(TreeAsJson(Member(t, "policy")) == TreeAsJson(PolicyTree(doc.policy)));
 }
 
 TEST(DocumentTreeTest, AnEmptyDocumentStillHasEverySection) {
-  EXPECT_TRUE(ToDom(DocumentTree(PlanDocument{})) == Json(R"({
+  EXPECT_TRUE(TreeAsJson(DocumentTree(PlanDocument{})) == Json(R"({
       "summary":{"gpusUsed":0,"gpusInFleet":0,"baselineGpus":0,"gpusSaved":0,
         "baselineReplicaGpus":0,"lowerBound":0,"optimal":false,"baseline":"","text":""},
       "workloads":[],"gpus":[],"nvidiaSmi":[],"migParted":{"version":"v1","mig-configs":{}},

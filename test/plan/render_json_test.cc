@@ -13,7 +13,7 @@ namespace plan {
 namespace {
 
 using testing::Json;
-using testing::ToDom;
+using testing::TreeAsJson;
 
 std::vector<std::string> MemberNames(const rapidjson::Value& object) {
   std::vector<std::string> out;
@@ -30,7 +30,7 @@ TEST(RenderJsonTest, IsTheDocumentTreeMembersInOrder) {
     SCOPED_TRACE(name);
     rapidjson::Document json = Json(RenderJson(doc));
     Tree tree = DocumentTree(doc);
-    EXPECT_TRUE(json == ToDom(tree));
+    EXPECT_TRUE(json == TreeAsJson(tree));
     ASSERT_TRUE(json.IsObject());
     EXPECT_EQ(MemberNames(json), testing::Keys(tree));
   }

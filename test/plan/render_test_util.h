@@ -86,7 +86,7 @@ inline rapidjson::Value ToValue(const Tree& t, rapidjson::Document::AllocatorTyp
   return v;
 }
 
-inline rapidjson::Document ToDom(const Tree& t) {
+inline rapidjson::Document TreeAsJson(const Tree& t) {
   rapidjson::Document doc;
   rapidjson::Value v = ToValue(t, doc.GetAllocator());
   doc.CopyFrom(v, doc.GetAllocator());
