@@ -57,12 +57,8 @@ std::map<std::string, int> EventReasons(const FakeApiServer& api, const std::str
 class BindTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<FakeApiServer>> api = FakeApiServer::Start({});
-    ASSERT_TRUE(api.ok()) << api.status();
-    api_ = *std::move(api);
-    ASSERT_TRUE(api_->AddNamespace("team").ok());
-    ASSERT_TRUE(api_->AddNode(MigNodeJson("n1", 3)).ok());
-    ASSERT_TRUE(api_->AddNode(MigNodeJson("n2", 3)).ok());
+    api_ = StartCluster({"team"}, {"n1", "n2"}, 3);
+    ASSERT_NE(api_, nullptr);
   }
   void TearDown() override {
     replica_.reset();

@@ -95,11 +95,8 @@ TEST(BindingJsonTest, TargetsTheNodeCarriesTheAnnotationsAndPinsTheUid) {
 class ApiBinderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<FakeApiServer>> api = FakeApiServer::Start({});
-    ASSERT_TRUE(api.ok()) << api.status();
-    api_ = *std::move(api);
-    ASSERT_TRUE(api_->AddNamespace("team").ok());
-    ASSERT_TRUE(api_->AddNode(MigNodeJson("n1", 2)).ok());
+    api_ = StartCluster({"team"}, {"n1"}, 2);
+    ASSERT_NE(api_, nullptr);
     absl::StatusOr<std::unique_ptr<kube::ApiClient>> c = kube::ApiClient::Create(ConfigFor(*api_));
     ASSERT_TRUE(c.ok()) << c.status();
     client_ = *std::move(c);

@@ -67,12 +67,8 @@ int64_t LastWatchVersion(const FakeApiServer& api, const std::string& path) {
 class LiveSourceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<FakeApiServer>> api = FakeApiServer::Start({});
-    ASSERT_TRUE(api.ok()) << api.status();
-    api_ = *std::move(api);
-    ASSERT_TRUE(api_->AddNamespace("team").ok());
-    ASSERT_TRUE(api_->AddNamespace("other").ok());
-    for (const char* n : {"n1", "n2", "n3"}) ASSERT_TRUE(api_->AddNode(MigNodeJson(n, 3)).ok());
+    api_ = StartCluster({"team", "other"}, {"n1", "n2", "n3"}, 3);
+    ASSERT_NE(api_, nullptr);
     ASSERT_TRUE(api_->AddPod(MigPodJson("team", "a", "n1")).ok());
     ASSERT_TRUE(api_->AddPod(MigPodJson("team", "b", "n1")).ok());
     ASSERT_TRUE(api_->AddPod(MigPodJson("other", "c", "n2")).ok());

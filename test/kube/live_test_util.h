@@ -59,6 +59,27 @@ inline std::string MigNodeJson(const std::string& name, int slices) {
       slices, R"(","nvidia.com/mig-1g.10gb":"0"}}})");
 }
 
+// An API server emulation holding `namespaces` and a MigNodeJson(name, slices) node per name;
+// null (with the failure recorded) when any of it cannot be set up.
+inline std::unique_ptr<FakeApiServer> StartCluster(const std::vector<std::string>& namespaces,
+                                                   const std::vector<std::string>& nodes,
+                                                   int slices) {
+  absl::StatusOr<std::unique_ptr<FakeApiServer>> api = FakeApiServer::Start({});
+  EXPECT_TRUE(api.ok()) << api.status();
+  if (!api.ok()) return nullptr;
+  for (const std::string& ns : namespaces) {
+    absl::Status added = (*api)->AddNamespace(ns);
+    EXPECT_TRUE(added.ok()) << added;
+    if (!added.ok()) return nullptr;
+  }
+  for (const std::string& node : nodes) {
+    absl::Status added = (*api)->AddNode(MigNodeJson(node, slices));
+    EXPECT_TRUE(added.ok()) << added;
+    if (!added.ok()) return nullptr;
+  }
+  return *std::move(api);
+}
+
 // A pod asking for `slices` 3g.40gb instances; bound to `node` (Running) or pending.
 inline std::string MigPodJson(const std::string& ns, const std::string& name,
                               const std::string& node = "", int slices = 1) {
