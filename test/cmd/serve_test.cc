@@ -29,7 +29,7 @@ CommandResult RunServe(const std::vector<std::string>& args) {
 
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
-struct Row {
+struct RefusalRow {
   std::string name;
   std::vector<std::string> args;
   std::string error;  // the first line of stderr after "error: "
@@ -37,7 +37,7 @@ struct Row {
   bool whole = true;  // `error` is the whole line, not only its start
 };
 
-void ExpectRefused(const Row& row) {
+void ExpectRefused(const RefusalRow& row) {
   SCOPED_TRACE(row.name);
   CommandResult r = RunServe(row.args);
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -62,7 +62,7 @@ std::vector<std::string> Demo(std::vector<std::string> args) {
 }
 
 TEST(ServeTest, BadListenAddressesAreRefused) {
-  std::vector<Row> rows = {
+  std::vector<RefusalRow> rows = {
       {"no port", Demo({"--listen", "localhost", "--metrics-listen", "127.0.0.1:0"}),
        "--listen \"localhost\" is not HOST:PORT"},
       {"empty port", Demo({"--listen", "127.0.0.1:", "--metrics-listen", "127.0.0.1:0"}),
@@ -86,17 +86,17 @@ TEST(ServeTest, BadListenAddressesAreRefused) {
       {"a port with spaces", Demo({"--listen", "127.0.0.1: 5", "--metrics-listen", "127.0.0.1:0"}),
        "--listen \"127.0.0.1: 5\" has no valid port"},
   };
-  for (const Row& row : rows) ExpectRefused(row);
+  for (const RefusalRow& row : rows) ExpectRefused(row);
 }
 
 TEST(ServeTest, UnknownAndMalformedFlagsAreRefused) {
-  std::vector<Row> rows = {
+  std::vector<RefusalRow> rows = {
       {"unknown flag", Demo({"--listn", "127.0.0.1:0"}), "unknown flag --listn"},
       {"another subcommand's flag", Demo({"--pod", "acme/x"}), "unknown flag --pod"},
       {"a value flag without its value", Demo({"--listen"}), "--listen needs a value"},
       {"a switch with a value", {"--bench-routes=yes", "--demo"}, "--bench-routes takes no value"},
   };
-  for (const Row& row : rows) ExpectRefused(row);
+  for (const RefusalRow& row : rows) ExpectRefused(row);
 }
 
 TEST(ServeTest, ABadConfigFileIsRefusedNamingIt) {
@@ -111,7 +111,7 @@ TEST(ServeTest, ABadConfigFileIsRefusedNamingIt) {
   std::string nested = config("nested.yaml", "config: other.yaml\n");
   std::string broken = config("broken.yaml", "listen: [\n");
   std::string empty = config("empty.yaml", "");
-  std::vector<Row> rows = {
+  std::vector<RefusalRow> rows = {
       {"missing", Demo({"--config", missing}), "cannot read " + missing},
       {"a directory", Demo({"--config", dir.path()}),
        "cannot read " + dir.path() + ": is a directory"},
@@ -122,7 +122,7 @@ TEST(ServeTest, ABadConfigFileIsRefusedNamingIt) {
        false},
       {"empty", Demo({"--config", empty}), empty + ": expected one YAML document, found 0"},
   };
-  for (const Row& row : rows) ExpectRefused(row);
+  for (const RefusalRow& row : rows) ExpectRefused(row);
 }
 
 TEST(ServeTest, ConfigValuesAreCheckedLikeFlags) {
@@ -151,7 +151,7 @@ TEST(ServeTest, MissingOrUnreadableCertificatesAreRefusedNamingTheFile) {
     args.insert(args.end(), kLoopback.begin(), kLoopback.end());
     return args;
   };
-  std::vector<Row> rows = {
+  std::vector<RefusalRow> rows = {
       {"no certificate file", with({"--tls-cert", dir.File("nope.crt"), "--tls-key", key}),
        "cannot read certificate " + dir.File("nope.crt"), false},
       {"no key file", with({"--tls-cert", cert, "--tls-key", dir.File("nope.key")}),
@@ -170,7 +170,7 @@ TEST(ServeTest, MissingOrUnreadableCertificatesAreRefusedNamingTheFile) {
        {"--policy", dir.File("policy.yaml")},
        "--tls-cert and --tls-key are required (or use --demo)"},
   };
-  for (const Row& row : rows) ExpectRefused(row);
+  for (const RefusalRow& row : rows) ExpectRefused(row);
   // A client CA that cannot be read: the log line names the file.
   CommandResult r = RunServe(
       with({"--tls-cert", cert, "--tls-key", key, "--client-ca", dir.File("nope-ca.crt")}));

@@ -2,33 +2,24 @@
 // InvalidArgument naming the YAML path, so a bad reload is refused with a useful message.
 #include "common/config_loader.h"
 
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "test/support/test_inputs.h"
 
 namespace common {
 namespace {
 
+using testing_support::SourceFile;
 using topology::Policy;
 using topology::SharingMode;
 
-std::string Source(absl::string_view rel) {
-  std::string path = absl::StrCat(GT_SOURCE_DIR, "/", rel);
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 TEST(LoadPolicyTest, DemoPolicyLoads) {
-  absl::StatusOr<Policy> policy = LoadPolicy(Source("cmd/demo/policy.yaml"));
+  absl::StatusOr<Policy> policy = LoadPolicy(SourceFile("cmd/demo/policy.yaml"));
   ASSERT_TRUE(policy.ok()) << policy.status();
 
   ASSERT_EQ(policy->tiers.size(), 3u);

@@ -3,8 +3,6 @@
 // ExtenderBindingArgs. Captured requests come from test/testdata/extender.
 #include "common/extender_codec.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,18 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
+#include "test/support/test_inputs.h"
 
 namespace common {
 namespace {
 
-std::string Testdata(absl::string_view rel) {
-  const std::string path = absl::StrCat(GT_TESTDATA_DIR, "/", rel);
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using testing_support::JsonOrFail;
+using testing_support::Testdata;
 
 std::vector<std::string> Names(const ExtenderArgs& args) {
   return std::vector<std::string>(args.node_names.begin(), args.node_names.end());
@@ -34,13 +27,6 @@ ExtenderArgs MustParse(absl::string_view body) {
   EXPECT_TRUE(args.ok()) << args.status();
   if (!args.ok()) return ExtenderArgs();
   return std::move(args).value();
-}
-
-rapidjson::Document Json(absl::string_view text) {
-  absl::StatusOr<rapidjson::Document> doc = ParseJson(text);
-  EXPECT_TRUE(doc.ok()) << doc.status() << " in " << text;
-  if (!doc.ok()) return rapidjson::Document();
-  return std::move(doc).value();
 }
 
 constexpr char kPod[] = R"({"metadata":{"name":"p","namespace":"ns"}})";
@@ -199,8 +185,8 @@ TEST(ExtenderCodecTest, FilterReplyFromCandidatesMatchesMaps) {
     for (const FailedNode& f : row.unresolvable)
       reply.failed_unresolvable[std::string(args.node_names[f.candidate])] = std::string(f.reason);
     const std::string fast = EncodeFilterResult(args, row.kept, row.failed, row.unresolvable);
-    EXPECT_EQ(Json(fast), Json(EncodeFilterResult(args, reply))) << fast;
-    rapidjson::Document doc = Json(fast);
+    EXPECT_EQ(JsonOrFail(fast), JsonOrFail(EncodeFilterResult(args, reply))) << fast;
+    rapidjson::Document doc = JsonOrFail(fast);
     const JsonValue* names = FindMember(doc, "NodeNames");
     ASSERT_NE(names, nullptr);
     ASSERT_EQ(names->Size(), row.kept.size());
@@ -230,8 +216,8 @@ TEST(ExtenderCodecTest, CapturedFullNodeRequestRoundTrips) {
   const std::string body = Testdata("extender/filter-nodecache-false.request.json");
   ExtenderArgs args = MustParse(body);
   ASSERT_EQ(args.node_items.size(), 3u);
-  rapidjson::Document request = Json(body);
-  rapidjson::Document reply = Json(EncodeFilterResult(args, {0, 2}, {{1, "busy"}}, {}));
+  rapidjson::Document request = JsonOrFail(body);
+  rapidjson::Document reply = JsonOrFail(EncodeFilterResult(args, {0, 2}, {{1, "busy"}}, {}));
   const JsonValue& sent = *FindMember(*FindMember(request, "Nodes"), "items");
   const JsonValue& back = *FindMember(*FindMember(reply, "Nodes"), "items");
   ASSERT_EQ(back.Size(), 2u);
@@ -261,7 +247,7 @@ TEST(ExtenderCodecTest, HostPriorityList) {
   std::vector<std::string> hosts;
   for (int i = 0; i < 200; ++i) hosts.push_back(absl::StrCat("node-with-a-long-name-", i));
   for (int i = 0; i < 200; ++i) many.push_back({hosts[i], int64_t{1} << 62});
-  rapidjson::Document doc = Json(EncodeHostPriorityList(many));
+  rapidjson::Document doc = JsonOrFail(EncodeHostPriorityList(many));
   ASSERT_TRUE(doc.IsArray());
   ASSERT_EQ(doc.Size(), 200u);
   EXPECT_EQ(StringOr(doc[199], "Host"), "node-with-a-long-name-199");

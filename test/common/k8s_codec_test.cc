@@ -2,8 +2,6 @@
 // and kube-scheduler v1.28.7, copied unchanged from the shared fixtures) must parse as they are.
 #include "common/k8s_codec.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,37 +9,19 @@
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
+#include "test/support/test_inputs.h"
 #include "topology/demand.h"
 
 namespace common {
 namespace {
 
+using testing_support::JsonOrFail;
+using testing_support::SourceFile;
+using testing_support::Testdata;
 using topology::ClusterData;
 using topology::NodeFacts;
 using topology::PodFacts;
 using topology::Quantity;
-
-std::string ReadPath(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-std::string Testdata(absl::string_view rel) {
-  return ReadPath(absl::StrCat(GT_TESTDATA_DIR, "/", rel));
-}
-std::string Source(absl::string_view rel) {
-  return ReadPath(absl::StrCat(GT_SOURCE_DIR, "/", rel));
-}
-
-rapidjson::Document Json(absl::string_view text) {
-  absl::StatusOr<rapidjson::Document> doc = ParseJson(text);
-  EXPECT_TRUE(doc.ok()) << doc.status();
-  if (!doc.ok()) return rapidjson::Document();
-  return std::move(doc).value();
-}
 
 int64_t Milli(const topology::ResourceList& list, absl::string_view name) {
   auto it = list.find(name);
@@ -95,7 +75,7 @@ TEST(K8sCodecTest, ExtenderRequestsParse) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    rapidjson::Document doc = Json(Testdata(row.file));
+    rapidjson::Document doc = JsonOrFail(Testdata(row.file));
     const JsonValue* pod_json = FindMember(doc, "Pod");
     ASSERT_NE(pod_json, nullptr);
     EXPECT_EQ(FindMember(*pod_json, "kind"), nullptr);  // the point of this fixture
@@ -136,7 +116,7 @@ TEST(K8sCodecTest, ExtenderRequestsParse) {
 }
 
 TEST(K8sCodecTest, ExtenderNodeFacts) {
-  rapidjson::Document doc = Json(Testdata("extender/filter-nodecache-false.request.json"));
+  rapidjson::Document doc = JsonOrFail(Testdata("extender/filter-nodecache-false.request.json"));
   const JsonValue& items = *FindMember(*FindMember(doc, "Nodes"), "items");
   absl::StatusOr<NodeFacts> a = ParseNode(items[1]);
   ASSERT_TRUE(a.ok()) << a.status();
@@ -178,7 +158,7 @@ TEST(K8sCodecTest, ApiserverListsParse) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    rapidjson::Document doc = Json(Testdata(row.file));
+    rapidjson::Document doc = JsonOrFail(Testdata(row.file));
     absl::StatusOr<ClusterData> data = ParseClusterList(doc);
     ASSERT_TRUE(data.ok()) << data.status();
     std::vector<std::string> names;
@@ -190,7 +170,8 @@ TEST(K8sCodecTest, ApiserverListsParse) {
 }
 
 TEST(K8sCodecTest, ListPodsContents) {
-  absl::StatusOr<ClusterData> data = ParseClusterList(Json(Testdata("apiserver/list-pods.json")));
+  absl::StatusOr<ClusterData> data =
+      ParseClusterList(JsonOrFail(Testdata("apiserver/list-pods.json")));
   ASSERT_TRUE(data.ok()) << data.status();
   const PodFacts* gpu = FindPod(*data, "gpu-team/pod-gpu");
   ASSERT_NE(gpu, nullptr);
@@ -217,7 +198,7 @@ TEST(K8sCodecTest, ListPodsContents) {
 
 TEST(K8sCodecTest, ListNamespacesLabels) {
   absl::StatusOr<ClusterData> data =
-      ParseClusterList(Json(Testdata("apiserver/list-namespaces.json")));
+      ParseClusterList(JsonOrFail(Testdata("apiserver/list-namespaces.json")));
   ASSERT_TRUE(data.ok()) << data.status();
   ASSERT_TRUE(data->namespace_labels.contains("gpu-team"));
   const topology::Labels& labels = data->namespace_labels.at("gpu-team");
@@ -231,7 +212,7 @@ TEST(K8sCodecTest, ListNamespacesLabels) {
 TEST(K8sCodecTest, PagedNodeListsCombine) {
   ClusterData all;
   for (const char* file : {"apiserver/list-nodes-page1.json", "apiserver/list-nodes-page2.json"}) {
-    absl::StatusOr<ClusterData> page = ParseClusterList(Json(Testdata(file)));
+    absl::StatusOr<ClusterData> page = ParseClusterList(JsonOrFail(Testdata(file)));
     ASSERT_TRUE(page.ok()) << page.status();
     for (NodeFacts& n : page->nodes) all.nodes.push_back(std::move(n));
   }
@@ -261,7 +242,7 @@ TEST(K8sCodecTest, AdmissionReviewPodsParse) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    rapidjson::Document doc = Json(Testdata(row.file));
+    rapidjson::Document doc = JsonOrFail(Testdata(row.file));
     const JsonValue* request = FindMember(doc, "request");
     ASSERT_NE(request, nullptr);
     const JsonValue* object = FindMember(*request, "object");
@@ -285,7 +266,7 @@ TEST(K8sCodecTest, AdmissionReviewPodsParse) {
 
 TEST(K8sCodecTest, ResourceClaimIsIgnoredInAList) {
   rapidjson::Document review =
-      Json(Testdata("admission/resourceclaim-v1alpha2-create.validating.request.json"));
+      JsonOrFail(Testdata("admission/resourceclaim-v1alpha2-create.validating.request.json"));
   const JsonValue* object = FindMember(*FindMember(review, "request"), "object");
   ASSERT_NE(object, nullptr);
   EXPECT_EQ(StringOr(*object, "kind"), "ResourceClaim");
@@ -305,7 +286,7 @@ TEST(K8sCodecTest, ResourceClaimIsIgnoredInAList) {
 // ------------------------------------------------------
 
 TEST(K8sCodecTest, DemoClusterYamlParses) {
-  absl::StatusOr<ClusterData> data = ParseClusterText(Source("cmd/demo/cluster.yaml"));
+  absl::StatusOr<ClusterData> data = ParseClusterText(SourceFile("cmd/demo/cluster.yaml"));
   ASSERT_TRUE(data.ok()) << data.status();
   std::vector<std::string> names;
   for (const NodeFacts& n : data->nodes) names.push_back(n.name);
@@ -361,7 +342,7 @@ TEST(K8sCodecTest, DemoPodManifestsParse) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    absl::StatusOr<rapidjson::Document> doc = ParseObjectText(Source(row.file));
+    absl::StatusOr<rapidjson::Document> doc = ParseObjectText(SourceFile(row.file));
     ASSERT_TRUE(doc.ok()) << doc.status();
     absl::StatusOr<PodFacts> pod = ParsePod(*doc);
     ASSERT_TRUE(pod.ok()) << pod.status();
@@ -457,7 +438,7 @@ TEST(K8sCodecTest, NodeErrorsNameThePath) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    absl::StatusOr<NodeFacts> node = ParseNode(Json(row.json));
+    absl::StatusOr<NodeFacts> node = ParseNode(JsonOrFail(row.json));
     ASSERT_FALSE(node.ok());
     EXPECT_EQ(node.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_TRUE(absl::StartsWith(node.status().message(), row.error)) << node.status();
@@ -491,7 +472,7 @@ TEST(K8sCodecTest, PodErrorsNameThePath) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    absl::StatusOr<PodFacts> pod = ParsePod(Json(row.json));
+    absl::StatusOr<PodFacts> pod = ParsePod(JsonOrFail(row.json));
     ASSERT_FALSE(pod.ok());
     EXPECT_EQ(pod.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_TRUE(absl::StartsWith(pod.status().message(), row.error)) << pod.status();
@@ -499,7 +480,7 @@ TEST(K8sCodecTest, PodErrorsNameThePath) {
 }
 
 TEST(K8sCodecTest, PodDetails) {
-  absl::StatusOr<PodFacts> pod = ParsePod(Json(R"({
+  absl::StatusOr<PodFacts> pod = ParsePod(JsonOrFail(R"({
     "metadata": {"generateName": "job-", "namespace": "team", "labels": null},
     "spec": {
       "nodeName": "n1",
@@ -544,16 +525,16 @@ TEST(K8sCodecTest, QuantityValues) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    rapidjson::Document doc = Json(row.json);
+    rapidjson::Document doc = JsonOrFail(row.json);
     absl::StatusOr<Quantity> q = ParseQuantityValue(doc, "x");
     ASSERT_TRUE(q.ok()) << q.status();
     EXPECT_EQ(q->milli(), row.milli);
   }
-  rapidjson::Document huge = Json("9223372036854775807");
+  rapidjson::Document huge = JsonOrFail("9223372036854775807");
   absl::StatusOr<Quantity> q = ParseQuantityValue(huge, "x.y");
   ASSERT_FALSE(q.ok());
   EXPECT_EQ(q.status().message(), "x.y: quantity too large");
-  rapidjson::Document null_value = Json("null");
+  rapidjson::Document null_value = JsonOrFail("null");
   EXPECT_EQ(ParseQuantityValue(null_value, "x").status().message(),
             "x: quantity must be a string or number");
 }

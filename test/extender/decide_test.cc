@@ -17,8 +17,8 @@ namespace {
 
 using testing::DemoState;
 
-topology::PodFacts Pod(const std::string& ns, const std::string& resource,
-                       const std::string& quantity, topology::Labels annotations = {}) {
+topology::PodFacts PodRequesting(const std::string& ns, const std::string& resource,
+                                 const std::string& quantity, topology::Labels annotations = {}) {
   topology::PodFacts pod;
   pod.namespace_name = ns;
   pod.name = "p";
@@ -73,8 +73,8 @@ class DecideTest : public ::testing::Test {
 };
 
 TEST_F(DecideTest, VisitsEveryCandidateInOrderLookingEachUpOnce) {
-  Trace run =
-      Decide(Pod("acme", "nvidia.com/mig-3g.40gb", "1"), {"mig-b", "ghost", "mig-a", "cpu-a"});
+  Trace run = Decide(PodRequesting("acme", "nvidia.com/mig-3g.40gb", "1"),
+                     {"mig-b", "ghost", "mig-a", "cpu-a"});
   ASSERT_TRUE(run.decision.ok()) << run.decision.status();
   EXPECT_EQ(run.lookups, (std::vector<size_t>{0, 1, 2, 3}));
   struct Want {
@@ -107,7 +107,7 @@ TEST_F(DecideTest, VisitsEveryCandidateInOrderLookingEachUpOnce) {
 
 TEST_F(DecideTest, ScoresOnlyFittingNodesAndOnlyWhenAsked) {
   const std::vector<absl::string_view> nodes = {"cpu-a", "ghost", "mig-1g", "mig-a"};
-  topology::PodFacts pod = Pod("research", "nvidia.com/mig-1g.10gb", "1");
+  topology::PodFacts pod = PodRequesting("research", "nvidia.com/mig-1g.10gb", "1");
   Trace binpack = Decide(pod, nodes, /*with_scores=*/true);
   ASSERT_TRUE(binpack.decision.ok()) << binpack.decision.status();
   ASSERT_EQ(binpack.visits.size(), 4u);
@@ -125,7 +125,8 @@ TEST_F(DecideTest, ScoresOnlyFittingNodesAndOnlyWhenAsked) {
 }
 
 TEST_F(DecideTest, APodWithoutGpuDemandPassesEveryCandidateUnlookedAt) {
-  Trace run = Decide(Pod("nobody", "cpu", "2"), {"cpu-a", "ghost", "mig-b"}, /*with_scores=*/true);
+  Trace run = Decide(PodRequesting("nobody", "cpu", "2"), {"cpu-a", "ghost", "mig-b"},
+                     /*with_scores=*/true);
   ASSERT_TRUE(run.decision.ok()) << run.decision.status();
   EXPECT_TRUE(run.lookups.empty());
   ASSERT_EQ(run.visits.size(), 3u);
@@ -139,7 +140,7 @@ TEST_F(DecideTest, APodWithoutGpuDemandPassesEveryCandidateUnlookedAt) {
 }
 
 TEST_F(DecideTest, NoCandidatesStillResolvesThePod) {
-  Trace run = Decide(Pod("research", "nvidia.com/gpu", "1"), {});
+  Trace run = Decide(PodRequesting("research", "nvidia.com/gpu", "1"), {});
   ASSERT_TRUE(run.decision.ok()) << run.decision.status();
   EXPECT_TRUE(run.visits.empty());
   EXPECT_TRUE(run.lookups.empty());
@@ -147,7 +148,7 @@ TEST_F(DecideTest, NoCandidatesStillResolvesThePod) {
 }
 
 TEST_F(DecideTest, TenantsBySelectorReadTheSnapshotsNamespaceLabels) {
-  topology::PodFacts pod = Pod("bank-prod", "nvidia.com/mig-3g.40gb", "1");
+  topology::PodFacts pod = PodRequesting("bank-prod", "nvidia.com/mig-3g.40gb", "1");
   Trace labelled = Decide(pod, {"mig-a"});
   ASSERT_TRUE(labelled.decision.ok()) << labelled.decision.status();
   EXPECT_EQ(labelled.decision->tenant, "bank");
@@ -178,20 +179,23 @@ TEST_F(DecideTest, MalformedPodsAreInvalidArgumentAndVisitNothing) {
     std::string message;
   };
   const std::vector<Row> rows = {
-      {"fraction of a GPU", Pod("research", "nvidia.com/gpu", "500m"),
+      {"fraction of a GPU", PodRequesting("research", "nvidia.com/gpu", "500m"),
        "pod research/p: nvidia.com/gpu must be a whole, non-negative number, got 500m"},
-      {"negative MIG count", Pod("acme", "nvidia.com/mig-1g.10gb", "-1"),
+      {"negative MIG count", PodRequesting("acme", "nvidia.com/mig-1g.10gb", "-1"),
        "pod acme/p: nvidia.com/mig-1g.10gb must be a whole, non-negative number, got -1"},
       {"memory annotation not a quantity",
-       Pod("research", "nvidia.com/gpu.shared", "1", {{"gpu-tenancy.io/gpu-memory", "16 GB"}}),
+       PodRequesting("research", "nvidia.com/gpu.shared", "1",
+                     {{"gpu-tenancy.io/gpu-memory", "16 GB"}}),
        "pod research/p: annotation gpu-tenancy.io/gpu-memory must be a non-negative quantity "
        "such as 20Gi, got \"16 GB\""},
       {"negative memory annotation",
-       Pod("research", "nvidia.com/gpu.shared", "1", {{"gpu-tenancy.io/gpu-memory", "-1Gi"}}),
+       PodRequesting("research", "nvidia.com/gpu.shared", "1",
+                     {{"gpu-tenancy.io/gpu-memory", "-1Gi"}}),
        "pod research/p: annotation gpu-tenancy.io/gpu-memory must be a non-negative quantity "
        "such as 20Gi, got \"-1Gi\""},
       {"unknown scheduling policy",
-       Pod("research", "nvidia.com/gpu", "1", {{"gpu-tenancy.io/scheduling-policy", "Spread"}}),
+       PodRequesting("research", "nvidia.com/gpu", "1",
+                     {{"gpu-tenancy.io/scheduling-policy", "Spread"}}),
        "annotation gpu-tenancy.io/scheduling-policy must be binpack or spread, got \"Spread\""},
   };
   for (const Row& row : rows) {

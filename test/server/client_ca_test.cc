@@ -23,7 +23,7 @@ using testing_support::ServeProcess;
 using testing_support::TempDir;
 using testing_support::TlsConnection;
 
-const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
+using testing_support::kDemoMigFilterRequest;
 
 class ClientCaTest : public ::testing::Test {
  protected:
@@ -57,7 +57,7 @@ class ClientCaTest : public ::testing::Test {
     client->set_ca_cert_path(dir_->File("trusted/ca.crt").c_str());
     client->enable_server_certificate_verification(true);
     client->set_read_timeout(10, 0);
-    httplib::Result r = client->Post("/extender/filter", kFilterBody, "application/json");
+    httplib::Result r = client->Post("/extender/filter", kDemoMigFilterRequest, "application/json");
     return r ? r->status : 0;
   }
 
@@ -92,7 +92,7 @@ TEST_F(ClientCaTest, OnlyClientsWithACertificateFromTheCaAreServed) {
         server_->tls_port(), ClientCredentials{dir_->File("trusted/ca.crt"), cert, key});
     bool served = false;
     if (conn.ok()) {  // TLS 1.3: the client finishes its handshake before the server's verdict
-      absl::StatusOr<int> status = (*conn)->Post("/extender/filter", kFilterBody);
+      absl::StatusOr<int> status = (*conn)->Post("/extender/filter", kDemoMigFilterRequest);
       served = status.ok() && *status == 200;
     }
     EXPECT_EQ(served, c.served) << (conn.ok() ? "" : conn.status().ToString());

@@ -44,7 +44,7 @@ using testing_support::ServeProcess;
 using testing_support::TempDir;
 using Clock = std::chrono::steady_clock;
 // The demo's MIG pod, names only (test/support/serve_process.h).
-const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
+using testing_support::kDemoMigFilterRequest;
 
 // The server closes hostile connections under our feet; a write to one must not kill the test.
 [[maybe_unused]] const bool kSigpipeIgnored = [] {
@@ -356,7 +356,8 @@ std::vector<Sample> RunHealthyClient(int port, const std::string& ca, bool keep_
     Sample s{0, false, filter ? "/extender/filter" : "/webhook/validate"};
     auto start = Clock::now();
     if (!keep_alive) client = VerifyingClient(port, ca);
-    httplib::Result r = client->Post(s.what, filter ? kFilterBody : review, "application/json");
+    httplib::Result r =
+        client->Post(s.what, filter ? kDemoMigFilterRequest : review, "application/json");
     s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (!r) {
       absl::StrAppend(&s.what, ": ", httplib::to_string(r.error()));

@@ -20,7 +20,7 @@ using testing_support::ClientCredentials;
 using testing_support::ServeProcess;
 using testing_support::TlsConnection;
 
-const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
+using testing_support::kDemoMigFilterRequest;
 
 bool Alive(pid_t pid) {
   int status = 0;
@@ -56,11 +56,11 @@ TEST(HangupTest, CallersThatHangUpDoNotKillTheServer) {
         TlsConnection::Open(server.tls_port(), credentials);
     ASSERT_TRUE(c.ok()) << "attempt " << i << ": " << c.status();
     bool reset = i % 2 == 1;  // Go closes with FIN; a crashed caller's kernel sends RST
-    (*c)->PostAndHangUp("/extender/filter", kFilterBody, reset);
+    (*c)->PostAndHangUp("/extender/filter", kDemoMigFilterRequest, reset);
     GetAndHangUp(server.metrics_port(), "/metrics", reset);
   }
   ASSERT_TRUE(Alive(server.pid())) << "the server died when a caller hung up";
-  EXPECT_EQ(server.Post("/extender/filter", kFilterBody).status, 200);
+  EXPECT_EQ(server.Post("/extender/filter", kDemoMigFilterRequest).status, 200);
   EXPECT_EQ(server.Get("/healthz").status, 200);
 }
 

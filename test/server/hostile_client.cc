@@ -162,8 +162,8 @@ void WellBehavedClient::Stop() {
 }
 
 bool WellBehavedClient::WaitForOkAbove(int than, double seconds) const {
-  auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(seconds));
+  auto until = Clock::now() +
+               std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   while (ok() <= than && Clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -35,7 +35,7 @@ using testing_support::ServeProcess;
 using testing_support::TempDir;
 using testing_support::TlsConnection;
 
-const char* const kFilterBody = testing_support::kDemoMigFilterRequest;
+using testing_support::kDemoMigFilterRequest;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -142,7 +142,8 @@ class Load {
         client->set_keep_alive(keep_alive);
         client->set_read_timeout(10, 0);
       }
-      httplib::Result r = client->Post("/extender/filter", kFilterBody, "application/json");
+      httplib::Result r =
+          client->Post("/extender/filter", kDemoMigFilterRequest, "application/json");
       if (!r) {
         Record(false, absl::StrCat(keep_alive ? "keep-alive" : "fresh", ": ",
                                    httplib::to_string(r.error())));
@@ -154,7 +155,7 @@ class Load {
 
   void HeldConnectionLoop() {
     while (!stop_) {
-      absl::StatusOr<int> status = held_->Post("/extender/filter", kFilterBody);
+      absl::StatusOr<int> status = held_->Post("/extender/filter", kDemoMigFilterRequest);
       bool ok = status.ok() && *status == 200;
       Record(ok, absl::StrCat("held connection: ", status.ok() ? absl::StrCat("HTTP ", *status)
                                                                : status.status().ToString()));
