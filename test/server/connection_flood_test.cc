@@ -7,7 +7,6 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
-#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -45,12 +44,6 @@ using testing_support::TempDir;
 using Clock = std::chrono::steady_clock;
 // The demo's MIG pod, names only (test/support/serve_process.h).
 using testing_support::kDemoMigFilterRequest;
-
-// The server closes hostile connections under our feet; a write to one must not kill the test.
-[[maybe_unused]] const bool kSigpipeIgnored = [] {
-  signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
 
 enum Kind { kIdle = 0, kStalled = 1, kDripper = 2, kKinds = 3 };
 constexpr std::array<const char*, kKinds> kKindNames = {"idle", "handshake-stalled", "dripping"};

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <httplib.h>
 #include <openssl/ssl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,11 +27,6 @@ using hostile_test::ClientContext;
 using hostile_test::Connect;
 using hostile_test::kFilterBody;
 using hostile_test::WellBehavedClient;
-
-[[maybe_unused]] const bool kSigpipeIgnored = [] {
-  signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
 
 constexpr int kSmallCap = 65536;
 

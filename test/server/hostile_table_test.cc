@@ -8,7 +8,6 @@
 // Two instantiations: Transport (framing, sizes, request lines, slow and broken clients, TLS
 // garbage; one verb each) and Body (what the parsers make of the bytes). ctest runs each as one
 // process (test/CMakeLists.txt): the rows share their servers and the well-behaved client.
-#include <signal.h>
 
 #include <chrono>
 #include <memory>
@@ -28,11 +27,6 @@ namespace {
 
 using testing_support::ServeProcess;
 using Clock = std::chrono::steady_clock;
-
-[[maybe_unused]] const bool kSigpipeIgnored = [] {
-  signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
 
 constexpr int kSmallCap = 65536;
 

@@ -23,11 +23,6 @@ namespace {
 using testing_support::ServeProcess;
 using Clock = std::chrono::steady_clock;
 
-[[maybe_unused]] const bool kSigpipeIgnored = [] {
-  signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
-
 constexpr char kFilterBody[] =
     R"({"Pod":{"metadata":{"name":"llm-b","namespace":"acme","uid":"shutdown-1"},)"
     R"("spec":{"containers":[{"name":"server","resources":{"limits":{"nvidia.com/mig-3g.40gb":"1"},)"

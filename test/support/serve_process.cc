@@ -75,6 +75,7 @@ std::string ReadSource(const std::string& relative_path) {
 
 absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Start(std::vector<std::string> args,
                                                                   const std::string& stderr_file) {
+  signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<ServeProcess> p(new ServeProcess());
   absl::Status certs = MakeTestCerts(p->certs_.path());
   if (!certs.ok()) return certs;

@@ -49,7 +49,8 @@ class ServeProcess {
   // Starts `gpu-tenancy serve` with `args` plus --listen/--metrics-listen on 127.0.0.1:0 and the
   // test certificates (unless args carry --tls-cert). Waits for the ready line.
   // `stderr_file`, when not empty, receives the server's log (else it is discarded unless
-  // GT_SERVER_LOGS is set).
+  // GT_SERVER_LOGS is set). Also ignores SIGPIPE in the test process: a server that closes a
+  // connection under a test's write (a hostile row, a drain) must not kill the test.
   static absl::StatusOr<std::unique_ptr<ServeProcess>> Start(std::vector<std::string> args,
                                                              const std::string& stderr_file = "");
   ~ServeProcess();  // SIGTERM, then waits
