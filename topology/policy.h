@@ -5,7 +5,9 @@
 #define GPU_TENANCY_TOPOLOGY_POLICY_H_
 
 #include <cstdint>
+#include <functional>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,12 +64,29 @@ struct TenantLimits {
   MpsLimits mps;
 };
 
+// A tenant's totals across all its pods (topology/quota.h checks them). Unset: no limit.
+struct TenantQuota {
+  std::optional<int64_t> gpus;  // whole GPUs
+  // MIG instances by profile as nvidia-smi names it ("3g.40gb" -> 2).
+  std::map<std::string, int64_t, std::less<>> mig_instances;
+  std::optional<int64_t> mig_compute_slices;  // the sum of the Ng of every MIG instance held
+  std::optional<int64_t> shared_replicas;     // time-sliced, MPS and shared-MIG replicas
+  std::optional<int64_t> gpu_memory_mib;      // declared GPU memory of every GPU pod
+  std::optional<int64_t> gpu_pods;            // pods with any GPU demand
+
+  bool empty() const {
+    return !gpus && mig_instances.empty() && !mig_compute_slices && !shared_replicas &&
+           !gpu_memory_mib && !gpu_pods;
+  }
+};
+
 struct Tenant {
   std::string name;
   std::string tier;
   std::vector<std::string> namespaces;
   Labels namespace_selector;  // matchLabels on the namespace; empty: not used
   TenantLimits limits;
+  TenantQuota quota;
 };
 
 struct Pool {
