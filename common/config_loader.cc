@@ -27,6 +27,51 @@ absl::StatusOr<Fields> Root(const rapidjson::Document& doc, absl::string_view wh
   return Fields(doc, "");
 }
 
+// A bound on every quota count: far above any real fleet, low enough that sums of counts
+// cannot overflow int64.
+constexpr int64_t kMaxQuota = 1000000;
+
+// The built-in profile named `name` (nvidia-smi name or Kubernetes resource suffix) on any GPU
+// model; nullptr if no model has it.
+const MigProfile* FindAnyProfile(const Catalog& catalog, absl::string_view name) {
+  for (const GpuModel& model : catalog.models()) {
+    if (const MigProfile* p = model.FindProfile(name)) return p;
+  }
+  return nullptr;
+}
+
+// tenants[].quota. MIG profiles are checked against the built-in catalog and stored under their
+// nvidia-smi name, the key topology/quota.h counts by.
+absl::Status LoadQuota(Fields& f, topology::TenantQuota& quota) {
+  ASSIGN_OR_RETURN(quota.gpus, f.IntInRange("gpus", 0, kMaxQuota));
+  ASSIGN_OR_RETURN(std::optional<Fields> mig, f.Object("migInstances"));
+  if (mig) {
+    const JsonValue* counts = f.Get("migInstances");
+    for (auto it = counts->MemberBegin(); it != counts->MemberEnd(); ++it) {
+      absl::string_view name = AsStringView(it->name);
+      const MigProfile* profile = FindAnyProfile(BuiltinCatalog(), name);
+      if (!profile) {
+        return Fields::Bad(mig->Path(name), absl::StrCat("unknown MIG profile \"", name, "\""));
+      }
+      ASSIGN_OR_RETURN(std::optional<int64_t> count, mig->IntInRange(name, 0, kMaxQuota));
+      if (!count) {  // null
+        return Fields::Bad(mig->Path(name),
+                           absl::StrCat("expected an integer from 0 to ", kMaxQuota));
+      }
+      if (!quota.mig_instances.emplace(profile->name, *count).second) {
+        return Fields::Bad(mig->Path(name),
+                           absl::StrCat("MIG profile \"", profile->name, "\" given twice"));
+      }
+    }
+    RETURN_IF_ERROR(mig->NoUnknownKeys());
+  }
+  ASSIGN_OR_RETURN(quota.mig_compute_slices, f.IntInRange("migComputeSlices", 0, kMaxQuota));
+  ASSIGN_OR_RETURN(quota.shared_replicas, f.IntInRange("sharedReplicas", 0, kMaxQuota));
+  ASSIGN_OR_RETURN(quota.gpu_memory_mib, f.MemoryMiB("gpuMemory"));
+  ASSIGN_OR_RETURN(quota.gpu_pods, f.IntInRange("gpuPods", 0, kMaxQuota));
+  return f.NoUnknownKeys();
+}
+
 }  // namespace
 
 absl::StatusOr<Catalog> LoadCatalog(absl::string_view yaml_text) {
@@ -148,6 +193,8 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
       }
       RETURN_IF_ERROR(limits->NoUnknownKeys());
     }
+    ASSIGN_OR_RETURN(std::optional<Fields> quota, f.Object("quota"));
+    if (quota) RETURN_IF_ERROR(LoadQuota(*quota, tenant.quota));
     policy.tenants.push_back(std::move(tenant));
     return absl::OkStatus();
   }));
@@ -189,6 +236,13 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
   } else if (!scoring.empty() && scoring != "binpack") {
     return absl::InvalidArgumentError("scoring: must be binpack or spread, got \"" + scoring +
                                       "\"");
+  }
+  ASSIGN_OR_RETURN(std::string enforcement, root.String("quotaEnforcement", false));
+  if (enforcement == "admission") {
+    policy.quota_enforcement = topology::QuotaEnforcement::kAdmission;
+  } else if (!enforcement.empty() && enforcement != "scheduling") {
+    return absl::InvalidArgumentError("quotaEnforcement: must be scheduling or admission, got \"" +
+                                      enforcement + "\"");
   }
   ASSIGN_OR_RETURN(std::optional<Fields> canary, root.Object("canary"));
   if (canary) {

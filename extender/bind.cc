@@ -29,6 +29,10 @@ VerbReply Bind(absl::string_view body, BindBackend& backend) {
   absl::StatusOr<topology::PlaceOutcome> placed = backend.Assume(*pod, args->node);
   if (!placed.ok()) return fail(absl::StrCat("gpu-tenancy bind: ", placed.status().message()));
   if (!placed->placed()) {
+    // A quota is the tenant's budget, not the node's room: the reason says so on its own.
+    if (placed->rule == topology::Rule::kTenantQuota) {
+      return fail(absl::StrCat("gpu-tenancy bind: ", placed->reason));
+    }
     return fail(
         absl::StrCat("gpu-tenancy bind: node ", args->node, " no longer fits: ", placed->reason));
   }

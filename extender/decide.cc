@@ -1,5 +1,6 @@
 #include "extender/decide.h"
 
+#include "topology/quota.h"
 #include "topology/status_macros.h"
 
 namespace extender {
@@ -17,6 +18,13 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
       topology::MakePodContext(pod, policy, snapshot.NamespaceLabels(pod.namespace_name)));
   out.tenant = ctx.tenant.name;
   if (ctx.tenant.tier) out.tier = ctx.tenant.tier->name;
+  // The tenant's holdings are the same for every candidate; what the pod adds to them depends
+  // on the node (what nvidia.com/gpu is there).
+  const topology::Tenant* quota_of = ctx.tenant.tenant;
+  if (quota_of && quota_of->quota.empty()) quota_of = nullptr;
+  topology::QuotaUsage held;
+  if (quota_of && !out.demand.empty())
+    held = topology::TenantUsage(snapshot, policy, ctx.tenant.name);
   for (size_t i = 0; i < candidates.size(); ++i) {
     NodeOutcome o;
     if (out.demand.empty()) {
@@ -26,6 +34,12 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
       o.fit.rule = topology::Rule::kUnknownNode;
     } else {
       o.fit = topology::Fit(out.demand, ctx, node->supply, node->occupancy);
+      if (quota_of && o.fit.fits()) {
+        o.fit = topology::QuotaRejection(
+            quota_of->name,
+            topology::CheckQuota(quota_of->quota, held,
+                                 topology::UsageOf(out.demand, node->facts.labels, policy)));
+      }
       if (with_scores && o.fit.fits()) {
         o.score = topology::Score(out.demand, ctx, node->supply, node->occupancy);
       }

@@ -51,8 +51,7 @@ std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const Nod
   state->facts = facts;
   state->supply = topology::BuildNodeSupply(facts, catalog_, *policy_);
   auto apply = [&](const std::shared_ptr<const topology::PodHold>& hold) {
-    topology::ApplyPod(state->occupancy, hold->demand, state->supply, hold->gpu_index, +1);
-    state->holds.push_back(hold);
+    topology::AddHold(*state, hold, *policy_);
   };
   if (from_scratch) {
     for (const auto& [uid, r] : bound_) {
@@ -361,9 +360,7 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
   absl::StatusOr<topology::PodContext> ctx =
       topology::MakePodContext(pod, *policy_, snapshot_->NamespaceLabels(pod.namespace_name));
   if (!ctx.ok()) return ctx.status();
-  if (demand->empty()) {  // nothing of ours to account
-    return topology::Place(*demand, *ctx, node, state->supply, state->occupancy);
-  }
+  if (demand->empty()) return topology::Place(*demand, *ctx, *state, {});  // nothing to account
   if (auto b = bound_.find(uid); b != bound_.end()) {
     return absl::AlreadyExistsError(absl::StrCat("pod is already bound to ", b->second.node));
   }
@@ -372,8 +369,13 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
     PublishNodesLocked(earlier);
     state = snapshot_->FindNode(node);
   }
-  topology::PlaceOutcome placed =
-      topology::Place(*demand, *ctx, node, state->supply, state->occupancy);
+  // The tenant's holdings include every earlier assumption: binds serialise on mu_ and each
+  // publishes before releasing it, so concurrent binds cannot overshoot the quota together.
+  topology::QuotaUsage held;
+  if (ctx->tenant.tenant && !ctx->tenant.tenant->quota.empty()) {
+    held = topology::TenantUsage(*snapshot_, *policy_, ctx->tenant.name);
+  }
+  topology::PlaceOutcome placed = topology::Place(*demand, *ctx, *state, held);
   if (!placed.placed()) return placed;
   IndexOnNode(uid, node);
   assumed_.Add(uid, {node,

@@ -144,6 +144,8 @@ absl::string_view RuleCode(Rule rule) {
       return "memory-larger-than-slice";
     case Rule::kUnknownNode:
       return "unknown-node";
+    case Rule::kTenantQuota:
+      return "tenant-quota";
   }
   return "unknown";
 }
@@ -194,6 +196,15 @@ void FitResult::AppendReason(std::string& out) const {
                              " gives ", capacity, " MiB");
     case Rule::kUnknownNode:
       return absl::StrAppend(&out, "node not yet known to gpu-tenancy");
+    case Rule::kTenantQuota: {
+      auto amount = [&](int64_t n) {
+        if (resource != kQuotaGpuMemory) return absl::StrCat(n);
+        return n % 1024 == 0 ? absl::StrCat(n / 1024, "Gi") : absl::StrCat(n, "Mi");
+      };
+      return absl::StrAppend(&out, "tenant ", subject, " quota: ", resource, detail, " ",
+                             amount(capacity - free), " of ", amount(capacity), " held, ",
+                             amount(requested), " requested");
+    }
   }
 }
 

@@ -45,7 +45,12 @@ enum class Rule : uint8_t {
   kMemoryExhausted,        // requested, free (largest on one GPU), capacity: MiB
   kMemoryLargerThanSlice,  // resource: the device that gives the memory; requested, capacity
   kUnknownNode,            // the candidate is not in the snapshot (the watch may lag)
+  // subject: the tenant; resource: the quota item (kQuotaGpuMemory: amounts in MiB; for MIG
+  // instances "nvidia.com/mig-" with the profile as detail); requested; free: what the quota
+  // leaves (negative when a lowered quota is already passed); capacity: the quota.
+  kTenantQuota,
 };
+inline constexpr absl::string_view kQuotaGpuMemory = "GPU memory";
 absl::string_view RuleCode(Rule rule);
 
 // Fit's answer as data, like kube-scheduler's InsufficientResource: which rule, about which

@@ -2,14 +2,21 @@
 
 namespace topology {
 
-PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, absl::string_view node,
-                   const NodeSupply& supply, const NodeOccupancy& occupancy) {
+PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
+                   const QuotaUsage& tenant_held) {
+  const NodeSupply& supply = node.supply;
+  const NodeOccupancy& occupancy = node.occupancy;
   PlaceOutcome out;
-  out.placement.node = std::string(node);
+  out.placement.node = node.facts.name;
   out.placement.tenant = pod.tenant.name;
   if (pod.tenant.tier) out.placement.tier = pod.tenant.tier->name;
   out.placement.pool = supply.pool;
-  const FitResult fit = Fit(demand, pod, supply, occupancy);
+  FitResult fit = Fit(demand, pod, supply, occupancy);
+  if (fit.fits() && pod.tenant.tenant && !pod.tenant.tenant->quota.empty()) {
+    fit = QuotaRejection(pod.tenant.name,
+                         CheckQuota(pod.tenant.tenant->quota, tenant_held,
+                                    UsageOf(demand, node.facts.labels, *pod.policy)));
+  }
   if (!fit.fits()) {
     out.verdict = fit.verdict;
     out.rule = fit.rule;

@@ -1,9 +1,10 @@
 // Place: where exactly bind puts a pod on the node kube-scheduler chose. It re-decides the fit
-// against the node as it is now and, when the pod fits, picks what the node's counters cannot
-// say by themselves: the shared GPU whose memory the pod is promised and the MIG profile it
-// takes. Pure: the caller (kube::ClusterState) runs it under its lock and records the result.
+// against the node as it is now, and the tenant's quota against what the tenant holds now, and,
+// when the pod fits, picks what the node's counters cannot say by themselves: the shared GPU
+// whose memory the pod is promised and the MIG profile it takes. Pure: the caller
+// (kube::ClusterState) runs it under its lock and records the result.
 //
-//   PlaceOutcome o = Place(demand, pod, "gpu-7", state.supply, state.occupancy);
+//   PlaceOutcome o = Place(demand, pod, *snapshot.FindNode("gpu-7"), tenant_held);
 //   if (!o.placed()) return Refuse(o.reason);   // a verdict, not an error
 #ifndef GPU_TENANCY_TOPOLOGY_PLACE_H_
 #define GPU_TENANCY_TOPOLOGY_PLACE_H_
@@ -14,8 +15,8 @@
 #include "absl/strings/string_view.h"
 #include "topology/demand.h"
 #include "topology/fit.h"
-#include "topology/occupancy.h"
-#include "topology/supply.h"
+#include "topology/quota.h"
+#include "topology/snapshot.h"
 
 namespace topology {
 
@@ -39,8 +40,9 @@ struct PlaceOutcome {
   bool placed() const { return verdict == Verdict::kFits; }
 };
 
-PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, absl::string_view node,
-                   const NodeSupply& supply, const NodeOccupancy& occupancy);
+// `tenant_held` is what the pod's tenant holds (TenantUsage), read only when it has a quota.
+PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
+                   const QuotaUsage& tenant_held);
 
 }  // namespace topology
 

@@ -103,6 +103,10 @@ struct Canary {
 
 enum class ScoringStrategy { kBinpack, kSpread };
 
+// Where tenant quotas are enforced: always by the scheduler extender (filter and bind); at
+// admission a pod over quota is only warned about (kScheduling) or denied (kAdmission).
+enum class QuotaEnforcement { kScheduling, kAdmission };
+
 struct Policy {
   std::vector<Tier> tiers;
   std::vector<Tenant> tenants;
@@ -115,6 +119,7 @@ struct Policy {
   std::string memory_annotation = std::string(kDefaultMemoryAnnotation);
   bool fail_requests_greater_than_one = true;
   ScoringStrategy scoring = ScoringStrategy::kBinpack;
+  QuotaEnforcement quota_enforcement = QuotaEnforcement::kScheduling;
   std::optional<Canary> canary;
 
   const Tier* FindTier(absl::string_view name) const;

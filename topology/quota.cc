@@ -12,13 +12,17 @@
 
 namespace topology {
 
-void QuotaUsage::Add(const QuotaUsage& other) {
-  gpus += other.gpus;
-  for (const auto& [profile, count] : other.mig_instances) mig_instances[profile] += count;
-  mig_compute_slices += other.mig_compute_slices;
-  shared_replicas += other.shared_replicas;
-  gpu_memory_mib += other.gpu_memory_mib;
-  gpu_pods += other.gpu_pods;
+void QuotaUsage::Add(const QuotaUsage& other, int sign) {
+  gpus += sign * other.gpus;
+  for (const auto& [profile, count] : other.mig_instances) {
+    auto it = mig_instances.try_emplace(profile, 0).first;
+    it->second += sign * count;
+    if (it->second == 0) mig_instances.erase(it);
+  }
+  mig_compute_slices += sign * other.mig_compute_slices;
+  shared_replicas += sign * other.shared_replicas;
+  gpu_memory_mib += sign * other.gpu_memory_mib;
+  gpu_pods += sign * other.gpu_pods;
 }
 
 int64_t MigComputeSlices(absl::string_view profile) {
@@ -59,10 +63,10 @@ QuotaUsage UsageOf(const GpuDemand& demand, const Labels& node_labels, const Pol
 namespace {
 
 // Sets `verdict` when `requested` on top of `held` passes `quota`; true when it did.
-bool Exceeds(std::string item, bool memory, int64_t held, int64_t requested,
-             std::optional<int64_t> quota, QuotaVerdict& verdict) {
+bool Exceeds(QuotaItem item, int64_t held, int64_t requested, std::optional<int64_t> quota,
+             QuotaVerdict& verdict) {
   if (!quota || requested <= 0 || held + requested <= *quota) return false;
-  verdict = QuotaVerdict{false, std::move(item), memory, held, requested, *quota};
+  verdict = QuotaVerdict{false, item, {}, held, requested, *quota};
   return true;
 }
 
@@ -72,8 +76,22 @@ int64_t CountOf(const std::map<std::string, int64_t, std::less<>>& counts,
   return it == counts.end() ? 0 : it->second;
 }
 
-std::string Memory(int64_t mib) {
-  return mib % 1024 == 0 ? absl::StrCat(mib / 1024, "Gi") : absl::StrCat(mib, "Mi");
+absl::string_view ItemName(QuotaItem item) {
+  switch (item) {
+    case QuotaItem::kGpus:
+      return kGpuResource;
+    case QuotaItem::kMigInstances:
+      return kMigResourcePrefix;  // the profile follows
+    case QuotaItem::kMigComputeSlices:
+      return "MIG compute slices";
+    case QuotaItem::kSharedReplicas:
+      return "shared GPU replicas";
+    case QuotaItem::kGpuMemory:
+      return kQuotaGpuMemory;
+    case QuotaItem::kGpuPods:
+      return "GPU pods";
+  }
+  return "";
 }
 
 }  // namespace
@@ -81,35 +99,58 @@ std::string Memory(int64_t mib) {
 QuotaVerdict CheckQuota(const TenantQuota& quota, const QuotaUsage& held,
                         const QuotaUsage& requested) {
   QuotaVerdict v;
-  if (Exceeds(std::string(kGpuResource), false, held.gpus, requested.gpus, quota.gpus, v)) return v;
+  if (Exceeds(QuotaItem::kGpus, held.gpus, requested.gpus, quota.gpus, v)) return v;
   for (const auto& [profile, limit] : quota.mig_instances) {
-    if (Exceeds(absl::StrCat(kMigResourcePrefix, profile), false,
-                CountOf(held.mig_instances, profile), CountOf(requested.mig_instances, profile),
-                limit, v)) {
+    if (Exceeds(QuotaItem::kMigInstances, CountOf(held.mig_instances, profile),
+                CountOf(requested.mig_instances, profile), limit, v)) {
+      v.mig_profile = profile;
       return v;
     }
   }
-  if (Exceeds("MIG compute slices", false, held.mig_compute_slices, requested.mig_compute_slices,
-              quota.mig_compute_slices, v)) {
-    return v;
-  }
-  if (Exceeds("shared GPU replicas", false, held.shared_replicas, requested.shared_replicas,
-              quota.shared_replicas, v)) {
-    return v;
-  }
-  if (Exceeds("GPU memory", true, held.gpu_memory_mib, requested.gpu_memory_mib,
+  if (Exceeds(QuotaItem::kMigComputeSlices, held.mig_compute_slices, requested.mig_compute_slices,
+              quota.mig_compute_slices, v) ||
+      Exceeds(QuotaItem::kSharedReplicas, held.shared_replicas, requested.shared_replicas,
+              quota.shared_replicas, v) ||
+      Exceeds(QuotaItem::kGpuMemory, held.gpu_memory_mib, requested.gpu_memory_mib,
               quota.gpu_memory_mib, v)) {
     return v;
   }
-  Exceeds("GPU pods", false, held.gpu_pods, requested.gpu_pods, quota.gpu_pods, v);
+  Exceeds(QuotaItem::kGpuPods, held.gpu_pods, requested.gpu_pods, quota.gpu_pods, v);
   return v;
 }
 
+FitResult QuotaRejection(absl::string_view tenant, const QuotaVerdict& v) {
+  FitResult r;
+  if (v.ok) return r;
+  r.verdict = Verdict::kUnresolvable;
+  r.rule = Rule::kTenantQuota;
+  r.subject = tenant;
+  r.resource = ItemName(v.item);
+  r.detail = v.mig_profile;
+  r.requested = v.requested;
+  r.free = v.quota - v.held;
+  r.capacity = v.quota;
+  return r;
+}
+
 std::string QuotaReason(absl::string_view tenant, const QuotaVerdict& v) {
-  if (v.ok) return "";
-  auto amount = [&](int64_t n) { return v.memory ? Memory(n) : absl::StrCat(n); };
-  return absl::StrCat("tenant ", tenant, " quota: ", v.item, " ", amount(v.held), " of ",
-                      amount(v.quota), " held, ", amount(v.requested), " requested");
+  return QuotaRejection(tenant, v).Reason();
+}
+
+std::vector<QuotaLine> QuotaLines(const TenantQuota& quota, const QuotaUsage& used) {
+  std::vector<QuotaLine> lines;
+  auto add = [&](std::string resource, const std::optional<int64_t>& limit, int64_t n) {
+    if (limit) lines.push_back({std::move(resource), *limit, n});
+  };
+  add(std::string(kGpuResource), quota.gpus, used.gpus);
+  for (const auto& [profile, limit] : quota.mig_instances) {
+    add(absl::StrCat(kMigResourcePrefix, profile), limit, CountOf(used.mig_instances, profile));
+  }
+  add("mig-compute-slices", quota.mig_compute_slices, used.mig_compute_slices);
+  add("shared-replicas", quota.shared_replicas, used.shared_replicas);
+  add("gpu-memory-mib", quota.gpu_memory_mib, used.gpu_memory_mib);
+  add("gpu-pods", quota.gpu_pods, used.gpu_pods);
+  return lines;
 }
 
 }  // namespace topology

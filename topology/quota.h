@@ -10,10 +10,12 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "topology/demand.h"
 #include "topology/facts.h"
+#include "topology/fit.h"
 #include "topology/policy.h"
 
 namespace topology {
@@ -27,7 +29,10 @@ struct QuotaUsage {
   int64_t gpu_memory_mib = 0;
   int64_t gpu_pods = 0;
 
-  void Add(const QuotaUsage& other);
+  // Adds (sign +1) or removes (sign -1) `other`; a profile whose count reaches 0 is dropped, so
+  // removing what was added restores an equal value.
+  void Add(const QuotaUsage& other, int sign = 1);
+  bool empty() const { return *this == QuotaUsage{}; }
   bool operator==(const QuotaUsage&) const = default;
 };
 
@@ -41,11 +46,19 @@ QuotaUsage UsageOf(const GpuDemand& demand, const Labels& node_labels, const Pol
 // The first quota item the pod would exceed, in the order of TenantQuota's fields (MIG profiles
 // by name), or ok. Only items the pod asks for are checked: a tenant already above an item
 // (its quota was lowered) may still place pods that add nothing to it.
+enum class QuotaItem {
+  kGpus,
+  kMigInstances,
+  kMigComputeSlices,
+  kSharedReplicas,
+  kGpuMemory,
+  kGpuPods
+};
 struct QuotaVerdict {
   bool ok = true;
-  std::string item;     // "nvidia.com/gpu", "nvidia.com/mig-3g.40gb", "MIG compute slices", ...
-  bool memory = false;  // held, requested and quota are MiB
-  int64_t held = 0;
+  QuotaItem item = QuotaItem::kGpus;
+  absl::string_view mig_profile;  // kMigInstances: the profile, a view into the quota's key
+  int64_t held = 0;               // MiB for kGpuMemory, as requested and quota
   int64_t requested = 0;
   int64_t quota = 0;
 
@@ -54,8 +67,23 @@ struct QuotaVerdict {
 QuotaVerdict CheckQuota(const TenantQuota& quota, const QuotaUsage& held,
                         const QuotaUsage& requested);
 
+// The verdict as Fit's answer (Rule::kTenantQuota, kUnresolvable: preempting other tenants'
+// pods cannot make room in this tenant's quota). Views into `tenant` and the verdict's profile.
+FitResult QuotaRejection(absl::string_view tenant, const QuotaVerdict& verdict);
+
 // "tenant acme quota: nvidia.com/mig-3g.40gb 2 of 2 held, 1 requested"; memory in Mi or Gi.
 std::string QuotaReason(absl::string_view tenant, const QuotaVerdict& verdict);
+
+// A quota's items as a flat list with what is used of each, for metrics, /debug/allocations and
+// explain: only the items the quota sets, in TenantQuota's field order, MIG profiles by name.
+struct QuotaLine {
+  // "nvidia.com/gpu", "nvidia.com/mig-3g.40gb", "mig-compute-slices", "shared-replicas",
+  // "gpu-memory-mib" or "gpu-pods": a bounded label set (the policy names the profiles).
+  std::string resource;
+  int64_t quota = 0;
+  int64_t used = 0;
+};
+std::vector<QuotaLine> QuotaLines(const TenantQuota& quota, const QuotaUsage& used);
 
 }  // namespace topology
 

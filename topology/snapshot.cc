@@ -9,7 +9,9 @@
 
 namespace topology {
 
-ClusterSnapshot::ClusterSnapshot() : namespaces_(std::make_shared<const NamespaceMap>()) {
+ClusterSnapshot::ClusterSnapshot()
+    : namespaces_(std::make_shared<const NamespaceMap>()),
+      usage_(std::make_shared<const UsageByNamespace>()) {
   static const std::shared_ptr<const Shard> kEmpty = std::make_shared<const Shard>();
   shards_.fill(kEmpty);
 }
@@ -77,17 +79,62 @@ ClusterSnapshot::Shard& SnapshotBuilder::Mutable(size_t index) {
   return const_cast<ClusterSnapshot::Shard&>(*next_.shards_[index]);
 }
 
+void SnapshotBuilder::Account(const NodeState& node, int sign) {
+  if (node.usage.empty()) return;
+  if (!usage_copied_) {
+    next_.usage_ = std::make_shared<UsageByNamespace>(*next_.usage_);
+    usage_copied_ = true;
+  }
+  // Only this builder holds the fresh copy until Build() hands it out as const.
+  auto& sums = const_cast<UsageByNamespace&>(*next_.usage_);
+  for (const auto& [ns, usage] : node.usage) {
+    QuotaUsage& sum = sums[ns];
+    sum.Add(usage, sign);
+    if (sum.empty()) sums.erase(ns);
+  }
+}
+
 void SnapshotBuilder::Put(std::shared_ptr<const NodeState> node) {
   ClusterSnapshot::Shard& shard = Mutable(ClusterSnapshot::ShardOf(node->facts.name));
   const std::string& name = node->facts.name;  // lives in *node, which the entry keeps alive
-  auto [it, inserted] = shard.insert_or_assign(name, std::move(node));
-  if (inserted) ++next_.node_count_;
+  auto old = shard.find(name);
+  if (old == shard.end()) {
+    Account(*node, +1);
+    shard.emplace(name, std::move(node));
+    ++next_.node_count_;
+    return;
+  }
+  if (old->second->usage != node->usage) {
+    Account(*old->second, -1);
+    Account(*node, +1);
+  }
+  // The key is a view of the old node's name: replace the entry, not just its value.
+  shard.erase(old);
+  shard.emplace(name, std::move(node));
 }
 
 void SnapshotBuilder::Remove(absl::string_view name) {
   size_t index = ClusterSnapshot::ShardOf(name);
-  if (!next_.shards_[index]->contains(name)) return;
+  auto it = next_.shards_[index]->find(name);
+  if (it == next_.shards_[index]->end()) return;
+  Account(*it->second, -1);
   if (Mutable(index).erase(std::string(name))) --next_.node_count_;
+}
+
+void AddHold(NodeState& state, std::shared_ptr<const PodHold> hold, const Policy& policy) {
+  ApplyPod(state.occupancy, hold->demand, state.supply, hold->gpu_index, +1);
+  QuotaUsage usage = UsageOf(hold->demand, state.facts.labels, policy);
+  if (!usage.empty()) state.usage[hold->namespace_name].Add(usage);
+  state.holds.push_back(std::move(hold));
+}
+
+QuotaUsage TenantUsage(const ClusterSnapshot& snapshot, const Policy& policy,
+                       absl::string_view tenant) {
+  QuotaUsage total;
+  for (const auto& [ns, usage] : snapshot.usage()) {
+    if (ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)).name == tenant) total.Add(usage);
+  }
+  return total;
 }
 
 std::shared_ptr<const NodeState> MakeNodeState(NodeFacts facts, const Catalog& catalog,
@@ -133,10 +180,10 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
       continue;
     }
     if (demand->empty()) continue;
-    auto hold = std::make_shared<PodHold>(
-        PodHold{pod.uid, pod.namespace_name, pod.name, *std::move(demand), RecordedGpuIndex(pod)});
-    ApplyPod(it->second.occupancy, hold->demand, it->second.supply, hold->gpu_index, +1);
-    it->second.holds.push_back(std::move(hold));
+    AddHold(it->second,
+            std::make_shared<PodHold>(PodHold{pod.uid, pod.namespace_name, pod.name,
+                                              *std::move(demand), RecordedGpuIndex(pod)}),
+            policy);
   }
   ClusterSnapshot empty;
   SnapshotBuilder builder(empty);

@@ -19,9 +19,14 @@
 #include "topology/fit.h"
 #include "topology/occupancy.h"
 #include "topology/policy.h"
+#include "topology/quota.h"
 #include "topology/supply.h"
 
 namespace topology {
+
+// Quota units held per namespace. Tenants are resolved from namespaces when asked, so a
+// namespace relabel or a policy change of selectors needs no recount.
+using UsageByNamespace = absl::flat_hash_map<std::string, QuotaUsage>;
 
 struct NodeState {
   NodeFacts facts;
@@ -30,7 +35,11 @@ struct NodeState {
   // The pods `occupancy` adds up, sorted by namespace and name. Shared with the state that
   // recorded them, so keeping them here costs a pointer per pod.
   std::vector<std::shared_ptr<const PodHold>> holds;
+  UsageByNamespace usage;  // what `holds` add up to, in quota units
 };
+
+// Counts `hold` on the node: occupancy, holds (unsorted: SortHolds when done) and usage.
+void AddHold(NodeState& state, std::shared_ptr<const PodHold> hold, const Policy& policy);
 
 // Raw cluster contents, as listed from the API server or read from a cluster file.
 struct ClusterData {
@@ -66,6 +75,8 @@ class ClusterSnapshot {
   }
   const Labels& NamespaceLabels(absl::string_view ns) const;
   const std::shared_ptr<const NamespaceMap>& namespaces() const { return namespaces_; }
+  // Every node's usage summed per namespace, kept up to date as nodes are put and removed.
+  const UsageByNamespace& usage() const { return *usage_; }
 
  private:
   friend class SnapshotBuilder;
@@ -74,6 +85,7 @@ class ClusterSnapshot {
   std::array<std::shared_ptr<const Shard>, kShards> shards_;
   size_t node_count_ = 0;
   std::shared_ptr<const NamespaceMap> namespaces_;
+  std::shared_ptr<const UsageByNamespace> usage_;
 };
 
 // Copy-on-write editing: starts from a snapshot and copies a shard on its first change.
@@ -89,8 +101,11 @@ class SnapshotBuilder {
 
  private:
   ClusterSnapshot::Shard& Mutable(size_t index);
+  // Moves `node`'s usage in or out (sign +1 / -1) of the snapshot's sums.
+  void Account(const NodeState& node, int sign);
   ClusterSnapshot next_;
   std::array<bool, ClusterSnapshot::kShards> copied_{};
+  bool usage_copied_ = false;
 };
 
 // Builds a NodeState: supply from the node's facts, occupancy from `pods` (those bound to it).
@@ -108,6 +123,10 @@ std::optional<int> RecordedGpuIndex(const PodFacts& pod);
 // broken pod must not take the whole cluster view down.
 ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, const Policy& policy,
                               std::vector<std::string>* skipped = nullptr);
+
+// What `tenant` holds across the snapshot: the usage of every namespace resolving to it.
+QuotaUsage TenantUsage(const ClusterSnapshot& snapshot, const Policy& policy,
+                       absl::string_view tenant);
 
 // The per-pod context every node decision shares: tenant, tier, canary flag, scoring override.
 // InvalidArgument for an unknown value of the scheduling-policy annotation.

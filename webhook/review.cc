@@ -12,6 +12,7 @@
 #include "webhook/claim_rules.h"
 #include "webhook/pod_mutation.h"
 #include "webhook/pod_rules.h"
+#include "webhook/quota_rules.h"
 
 namespace webhook {
 namespace {
@@ -149,6 +150,9 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
   const PodView no_old_pod;
   const PodView* old = update ? (old_pod ? &*old_pod : &no_old_pod) : nullptr;
   PodValidation v = ValidatePod(pod, old, policy, tenant, r.namespace_name, ephemeral);
+  if (!update && !ephemeral && r.tenant_held) {
+    CheckTenantQuota(pod, policy, tenant, *r.tenant_held, v.violations, v.warnings);
+  }
   out.warnings = std::move(v.warnings);
   FinishVerdict(v.violations, out);
   return absl::OkStatus();
@@ -265,8 +269,14 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
   // dryRun is deliberately not read: the webhook has no side effects, so a dry run gets the
   // same verdict, warnings and patch as the real request.
 
-  absl::StatusOr<ObjectOutcome> outcome =
-      ReviewObject(r, kind, policy, snapshot.NamespaceLabels(r.namespace_name));
+  const topology::Labels& namespace_labels = snapshot.NamespaceLabels(r.namespace_name);
+  topology::TenantRef tenant = topology::ResolveTenant(policy, r.namespace_name, namespace_labels);
+  topology::QuotaUsage held;
+  if (kind == ReviewKind::kValidate && tenant.tenant && !tenant.tenant->quota.empty()) {
+    held = topology::TenantUsage(snapshot, policy, tenant.name);
+    r.tenant_held = &held;
+  }
+  absl::StatusOr<ObjectOutcome> outcome = ReviewObject(r, kind, policy, namespace_labels);
   if (!outcome.ok()) return BadRequest(outcome.status().message());
   ReviewOutcome out;
   out.allowed = outcome->allowed;
@@ -286,8 +296,6 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
       if (out.name.empty()) out.name = std::string(StringOr(*meta, "generateName"));
     }
   }
-  topology::TenantRef tenant =
-      topology::ResolveTenant(policy, r.namespace_name, snapshot.NamespaceLabels(r.namespace_name));
   out.tenant = tenant.name;
   out.tier = tenant.tier ? tenant.tier->name : "";
   return out;

@@ -32,6 +32,7 @@
 #include "common/json.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
+#include "topology/quota.h"
 #include "topology/snapshot.h"
 #include "webhook/json_patch.h"
 
@@ -74,6 +75,9 @@ struct ObjectRequest {
   std::string operation = "CREATE";
   std::string sub_resource;
   std::string namespace_name;
+  // What the object's tenant holds now (topology::TenantUsage), for its quota; null when not
+  // known (then quotas are left to the scheduler extender).
+  const topology::QuotaUsage* tenant_held = nullptr;
 };
 
 struct ObjectOutcome {

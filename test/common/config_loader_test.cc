@@ -2,7 +2,9 @@
 // InvalidArgument naming the YAML path, so a bad reload is refused with a useful message.
 #include "common/config_loader.h"
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -132,6 +134,46 @@ TEST(LoadPolicyTest, ValidVariants) {
                     "tenants:\n  - name: a\n    tier: trusted\n    namespaces: [a]\n"
                     "    limits: {gpuMemoryPerPod: 1G}\n"),
        [](const Policy& p) { EXPECT_EQ(p.tenants[0].limits.gpu_memory_mib_per_pod, 954); }},
+      {"quota with every key",
+       absl::StrCat(kTiers,
+                    "tenants:\n  - name: a\n    tier: trusted\n    namespaces: [a]\n"
+                    "    quota:\n"
+                    "      gpus: 4\n"
+                    "      migInstances: {3g.40gb: 2, 1g.10gb.me: 1, 1g.5gb+me: 0}\n"
+                    "      migComputeSlices: 14\n"
+                    "      sharedReplicas: 8\n"
+                    "      gpuMemory: 160Gi\n"
+                    "      gpuPods: 1000000\n"),
+       [](const Policy& p) {
+         const topology::TenantQuota& q = p.tenants[0].quota;
+         EXPECT_EQ(q.gpus, 4);
+         // Stored under the nvidia-smi name, whichever form the policy used.
+         EXPECT_EQ(q.mig_instances, (std::map<std::string, int64_t, std::less<>>{
+                                        {"1g.10gb+me", 1}, {"1g.5gb+me", 0}, {"3g.40gb", 2}}));
+         EXPECT_EQ(q.mig_compute_slices, 14);
+         EXPECT_EQ(q.shared_replicas, 8);
+         EXPECT_EQ(q.gpu_memory_mib, 163840);
+         EXPECT_EQ(q.gpu_pods, 1000000);
+         EXPECT_FALSE(q.empty());
+       }},
+      {"empty quota is no limit",
+       absl::StrCat(kTiers,
+                    "tenants:\n  - name: a\n    tier: trusted\n    namespaces: [a]\n"
+                    "    quota: {}\n"),
+       [](const Policy& p) { EXPECT_TRUE(p.tenants[0].quota.empty()); }},
+      {"quota enforced at admission", absl::StrCat(kTiers, "quotaEnforcement: admission\n"),
+       [](const Policy& p) {
+         EXPECT_EQ(p.quota_enforcement, topology::QuotaEnforcement::kAdmission);
+       }},
+      {"quota enforced at scheduling by default", std::string(kTiers),
+       [](const Policy& p) {
+         EXPECT_EQ(p.quota_enforcement, topology::QuotaEnforcement::kScheduling);
+       }},
+      {"zero quota is a limit",
+       absl::StrCat(kTiers,
+                    "tenants:\n  - name: a\n    tier: trusted\n    namespaces: [a]\n"
+                    "    quota: {gpus: 0}\n"),
+       [](const Policy& p) { EXPECT_EQ(p.tenants[0].quota.gpus, 0); }},
       {"JSON policy", R"({"tiers":[{"name":"t","modes":["mig"]}],"unknownTenant":"t"})",
        [](const Policy& p) {
          ASSERT_EQ(p.tiers.size(), 1u);
@@ -214,6 +256,54 @@ TEST(LoadPolicyTest, ErrorsNameTheYamlPath) {
       {"replicas not an integer",
        absl::StrCat(kTiers, "tenants:\n", tenant_a, "    limits: {sharedReplicasPerPod: one}\n"),
        "tenants[0].limits.sharedReplicasPerPod: expected an integer"},
+      {"unknown quota enforcement", absl::StrCat(kTiers, "quotaEnforcement: binding\n"),
+       "quotaEnforcement: must be scheduling or admission, got \"binding\""},
+      {"unknown field in quota",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {gpu: 1}\n"),
+       "tenants[0].quota.gpu: unknown field"},
+      {"negative gpus in quota",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {gpus: -1}\n"),
+       "tenants[0].quota.gpus: expected an integer from 0 to 1000000"},
+      {"gpus in quota over the bound",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {gpus: 1000001}\n"),
+       "tenants[0].quota.gpus: expected an integer from 0 to 1000000"},
+      {"negative compute slices in quota",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {migComputeSlices: -7}\n"),
+       "tenants[0].quota.migComputeSlices: expected an integer from 0 to 1000000"},
+      {"shared replicas in quota over the bound",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {sharedReplicas: 2000000}\n"),
+       "tenants[0].quota.sharedReplicas: expected an integer from 0 to 1000000"},
+      {"gpu pods in quota not an integer",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {gpuPods: 1.5}\n"),
+       "tenants[0].quota.gpuPods: expected an integer from 0 to 1000000"},
+      {"unknown MIG profile in quota",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {migInstances: {3g.41gb: 1}}\n"),
+       "tenants[0].quota.migInstances.3g.41gb: unknown MIG profile \"3g.41gb\""},
+      {"MIG instance count not an integer",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {migInstances: {3g.40gb: two}}\n"),
+       "tenants[0].quota.migInstances.3g.40gb: expected an integer from 0 to 1000000"},
+      {"negative MIG instance count",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {migInstances: {1g.10gb: -1}}\n"),
+       "tenants[0].quota.migInstances.1g.10gb: expected an integer from 0 to 1000000"},
+      {"MIG instance count null",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {migInstances: {1g.10gb: null}}\n"),
+       "tenants[0].quota.migInstances.1g.10gb: expected an integer from 0 to 1000000"},
+      {"MIG profile given by name and by resource suffix",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a,
+                    "    quota: {migInstances: {1g.10gb+me: 1, 1g.10gb.me: 2}}\n"),
+       "tenants[0].quota.migInstances.1g.10gb.me: MIG profile \"1g.10gb+me\" given twice"},
+      {"migInstances not a mapping",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {migInstances: [3g.40gb]}\n"),
+       "tenants[0].quota.migInstances: expected a mapping"},
+      {"bad quantity in quota",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {gpuMemory: 40GB}\n"),
+       "tenants[0].quota.gpuMemory: quantity \"40GB\" is not a valid Kubernetes quantity: "
+       "unknown suffix \"GB\""},
+      {"number instead of a quantity in quota",
+       absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: {gpuMemory: 40}\n"),
+       "tenants[0].quota.gpuMemory: expected a quantity such as \"40Gi\""},
+      {"quota not a mapping", absl::StrCat(kTiers, "tenants:\n", tenant_a, "    quota: 4\n"),
+       "tenants[0].quota: expected a mapping"},
       {"scoring neither binpack nor spread", "scoring: random\n",
        "scoring: must be binpack or spread, got \"random\""},
       {"unknownTenant names a missing tier", absl::StrCat(kTiers, "unknownTenant: guest\n"),

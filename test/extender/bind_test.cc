@@ -47,7 +47,11 @@ class FakeBackend : public BindBackend {
     absl::StatusOr<topology::PodContext> ctx = topology::MakePodContext(
         pod, *state_.policy, state_.snapshot->NamespaceLabels(pod.namespace_name));
     if (!ctx.ok()) return ctx.status();
-    return topology::Place(*demand, *ctx, node, n->supply, n->occupancy);
+    topology::QuotaUsage held;
+    if (ctx->tenant.tenant) {
+      held = topology::TenantUsage(*state_.snapshot, *state_.policy, ctx->tenant.name);
+    }
+    return topology::Place(*demand, *ctx, *n, held);
   }
   void Forget(const std::string& uid) override { steps.push_back("forget " + uid); }
   absl::Status PostBinding(const common::BindingArgs& args,

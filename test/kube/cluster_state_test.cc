@@ -3,10 +3,12 @@
 #include "kube/cluster_state.h"
 
 #include <atomic>
+#include <map>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
 #include "gtest/gtest.h"
@@ -225,62 +227,74 @@ TEST_F(ClusterStateTest, FiftyConcurrentBindsForThreeSlices) {
   EXPECT_TRUE(state_.OccupancyConsistent());
 }
 
-// Property: after any sequence of binds, watch events, deletes and relists, the incremental
-// occupancy equals a recomputation from scratch and never exceeds capacity.
-TEST_F(ClusterStateTest, RandomEventSequencesKeepOccupancyExact) {
-  std::mt19937 rng(7);
+// Drives `state` through `steps` random events over four MIG nodes (7 3g.40gb slices): pending
+// pods of two namespaces seen by the watch, binds (assume, then the POST fails or lands and the
+// watch reports it, sometimes late), deletes, finishes and full relists. `check` runs after each.
+void RandomEvents(ClusterState& state, std::mt19937& rng, int steps,
+                  absl::FunctionRef<void(int step)> check) {
   std::vector<std::string> nodes = {"n0", "n1", "n2", "n3"};
-  state_.ReplaceNodes({MigNode("n0", 2), MigNode("n1", 2), MigNode("n2", 1), MigNode("n3", 2)});
-  state_.ReplacePods({});
+  state.ReplaceNodes({MigNode("n0", 2), MigNode("n1", 2), MigNode("n2", 1), MigNode("n3", 2)});
+  state.ReplacePods({});
   std::map<std::string, PodFacts> live;  // what the API server holds
-  for (int step = 0; step < 3000; ++step) {
+  for (int step = 0; step < steps; ++step) {
     std::string uid = absl::StrCat("u", rng() % 40);
     std::string node = nodes[rng() % nodes.size()];
     switch (rng() % 5) {
       case 0: {  // a new pending pod seen by the watch
         PodFacts p = MigPod(uid, "", rng() % 2 ? "3g.40gb" : "1g.10gb");
+        if (rng() % 3 == 0) p.namespace_name = "other";
         live[uid] = p;
-        state_.UpsertPod(p);
+        state.UpsertPod(p);
         break;
       }
       case 1: {  // bind: assume, then the API server binds it and the watch reports it
         auto it = live.find(uid);
         if (it == live.end() || !it->second.node_name.empty()) break;
-        if (Placed(state_.Assume(it->second, node,
-                                 std::chrono::steady_clock::now() + std::chrono::hours(1)))) {
+        if (Placed(state.Assume(it->second, node,
+                                std::chrono::steady_clock::now() + std::chrono::hours(1)))) {
           if (rng() % 5 == 0) {  // the Binding POST failed: bind forgets the assumption
-            state_.Forget(uid);
+            state.Forget(uid);
             break;
           }
           it->second.node_name = node;
           it->second.phase = "Running";
-          if (rng() % 3) state_.UpsertPod(it->second);  // sometimes the watch lags
+          if (rng() % 3) state.UpsertPod(it->second);  // sometimes the watch lags
         }
         break;
       }
       case 2:  // delete
         live.erase(uid);
-        state_.DeletePod(uid);
+        state.DeletePod(uid);
         break;
       case 3: {  // finish
         auto it = live.find(uid);
         if (it == live.end() || it->second.node_name.empty()) break;
         it->second.phase = "Succeeded";
-        state_.UpsertPod(it->second);
+        state.UpsertPod(it->second);
         break;
       }
       case 4: {  // a full relist
         if (rng() % 10) break;
         std::vector<PodFacts> all;
         for (const auto& [k, p] : live) all.push_back(p);
-        state_.ReplacePods(all);
+        state.ReplacePods(all);
         break;
       }
     }
+    check(step);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+// Property: after any sequence of binds, watch events, deletes and relists, the incremental
+// occupancy equals a recomputation from scratch and never exceeds capacity.
+TEST_F(ClusterStateTest, RandomEventSequencesKeepOccupancyExact) {
+  std::mt19937 rng(7);
+  RandomEvents(state_, rng, 3000, [&](int step) {
     if (step % 50 == 0) {
       ASSERT_TRUE(state_.OccupancyConsistent()) << "step " << step;
     }
-  }
+  });
   ASSERT_TRUE(state_.OccupancyConsistent());
   std::shared_ptr<const topology::ModelState> s = state_.Current();
   s->snapshot->ForEachNode([](const topology::NodeState& n) {
@@ -288,6 +302,42 @@ TEST_F(ClusterStateTest, RandomEventSequencesKeepOccupancyExact) {
       EXPECT_LE(n.occupancy.Used(r.name), r.allocatable) << n.facts.name << " " << r.name;
     }
   });
+}
+
+// Property: binds never take a tenant above its quota, whatever the order of binds, deletes,
+// finishes and relists, and the snapshot's per-namespace sums equal a recount of the holds.
+TEST_F(ClusterStateTest, RandomEventSequencesNeverTakeATenantAboveItsQuota) {
+  auto policy = std::make_shared<topology::Policy>(topology::Policy::AllowAll());
+  topology::Tenant team;
+  team.name = "team";
+  team.tier = "default";
+  team.namespaces = {"team"};
+  team.quota.mig_instances = {{"3g.40gb", 3}};
+  team.quota.mig_compute_slices = 10;
+  team.quota.gpu_pods = 6;
+  policy->tenants.push_back(team);
+  state_.SetPolicy(policy);
+  std::mt19937 rng(11);
+  int at_quota_steps = 0;
+  RandomEvents(state_, rng, 4000, [&](int step) {
+    std::shared_ptr<const topology::ModelState> s = state_.Current();
+    topology::QuotaUsage held = topology::TenantUsage(*s->snapshot, *s->policy, "team");
+    auto three_g = held.mig_instances.find("3g.40gb");
+    int64_t slices_3g = three_g == held.mig_instances.end() ? 0 : three_g->second;
+    ASSERT_LE(slices_3g, 3) << "step " << step;
+    ASSERT_LE(held.mig_compute_slices, 10) << "step " << step;
+    ASSERT_LE(held.gpu_pods, 6) << "step " << step;
+    at_quota_steps += slices_3g == 3 || held.gpu_pods == 6;
+    topology::UsageByNamespace recount;
+    s->snapshot->ForEachNode([&](const topology::NodeState& n) {
+      for (const auto& hold : n.holds) {
+        recount[hold->namespace_name].Add(
+            topology::UsageOf(hold->demand, n.facts.labels, *s->policy));
+      }
+    });
+    ASSERT_EQ(s->snapshot->usage(), recount) << "step " << step;
+  });
+  EXPECT_GT(at_quota_steps, 100) << "the sequence must actually reach the quota";
 }
 
 }  // namespace

@@ -104,31 +104,6 @@ std::string BindError(ServeProcess& serve, const std::string& pod, const std::st
   return std::string(common::StringOr(ParseOrDie(r.body), "Error"));
 }
 
-std::string Kubeconfig(const FakeApiServer& api, const std::string& user) {
-  return absl::StrCat(R"(apiVersion: v1
-kind: Config
-current-context: emulator
-clusters:
-- name: emulator
-  cluster:
-    server: )",
-                      api.url(), R"(
-    certificate-authority-data: )",
-                      absl::Base64Escape(ReadWhole(api.ca_file())), R"(
-users:
-- name: tester
-  user:
-)",
-                      user, R"(
-contexts:
-- name: emulator
-  context:
-    cluster: emulator
-    user: tester
-    namespace: gpu-system
-)");
-}
-
 class ServeLiveTest : public ::testing::Test {
  protected:
   void StartApi(testing_support::FakeApiServerOptions options = {}) {
@@ -142,7 +117,7 @@ class ServeLiveTest : public ::testing::Test {
   }
   void StartServe(const std::string& user, const std::vector<std::string>& extra = {}) {
     std::string kubeconfig = dir_.File("kubeconfig");
-    std::ofstream(kubeconfig) << Kubeconfig(*api_, user);
+    std::ofstream(kubeconfig) << api_->Kubeconfig(user);
     std::vector<std::string> args = {
         "--kubeconfig",   kubeconfig,
         "--policy",       std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml",
@@ -306,7 +281,7 @@ TEST_F(ServeLiveTest, TenantMetricsAllocationsAndAuditFollowBindsAndDeletes) {
 TEST_F(ServeLiveTest, OnlyTheLeaderBindsAndAShutdownHandsOver) {
   StartApi();
   std::string kubeconfig = dir_.File("kubeconfig");
-  std::ofstream(kubeconfig) << Kubeconfig(*api_, "    token: test-token");
+  std::ofstream(kubeconfig) << api_->Kubeconfig("    token: test-token");
   auto start = [&](const std::string& identity) {
     absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start(
         {"--kubeconfig", kubeconfig, "--policy",

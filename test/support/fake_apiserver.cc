@@ -19,6 +19,7 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "test/support/apiserver_objects.h"
 #include "test/support/apiserver_server.h"
@@ -47,6 +48,34 @@ const std::string& FakeApiServer::cert_dir() const { return impl_->cert_dir_; }
 std::string FakeApiServer::ca_file() const { return impl_->cert_dir_ + "/ca.crt"; }
 std::string FakeApiServer::client_cert_file() const { return impl_->cert_dir_ + "/client.crt"; }
 std::string FakeApiServer::client_key_file() const { return impl_->cert_dir_ + "/client.key"; }
+
+std::string FakeApiServer::Kubeconfig(const std::string& user_yaml) const {
+  std::ifstream ca(ca_file(), std::ios::binary);
+  std::stringstream pem;
+  pem << ca.rdbuf();
+  return absl::StrCat(R"(apiVersion: v1
+kind: Config
+current-context: emulator
+clusters:
+- name: emulator
+  cluster:
+    server: )",
+                      url(), R"(
+    certificate-authority-data: )",
+                      absl::Base64Escape(pem.str()), R"(
+users:
+- name: tester
+  user:
+)",
+                      user_yaml, R"(
+contexts:
+- name: emulator
+  context:
+    cluster: emulator
+    user: tester
+    namespace: gpu-system
+)");
+}
 
 absl::Status FakeApiServer::Load(absl::string_view json) {
   std::lock_guard<std::mutex> lock(impl_->mu_);

@@ -96,6 +96,9 @@ class FakeApiServer {
   std::string ca_file() const;           // CA that signed the serving and client certificates
   std::string client_cert_file() const;  // for Options::require_client_cert
   std::string client_key_file() const;
+  // A kubeconfig for this server (CA inlined, namespace gpu-system) whose user entry is
+  // `user_yaml`, indented as under `user:`, e.g. "    token: test-token".
+  std::string Kubeconfig(const std::string& user_yaml) const;
 
   // ---- Objects. The resourceVersion starts at 1 (as etcd's revision); each change bumps it and
   // records the watch event (ADDED / MODIFIED / DELETED) a real apiserver would send. Objects are

@@ -332,7 +332,7 @@ TEST_F(FitTest, ResultsCarryRuleResourceAndCounts) {
 // Every rule has its own code: metrics label rejections by it.
 TEST(RuleCodeTest, CodesAreDistinct) {
   std::set<absl::string_view> codes;
-  for (int r = 0; r <= static_cast<int>(Rule::kUnknownNode); ++r) {
+  for (int r = 0; r <= static_cast<int>(Rule::kTenantQuota); ++r) {
     EXPECT_TRUE(codes.insert(RuleCode(static_cast<Rule>(r))).second) << r;
   }
   EXPECT_EQ(RuleCode(Rule::kTierPool), "tier-pool");

@@ -9,11 +9,22 @@ namespace topology {
 namespace {
 
 using namespace testing_fleet;  // NOLINT: the fixture's small vocabulary
-using PlaceTest = FleetTest;
+
+class PlaceTest : public FleetTest {
+ protected:
+  // The fixture's node `kind` as the snapshot would hold it, named `name`.
+  NodeState At(const std::string& name, const std::string& kind, NodeOccupancy occupancy) {
+    NodeState state;
+    state.facts.name = name;
+    state.supply = Supply(kind);
+    state.occupancy = std::move(occupancy);
+    return state;
+  }
+};
 
 TEST_F(PlaceTest, MigPodTakesItsProfile) {
-  PlaceOutcome o = Place(Demand({{"nvidia.com/mig-3g.40gb", 1}}), Context(policy_, "acme"), "gpu-1",
-                         Supply("mig"), Used({{"nvidia.com/mig-3g.40gb", 1}}));
+  PlaceOutcome o = Place(Demand({{"nvidia.com/mig-3g.40gb", 1}}), Context(policy_, "acme"),
+                         At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 1}})), {});
   ASSERT_TRUE(o.placed()) << o.reason;
   EXPECT_EQ(o.reason, "");
   EXPECT_EQ(o.placement.node, "gpu-1");
@@ -27,8 +38,8 @@ TEST_F(PlaceTest, MigPodTakesItsProfile) {
 TEST_F(PlaceTest, SharedPodIsPromisedTheFullestGpuWithRoom) {
   // GPU 0 has 16,960 MiB left, GPU 1 has 36,864: the best fit for 16 GiB is GPU 0.
   PlaceOutcome o =
-      Place(Demand({{"nvidia.com/gpu.shared", 1}}, 16384), Context(policy_, "research"), "ts-1",
-            Supply("ts"), Used({{"nvidia.com/gpu.shared", 2}}, {{0, 24000}, {1, 4096}}));
+      Place(Demand({{"nvidia.com/gpu.shared", 1}}, 16384), Context(policy_, "research"),
+            At("ts-1", "ts", Used({{"nvidia.com/gpu.shared", 2}}, {{0, 24000}, {1, 4096}})), {});
   ASSERT_TRUE(o.placed()) << o.reason;
   EXPECT_EQ(o.placement.gpu_index, 0);
   EXPECT_EQ(o.placement.mig_profile, "");
@@ -36,7 +47,7 @@ TEST_F(PlaceTest, SharedPodIsPromisedTheFullestGpuWithRoom) {
 
 TEST_F(PlaceTest, NoLongerFittingIsAVerdictWithItsReason) {
   PlaceOutcome full = Place(Demand({{"nvidia.com/mig-3g.40gb", 1}}), Context(policy_, "acme"),
-                            "gpu-1", Supply("mig"), Used({{"nvidia.com/mig-3g.40gb", 2}}));
+                            At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 2}})), {});
   EXPECT_FALSE(full.placed());
   EXPECT_EQ(full.verdict, Verdict::kUnschedulable);
   EXPECT_EQ(full.rule, Rule::kExhausted);
@@ -44,16 +55,44 @@ TEST_F(PlaceTest, NoLongerFittingIsAVerdictWithItsReason) {
   EXPECT_EQ(full.placement.tenant, "acme");  // who it was for, for the audit record
 
   PlaceOutcome wrong_pool = Place(Demand({{"nvidia.com/gpu.shared", 1}}), Context(policy_, "acme"),
-                                  "ts-1", Supply("ts"), {});
+                                  At("ts-1", "ts", {}), {});
   EXPECT_EQ(wrong_pool.verdict, Verdict::kUnresolvable);
   EXPECT_EQ(wrong_pool.reason, "pool gpu-timeslice (timeslice) is not allowed for tier untrusted");
 }
 
 TEST_F(PlaceTest, PodWithoutGpuDemandIsPlacedAsIs) {
-  PlaceOutcome o = Place(GpuDemand{}, Context(policy_, "acme"), "cpu-1", Supply("cpu"), {});
+  PlaceOutcome o = Place(GpuDemand{}, Context(policy_, "acme"), At("cpu-1", "cpu", {}), {});
   EXPECT_TRUE(o.placed());
   EXPECT_EQ(o.placement.node, "cpu-1");
   EXPECT_EQ(o.placement.mig_profile, "");
+}
+
+// The quota is checked after the fit, against what the tenant holds: at quota the pod is refused
+// as unresolvable (no preemption can make room in the tenant's own budget), under it it is placed.
+TEST_F(PlaceTest, TenantQuotaIsCheckedAgainstItsHoldings) {
+  Policy policy = policy_;
+  for (Tenant& t : policy.tenants) {
+    if (t.name == "acme") t.quota.mig_instances = {{"3g.40gb", 2}};
+  }
+  const GpuDemand one = Demand({{"nvidia.com/mig-3g.40gb", 1}});
+  QuotaUsage held;
+  held.mig_instances = {{"3g.40gb", 2}};
+  PlaceOutcome at = Place(one, Context(policy, "acme"), At("gpu-1", "mig", {}), held);
+  EXPECT_FALSE(at.placed());
+  EXPECT_EQ(at.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(at.rule, Rule::kTenantQuota);
+  EXPECT_EQ(at.reason, "tenant acme quota: nvidia.com/mig-3g.40gb 2 of 2 held, 1 requested");
+
+  held.mig_instances = {{"3g.40gb", 1}};
+  PlaceOutcome under = Place(one, Context(policy, "acme"), At("gpu-1", "mig", {}), held);
+  EXPECT_TRUE(under.placed()) << under.reason;
+  EXPECT_EQ(under.placement.mig_profile, "3g.40gb");
+
+  // A node that does not fit says so first: its reason is the one that can change by waiting.
+  held.mig_instances = {{"3g.40gb", 2}};
+  PlaceOutcome full = Place(one, Context(policy, "acme"),
+                            At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 2}})), held);
+  EXPECT_EQ(full.rule, Rule::kExhausted);
 }
 
 }  // namespace

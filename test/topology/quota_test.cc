@@ -190,7 +190,24 @@ TEST(CheckQuotaTest, TheVerdictCarriesHeldRequestedAndQuota) {
   TenantQuota quota;
   quota.mig_instances = {{"1g.10gb", 4}, {"3g.40gb", 2}};
   QuotaVerdict v = CheckQuota(quota, Mig({{"3g.40gb", 2}}), Mig({{"3g.40gb", 1}}));
-  EXPECT_EQ(v, (QuotaVerdict{false, "nvidia.com/mig-3g.40gb", false, 2, 1, 2}));
+  EXPECT_EQ(v, (QuotaVerdict{false, QuotaItem::kMigInstances, "3g.40gb", 2, 1, 2}));
+  FitResult fit = QuotaRejection("acme", v);
+  EXPECT_EQ(fit.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(fit.code(), "tenant-quota");
+  EXPECT_EQ(fit.Reason(), "tenant acme quota: nvidia.com/mig-3g.40gb 2 of 2 held, 1 requested");
+}
+
+TEST(QuotaUsageTest, RemovingWhatWasAddedRestoresAnEqualValue) {
+  QuotaUsage total = Gpus(2);
+  QuotaUsage pod = Mig({{"3g.40gb", 1}, {"1g.10gb", 2}});
+  pod.gpu_memory_mib = 4096;
+  total.Add(pod);
+  EXPECT_EQ(total.mig_instances.at("1g.10gb"), 2);
+  total.Add(pod, -1);
+  EXPECT_EQ(total, Gpus(2));
+  EXPECT_TRUE(total.mig_instances.empty());
+  total.Add(Gpus(2), -1);
+  EXPECT_TRUE(total.empty());
 }
 
 }  // namespace
