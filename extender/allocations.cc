@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -123,6 +124,10 @@ std::vector<TenantAllocation> Allocations(const topology::ModelState& state) {
     a.tenant = t.name;
     const topology::Tier* tier = policy.FindTier(t.tier);
     a.tier = tier ? tier->name : "";
+    if (!t.quota.empty()) {
+      a.quota =
+          topology::QuotaLines(t.quota, topology::TenantUsage(*state.snapshot, policy, t.name));
+    }
   }
   // Every MIG profile the fleet offers, so a tenant's series read 0 rather than vanish.
   std::set<std::string> fleet_profiles;
@@ -198,6 +203,22 @@ void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations, std::
       absl::StrAppend(&out, g.name, "{", labels(a), "} ", a.held.*g.field, "\n");
     }
   }
+  // Quota units are the quota's own (declared GPU memory, MIG compute slices), so use has its
+  // own series beside the limit rather than borrowing the held gauges above.
+  for (auto [name, help, limit] :
+       {std::tuple{"gpu_tenancy_tenant_quota",
+                   "A tenant's quota per item (policy tenants[].quota).", true},
+        std::tuple{"gpu_tenancy_tenant_quota_used",
+                   "What a tenant's bound and assumed pods use of each quota item, in its units.",
+                   false}}) {
+    header(name, help);
+    for (const TenantAllocation& a : allocations) {
+      for (const topology::QuotaLine& q : a.quota) {
+        absl::StrAppend(&out, name, "{tenant=\"", EscapeLabelValue(a.tenant), "\",resource=\"",
+                        EscapeLabelValue(q.resource), "\"} ", limit ? q.quota : q.used, "\n");
+      }
+    }
+  }
 }
 
 std::string AllocationsJson(const topology::ModelState& state,
@@ -219,6 +240,21 @@ std::string AllocationsJson(const topology::ModelState& state,
     }
     w.Key("held");
     WriteHeld(w, a.held);
+    if (!a.quota.empty()) {
+      w.Key("quota");  // [{"resource": "nvidia.com/gpu", "quota": 3, "used": 2}, ...]
+      w.StartArray();
+      for (const topology::QuotaLine& q : a.quota) {
+        w.StartObject();
+        w.Key("resource");
+        String(w, q.resource);
+        w.Key("quota");
+        w.Int64(q.quota);
+        w.Key("used");
+        w.Int64(q.used);
+        w.EndObject();
+      }
+      w.EndArray();
+    }
     w.Key("nodes");
     w.StartArray();
     for (const NodeAllocation& n : a.nodes) {

@@ -1,8 +1,9 @@
 // Who holds what: the pods each node's occupancy adds up (NodeState::holds), grouped by the
 // tenant their namespace resolves to. Two views of one walk over an immutable snapshot:
 //   - Prometheus gauges per tenant and tier (MIG instances per profile, shared replicas, whole
-//     GPUs, GPU memory, pods). Labels are tenant, tier and profile names only, never pod names,
-//     so cardinality is bounded by the policy and the catalog;
+//     GPUs, GPU memory, pods), and per tenant its quota and what is used of it. Labels are tenant,
+//     tier and profile names only, never pod names, so cardinality is bounded by the policy and the
+//     catalog;
 //   - the JSON inventory served at GET /debug/allocations: tenant -> node -> pods, with the
 //     devices, MIG profile, shared GPU index and memory of each.
 // Both are computed from the same records the scheduler decides on, so they cannot disagree
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "topology/occupancy.h"
+#include "topology/quota.h"
 #include "topology/snapshot.h"
 
 namespace extender {
@@ -41,6 +43,8 @@ struct TenantAllocation {
   std::string tenant;  // "unknown" for namespaces no tenant claims
   std::string tier;    // empty when the policy denies the tenant GPUs
   Held held;
+  // The tenant's quota items with what is used of each, in quota units (empty: no quota).
+  std::vector<topology::QuotaLine> quota;
   std::vector<NodeAllocation> nodes;  // sorted by node name
 };
 

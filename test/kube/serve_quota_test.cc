@@ -1,7 +1,8 @@
 // Tenant quotas through the real binary, live against the kube-apiserver emulation over HTTPS:
 // filter's golden replies for a tenant under its quota and at it (every candidate unresolvable
 // with the one quota reason, other tenants unaffected), bind refusing before any Binding POST,
-// and 50 binds racing for a tenant with `gpus: 3` placing exactly 3.
+// admission's warning, use next to quota in /metrics and /debug/allocations, and 50 binds racing
+// for a tenant with `gpus: 3` placing exactly 3.
 #include <barrier>
 #include <fstream>
 #include <iterator>
@@ -26,6 +27,7 @@ using namespace std::chrono_literals;
 using testing_support::FakeApiServer;
 using testing_support::ParseOrDie;
 using testing_support::Resource;
+using testing_support::SampleValue;
 using testing_support::ServeProcess;
 using testing_support::TempDir;
 
@@ -201,6 +203,48 @@ TEST_F(ServeQuotaTest, AtQuotaEveryCandidateIsUnresolvableWithTheQuotaReason) {
     audited = true;
   }
   EXPECT_TRUE(audited);
+
+  // Admission says the same where the user sees it: kubectl prints the warning.
+  ServeProcess::Response review = serve_->Post(
+      "/webhook/validate",
+      absl::StrCat(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{)"
+                   R"("uid":"0d5c3a2e-0000-4000-8000-0000000000q2","operation":"CREATE",)"
+                   R"("kind":{"group":"","version":"v1","kind":"Pod"},"namespace":"acme",)"
+                   R"("object":)",
+                   PodJson("acme", "q3", "nvidia.com/mig-3g.40gb"), "}}"));
+  ASSERT_EQ(review.status, 200) << review.body;
+  rapidjson::Document reply = ParseOrDie(review.body);
+  EXPECT_TRUE(reply["response"]["allowed"].GetBool()) << review.body;
+  ASSERT_TRUE(reply["response"].HasMember("warnings")) << review.body;
+  EXPECT_EQ(std::string(reply["response"]["warnings"][0].GetString()),
+            "tenant acme quota: nvidia.com/mig-3g.40gb 1 of 1 held, 1 requested; the pod will "
+            "stay Pending until the tenant's other GPU pods release enough");
+
+  // Use next to quota, in /metrics and in the allocation inventory.
+  std::string metrics = serve_->Get("/metrics").body;
+  EXPECT_EQ(testing_support::PromtoolProblems(metrics), "");
+  auto series = [](const char* name, const char* resource) {
+    return absl::StrCat(name, R"({tenant="acme",resource=")", resource, R"("})");
+  };
+  EXPECT_EQ(SampleValue(metrics, series("gpu_tenancy_tenant_quota", "nvidia.com/mig-3g.40gb")), 1);
+  EXPECT_EQ(SampleValue(metrics, series("gpu_tenancy_tenant_quota_used", "nvidia.com/mig-3g.40gb")),
+            1);
+  EXPECT_EQ(SampleValue(metrics, series("gpu_tenancy_tenant_quota", "nvidia.com/gpu")), 3);
+  EXPECT_EQ(SampleValue(metrics, series("gpu_tenancy_tenant_quota_used", "nvidia.com/gpu")), 0);
+  EXPECT_FALSE(absl::StrContains(metrics, R"(gpu_tenancy_tenant_quota{tenant="bank")"))
+      << "a tenant without a quota has no quota series";
+  rapidjson::Document inventory = ParseOrDie(serve_->Get("/debug/allocations").body);
+  bool listed = false;
+  for (const auto& t : inventory["tenants"].GetArray()) {
+    if (std::string(t["tenant"].GetString()) != "acme") continue;
+    ASSERT_TRUE(t.HasMember("quota"));
+    ASSERT_EQ(t["quota"].Size(), 2u);
+    EXPECT_EQ(std::string(t["quota"][1]["resource"].GetString()), "nvidia.com/mig-3g.40gb");
+    EXPECT_EQ(t["quota"][1]["quota"].GetInt(), 1);
+    EXPECT_EQ(t["quota"][1]["used"].GetInt(), 1);
+    listed = true;
+  }
+  EXPECT_TRUE(listed);
 
   // Another tenant is not limited by acme's quota.
   ServeProcess::Response other =

@@ -210,5 +210,27 @@ TEST(QuotaUsageTest, RemovingWhatWasAddedRestoresAnEqualValue) {
   EXPECT_TRUE(total.empty());
 }
 
+TEST(QuotaLinesTest, ListOnlyTheItemsTheQuotaSetsInFieldOrder) {
+  TenantQuota quota;
+  quota.gpu_pods = 10;
+  quota.gpus = 3;
+  quota.mig_instances = {{"3g.40gb", 2}, {"1g.10gb", 4}};
+  quota.gpu_memory_mib = 160 * 1024;
+  QuotaUsage used = Mig({{"3g.40gb", 1}});
+  used.gpu_memory_mib = 40 * 1024;
+  used.gpu_pods = 1;
+  std::vector<QuotaLine> lines = QuotaLines(quota, used);
+  ASSERT_EQ(lines.size(), 5u);
+  auto line = [](const QuotaLine& l) {
+    return l.resource + " " + std::to_string(l.used) + "/" + std::to_string(l.quota);
+  };
+  EXPECT_EQ(line(lines[0]), "nvidia.com/gpu 0/3");
+  EXPECT_EQ(line(lines[1]), "nvidia.com/mig-1g.10gb 0/4");
+  EXPECT_EQ(line(lines[2]), "nvidia.com/mig-3g.40gb 1/2");
+  EXPECT_EQ(line(lines[3]), "gpu-memory-mib 40960/163840");
+  EXPECT_EQ(line(lines[4]), "gpu-pods 1/10");
+  EXPECT_TRUE(QuotaLines(TenantQuota{}, used).empty());
+}
+
 }  // namespace
 }  // namespace topology
