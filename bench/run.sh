@@ -62,7 +62,7 @@ open(sys.argv[2], "w").write("\n".join(rows) + "\n")
 decision = []
 for name, b in by_name.items():
     head, _, args = name.partition("/")
-    if head in ("BM_ExtenderFilter", "BM_ExtenderPrioritize"):
+    if head in ("BM_ExtenderFilter", "BM_ExtenderFilterWithQuota", "BM_ExtenderPrioritize"):
         base = by_name.get(f"BM_ExtenderParseOnly/{args}")
     elif head == "BM_WebhookReview":
         base = by_name.get("BM_WebhookParseOnly")

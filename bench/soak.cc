@@ -189,7 +189,8 @@ void PrintReport(const Shared& s, double elapsed, double warmup, const RssGrowth
   std::printf("  %-32s %10llu %8llu\n", "total", static_cast<unsigned long long>(total),
               static_cast<unsigned long long>(s.stats.TotalErrors()));
   std::printf(
-      "  outcomes: bound %llu, deleted %llu, bind refused: node filled up meanwhile %llu, stale "
+      "  outcomes: bound %llu, deleted %llu, bind refused: node or quota filled up meanwhile %llu, "
+      "stale "
       "%llu; "
       "fits nowhere %llu, "
       "validate denied %llu, mutate patched %llu; audit log %zu lines\n",

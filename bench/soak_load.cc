@@ -166,7 +166,10 @@ BindOutcome Bind(httplib::SSLClient& client, Shared& s, const std::string& ns,
     s.stats.bound++;
     return BindOutcome::kBound;
   }
-  if (absl::StrContains(err, absl::StrCat("node ", node, " no longer fits: "))) {
+  // Refused by the fit, or by the tenant's quota (the demo policy gives acme one) when the
+  // other bind thread took the last of it since the filter.
+  if (absl::StrContains(err, absl::StrCat("node ", node, " no longer fits: ")) ||
+      absl::StrContains(err, absl::StrCat("gpu-tenancy bind: tenant ", ns, " quota: "))) {
     return BindOutcome::kRefused;
   }
   s.stats.Fail(kBind, absl::StrCat(ns, "/", name, " on ", node, ": ", err));

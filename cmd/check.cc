@@ -27,6 +27,7 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
+#include "common/config_loader.h"
 #include "common/json.h"
 #include "common/yaml_json.h"
 #include "topology/status_macros.h"
@@ -38,9 +39,12 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: gpu-tenancy check (--policy FILE | --demo) [--namespace NS]\n"
-    "                         [--namespace-labels NS=key=value,key=value ...] MANIFEST...\n"
+    "                         [--namespace-labels NS=key=value,key=value ...]\n"
+    "                         [--cluster-file FILE] MANIFEST...\n"
     "  Runs the admission webhook's rules over YAML/JSON manifests (multi-document; '-' is\n"
-    "  stdin) and prints what kubectl would show. Exit 1 if anything is denied.\n";
+    "  stdin) and prints what kubectl would show. Exit 1 if anything is denied. With\n"
+    "  --cluster-file (kubectl get namespaces,nodes,pods -A -o json) tenant quotas are checked\n"
+    "  against what each tenant holds there.\n";
 
 using NamespaceLabels = std::map<std::string, topology::Labels, std::less<>>;
 
@@ -103,10 +107,13 @@ bool IsWorkload(absl::string_view kind) {
 
 class Checker {
  public:
-  Checker(const topology::Policy& policy, std::string default_namespace, NamespaceLabels labels)
+  // `cluster`: what tenants hold, for their quotas; null to leave quotas to the scheduler.
+  Checker(const topology::Policy& policy, std::string default_namespace, NamespaceLabels labels,
+          const topology::ClusterSnapshot* cluster)
       : policy_(policy),
         default_namespace_(std::move(default_namespace)),
-        flag_labels_(std::move(labels)) {}
+        flag_labels_(std::move(labels)),
+        cluster_(cluster) {}
 
   // Returns false for an object that could not be checked (reported on stderr).
   bool Check(const std::string& file, const common::JsonValue& object) {
@@ -185,6 +192,12 @@ class Checker {
       }
     }
     request.object = &target;
+    topology::QuotaUsage held;
+    if (topology::TenantRef tenant = topology::ResolveTenant(policy_, ns, labels);
+        cluster_ && tenant.tenant && !tenant.tenant->quota.empty()) {
+      held = topology::TenantUsage(*cluster_, policy_, tenant.name);
+      request.tenant_held = &held;
+    }
     absl::StatusOr<webhook::ObjectOutcome> validated =
         webhook::ReviewObject(request, webhook::ReviewKind::kValidate, policy_, labels);
     if (!validated.ok()) return Error(file, display, validated.status().message());
@@ -252,14 +265,15 @@ class Checker {
   NamespaceLabels flag_labels_;
   NamespaceLabels manifest_labels_;
   topology::Labels empty_;
+  const topology::ClusterSnapshot* cluster_;
   int denied_ = 0;
 };
 
 }  // namespace
 
 int RunCheck(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags =
-      ParseFlags(args, {"policy", "namespace", "n", "namespace-labels"}, {"demo", "help"});
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(
+      args, {"policy", "namespace", "n", "namespace-labels", "cluster-file"}, {"demo", "help"});
   if (!flags.ok()) return UsageError(flags.status(), kUsage);
   if (flags->Has("help")) {
     std::cout << kUsage;
@@ -283,7 +297,13 @@ int RunCheck(const std::vector<std::string>& args) {
   }
   std::string ns = flags->Get("namespace", flags->Get("n", "default"));
 
-  Checker checker(*policy, ns, std::move(labels));
+  std::optional<topology::ClusterSnapshot> cluster;
+  if (flags->Has("cluster-file")) {
+    absl::StatusOr<topology::ClusterData> data = LoadClusterFlag(*flags);
+    if (!data.ok()) return UsageError(data.status(), kUsage);
+    cluster = topology::BuildSnapshot(*data, common::BuiltinCatalog(), *policy);
+  }
+  Checker checker(*policy, ns, std::move(labels), cluster ? &*cluster : nullptr);
   bool ok = true;
   for (const std::string& file : flags->positional) {
     absl::StatusOr<std::vector<rapidjson::Document>> docs = ReadManifests(file);

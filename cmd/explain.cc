@@ -58,6 +58,22 @@ std::string DemandText(const topology::GpuDemand& demand) {
   return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
 }
 
+// "nvidia.com/gpu 2 of 3 used, gpu-memory 40Gi of 160Gi used"
+std::string QuotaText(const std::vector<topology::QuotaLine>& quota) {
+  std::vector<std::string> parts;
+  for (const topology::QuotaLine& q : quota) {
+    if (q.resource == "gpu-memory-mib") {
+      auto memory = [](int64_t mib) {
+        return mib % 1024 == 0 ? absl::StrCat(mib / 1024, "Gi") : absl::StrCat(mib, "Mi");
+      };
+      parts.push_back(absl::StrCat("gpu-memory ", memory(q.used), " of ", memory(q.quota)));
+    } else {
+      parts.push_back(absl::StrCat(q.resource, " ", q.used, " of ", q.quota));
+    }
+  }
+  return absl::StrCat(absl::StrJoin(parts, ", "), " used");
+}
+
 // One node's line of the answer.
 struct NodeRow {
   std::string node;
@@ -71,7 +87,9 @@ void PrintText(const extender::PodDecision& d, const std::vector<NodeRow>& nodes
   std::cout << "pod     " << d.pod << "\n"
             << "tenant  " << d.tenant << " (tier " << (d.tier.empty() ? "none: denied" : d.tier)
             << ")\n"
-            << "demand  " << DemandText(d.demand) << "\n\n";
+            << "demand  " << DemandText(d.demand) << "\n";
+  if (!d.quota.empty()) std::cout << "quota   " << QuotaText(d.quota) << "\n";
+  std::cout << "\n";
   size_t width = 4;
   for (const NodeRow& n : nodes) width = std::max(width, n.node.size());
   std::cout << absl::StrFormat("%-*s  %-13s  %5s  %s\n", width, "NODE", "VERDICT", "SCORE",
@@ -110,6 +128,21 @@ void PrintJson(const extender::PodDecision& d, const std::vector<NodeRow>& nodes
   w.Key("gpuMemoryMiB");
   w.Int64(d.demand.memory_mib);
   w.EndObject();
+  if (!d.quota.empty()) {
+    w.Key("quota");
+    w.StartArray();
+    for (const topology::QuotaLine& q : d.quota) {
+      w.StartObject();
+      w.Key("resource");
+      w.String(q.resource.c_str());
+      w.Key("quota");
+      w.Int64(q.quota);
+      w.Key("used");
+      w.Int64(q.used);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.Key("nodes");
   w.StartArray();
   for (const NodeRow& n : nodes) {

@@ -1,5 +1,7 @@
 #include "extender/decide.h"
 
+#include <optional>
+
 #include "topology/quota.h"
 #include "topology/status_macros.h"
 
@@ -20,11 +22,12 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
   if (ctx.tenant.tier) out.tier = ctx.tenant.tier->name;
   // The tenant's holdings are the same for every candidate; what the pod adds to them depends
   // on the node (what nvidia.com/gpu is there).
-  const topology::Tenant* quota_of = ctx.tenant.tenant;
-  if (quota_of && quota_of->quota.empty()) quota_of = nullptr;
-  topology::QuotaUsage held;
-  if (quota_of && !out.demand.empty())
-    held = topology::TenantUsage(snapshot, policy, ctx.tenant.name);
+  std::optional<topology::PodQuotaCheck> quota;
+  if (ctx.tenant.tenant && !ctx.tenant.tenant->quota.empty() && !out.demand.empty()) {
+    quota.emplace(*ctx.tenant.tenant, policy, out.demand,
+                  topology::TenantUsage(snapshot, policy, ctx.tenant.name));
+    out.quota = topology::QuotaLines(ctx.tenant.tenant->quota, quota->held());
+  }
   for (size_t i = 0; i < candidates.size(); ++i) {
     NodeOutcome o;
     if (out.demand.empty()) {
@@ -34,12 +37,7 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
       o.fit.rule = topology::Rule::kUnknownNode;
     } else {
       o.fit = topology::Fit(out.demand, ctx, node->supply, node->occupancy);
-      if (quota_of && o.fit.fits()) {
-        o.fit = topology::QuotaRejection(
-            quota_of->name,
-            topology::CheckQuota(quota_of->quota, held,
-                                 topology::UsageOf(out.demand, node->facts.labels, policy)));
-      }
+      if (quota && o.fit.fits()) o.fit = quota->Check(node->supply, node->facts.labels);
       if (with_scores && o.fit.fits()) {
         o.score = topology::Score(out.demand, ctx, node->supply, node->occupancy);
       }

@@ -10,6 +10,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "topology/fit.h"
+#include "topology/quota.h"
 #include "topology/snapshot.h"
 
 namespace extender {
@@ -19,6 +20,8 @@ struct PodDecision {
   std::string tenant;
   std::string tier;  // empty when the tenant is denied
   topology::GpuDemand demand;
+  // The tenant's quota items with what it uses of each (empty: no quota, or no GPU demand).
+  std::vector<topology::QuotaLine> quota;
 };
 
 // One candidate's outcome. The fit's views point into the decision's demand, the policy and

@@ -13,9 +13,8 @@ PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeSta
   out.placement.pool = supply.pool;
   FitResult fit = Fit(demand, pod, supply, occupancy);
   if (fit.fits() && pod.tenant.tenant && !pod.tenant.tenant->quota.empty()) {
-    fit = QuotaRejection(pod.tenant.name,
-                         CheckQuota(pod.tenant.tenant->quota, tenant_held,
-                                    UsageOf(demand, node.facts.labels, *pod.policy)));
+    fit = PodQuotaCheck(*pod.tenant.tenant, *pod.policy, demand, tenant_held)
+              .Check(supply, node.facts.labels);
   }
   if (!fit.fits()) {
     out.verdict = fit.verdict;

@@ -137,6 +137,27 @@ std::string QuotaReason(absl::string_view tenant, const QuotaVerdict& v) {
   return QuotaRejection(tenant, v).Reason();
 }
 
+PodQuotaCheck::PodQuotaCheck(const Tenant& tenant, const Policy& policy, const GpuDemand& demand,
+                             QuotaUsage held)
+    : tenant_(tenant), policy_(policy), demand_(demand), held_(std::move(held)) {}
+
+FitResult PodQuotaCheck::Check(const NodeSupply& supply, const Labels& node_labels) {
+  // The node's supply was classified from the same labels UsageOf reads, so equal offers give
+  // equal usage (a device the node does not offer has already failed the fit).
+  offer_.clear();
+  for (const ResourceCount& device : demand_.devices) {
+    const OfferedResource* r = supply.Find(device);
+    offer_.emplace_back(r ? r->kind : ResourceKind::kWholeGpu,
+                        r ? absl::string_view(r->mig_profile) : absl::string_view());
+  }
+  if (!last_ || offer_ != last_offer_) {
+    last_ = QuotaRejection(
+        tenant_.name, CheckQuota(tenant_.quota, held_, UsageOf(demand_, node_labels, policy_)));
+    std::swap(last_offer_, offer_);
+  }
+  return *last_;
+}
+
 std::vector<QuotaLine> QuotaLines(const TenantQuota& quota, const QuotaUsage& used) {
   std::vector<QuotaLine> lines;
   auto add = [&](std::string resource, const std::optional<int64_t>& limit, int64_t n) {

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -17,6 +19,7 @@
 #include "topology/facts.h"
 #include "topology/fit.h"
 #include "topology/policy.h"
+#include "topology/supply.h"
 
 namespace topology {
 
@@ -73,6 +76,29 @@ FitResult QuotaRejection(absl::string_view tenant, const QuotaVerdict& verdict);
 
 // "tenant acme quota: nvidia.com/mig-3g.40gb 2 of 2 held, 1 requested"; memory in Mi or Gi.
 std::string QuotaReason(absl::string_view tenant, const QuotaVerdict& verdict);
+
+// One pod's quota check across many nodes (a filter's candidates, or bind's one). What the pod
+// adds to its tenant's holdings depends on how a node offers the resources it asks for, and
+// most nodes offer them alike, so the verdict is kept for as long as that does not change. The
+// rejections it returns point into the tenant (the policy) only.
+class PodQuotaCheck {
+ public:
+  // `tenant` must have a quota; `held` is what it holds now (TenantUsage).
+  PodQuotaCheck(const Tenant& tenant, const Policy& policy, const GpuDemand& demand,
+                QuotaUsage held);
+  // Fits, or the Rule::kTenantQuota rejection, for a node the pod otherwise fits.
+  FitResult Check(const NodeSupply& supply, const Labels& node_labels);
+  const QuotaUsage& held() const { return held_; }
+
+ private:
+  const Tenant& tenant_;
+  const Policy& policy_;
+  const GpuDemand& demand_;
+  QuotaUsage held_;
+  // How the last node offered each device the pod asks for, and the verdict there.
+  std::vector<std::pair<ResourceKind, absl::string_view>> last_offer_, offer_;
+  std::optional<FitResult> last_;
+};
 
 // A quota's items as a flat list with what is used of each, for metrics, /debug/allocations and
 // explain: only the items the quota sets, in TenantQuota's field order, MIG profiles by name.

@@ -8,8 +8,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "test/support/serve_process.h"
 #include "test/support/shell.h"
 
 namespace {
@@ -225,6 +227,39 @@ TEST(CheckTest, HelpAndDemoPolicy) {
   Result demo = RunCheck({"--demo", Data("denied.yaml")});
   EXPECT_EQ(demo.exit_code, 1);
   EXPECT_EQ(demo.out, "pod/whole-gpu allowed\n");
+}
+
+// With --cluster-file the tenant's holdings are known: the demo's acme holds both 1g.10gb slices
+// its quota allows, so a third is warned about, or denied with admission enforcement.
+TEST(CheckTest, QuotasAgainstWhatTheClusterFileHolds) {
+  const std::string demo_policy = ReadAll(std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml");
+  ASSERT_TRUE(absl::StrContains(demo_policy, "quotaEnforcement: scheduling"));
+  testing_support::TempDir dir;
+  std::ofstream(dir.File("deny.yaml")) << absl::StrReplaceAll(
+      demo_policy, {{"quotaEnforcement: scheduling", "quotaEnforcement: admission"}});
+  const std::string cluster = std::string(GT_SOURCE_DIR) + "/cmd/demo/cluster.yaml";
+  const std::string pod = std::string(GT_SOURCE_DIR) + "/cmd/demo/pods/over-quota.yaml";
+  const std::string reason = "tenant acme quota: nvidia.com/mig-1g.10gb 2 of 2 held, 1 requested";
+
+  Result warned = RunCheck({"--demo", "--cluster-file", cluster, pod});
+  EXPECT_EQ(warned.exit_code, 0) << warned.err;
+  EXPECT_EQ(warned.err, absl::StrCat("Warning: ", reason,
+                                     "; the pod will stay Pending until the tenant's other GPU "
+                                     "pods release enough\n"));
+  EXPECT_EQ(warned.out, "pod/embed-3 allowed\n");
+
+  Result denied = RunCheck({"--policy", dir.File("deny.yaml"), "--cluster-file", cluster, pod});
+  EXPECT_EQ(denied.exit_code, 1);
+  EXPECT_EQ(denied.err, Denial(pod, absl::StrCat("[tenant-quota] ", reason)));
+
+  // Without the cluster nothing is known of holdings: quotas are left to the scheduler.
+  Result unknown = RunCheck({"--policy", dir.File("deny.yaml"), pod});
+  EXPECT_EQ(unknown.exit_code, 0) << unknown.err;
+  EXPECT_EQ(unknown.err, "");
+
+  Result missing = RunCheck({"--demo", "--cluster-file", dir.File("absent.yaml"), pod});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(missing.err, "absent.yaml")) << missing.err;
 }
 
 }  // namespace

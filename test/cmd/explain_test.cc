@@ -244,6 +244,11 @@ TEST(ExplainTest, TextOutput) {
   EXPECT_TRUE(absl::StrContains(run.out, "pod     acme/llm-b\n")) << run.out;
   EXPECT_TRUE(absl::StrContains(run.out, "tenant  acme (tier untrusted)\n")) << run.out;
   EXPECT_TRUE(absl::StrContains(run.out, "demand  nvidia.com/mig-3g.40gb=1\n")) << run.out;
+  EXPECT_TRUE(
+      absl::StrContains(run.out,
+                        "quota   nvidia.com/mig-1g.10gb 2 of 2, nvidia.com/mig-3g.40gb 1 of 4, "
+                        "mig-compute-slices 5 of 14 used\n"))
+      << run.out;
   EXPECT_TRUE(absl::StrContains(run.out, "NODE    VERDICT        SCORE  REASON\n")) << run.out;
   EXPECT_TRUE(absl::StrContains(run.out, "mig-a   fits               5  -\n")) << run.out;
   EXPECT_TRUE(absl::StrContains(
@@ -257,6 +262,26 @@ TEST(ExplainTest, TextOutput) {
   EXPECT_TRUE(
       absl::StrContains(memory.out, "demand  nvidia.com/gpu.shared=1, gpu-memory=16384Mi\n"))
       << memory.out;
+}
+
+// The demo's acme holds both 1g.10gb slices its quota allows: every node with a free one says so.
+TEST(ExplainTest, ATenantAtQuotaIsToldOnEveryNodeThatHasRoom) {
+  ProcessResult run = Explain(absl::StrCat("--demo --pod ", DemoPod("over-quota")));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(
+      absl::StrContains(run.out,
+                        "quota   nvidia.com/mig-1g.10gb 2 of 2, nvidia.com/mig-3g.40gb 1 of "
+                        "4, mig-compute-slices 5 of 14 used\n"))
+      << run.out;
+  for (const char* node : {"mig-1g", "mig-a ", "mig-b "}) {
+    EXPECT_TRUE(absl::StrContains(run.out, absl::StrCat(node,
+                                                        "  unresolvable       0  tenant acme "
+                                                        "quota: nvidia.com/mig-1g.10gb 2 "
+                                                        "of 2 held, 1 requested\n")))
+        << node << "\n"
+        << run.out;
+  }
+  EXPECT_TRUE(absl::StrContains(run.out, "0 of 7 nodes can take the pod\n")) << run.out;
 }
 
 TEST(ExplainTest, DeniedTenantInText) {

@@ -118,7 +118,14 @@ TEST_F(WebhookOverHttpsTest, ValidateAllowsAMigSliceAndMutateAddsTenantAndPoolAf
   std::string review = PodReview("acme", R"({"nvidia.com/mig-1g.10gb":"1"})");
   ServeProcess::Response v = server_->Post("/webhook/validate", review);
   ASSERT_EQ(v.status, 200);
-  EXPECT_TRUE(ParseOrDie(v.body)["response"]["allowed"].GetBool()) << v.body;
+  rapidjson::Document validated = ParseOrDie(v.body);
+  EXPECT_TRUE(validated["response"]["allowed"].GetBool()) << v.body;
+  // The demo's acme already holds the two 1g.10gb slices its quota allows: admitted, with the
+  // warning kubectl prints.
+  ASSERT_TRUE(validated["response"].HasMember("warnings")) << v.body;
+  EXPECT_EQ(std::string(validated["response"]["warnings"][0].GetString()),
+            "tenant acme quota: nvidia.com/mig-1g.10gb 2 of 2 held, 1 requested; the pod will stay "
+            "Pending until the tenant's other GPU pods release enough");
 
   ServeProcess::Response m = server_->Post("/webhook/mutate", review);
   ASSERT_EQ(m.status, 200);
