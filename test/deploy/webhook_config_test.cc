@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -79,6 +80,11 @@ TEST_F(DeployTest, WebhooksFailClosedButNeverBlockTheControlPlane) {
       ASSERT_TRUE(rules && rules->IsArray());
       for (const Value& rule : rules->GetArray()) {
         std::vector<std::string> ops = Strings(&rule, "/operations");
+        // Claims are immutable, and kube-scheduler UPDATEs each one it allocates: an UPDATE
+        // rule would put every DRA allocation behind this fail-closed webhook.
+        if (absl::c_linear_search(Strings(&rule, "/apiGroups"), "resource.k8s.io")) {
+          EXPECT_EQ(ops, std::vector<std::string>{"CREATE"}) << hook.kind;
+        }
         if (std::find(ops.begin(), ops.end(), "CREATE") == ops.end()) continue;
         for (const std::string& group : Strings(&rule, "/apiGroups")) {
           for (const std::string& res : Strings(&rule, "/resources"))
