@@ -1,0 +1,387 @@
+#include "common/dra_codec.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/k8s_codec.h"
+#include "topology/quantity.h"
+#include "topology/status_macros.h"
+
+namespace common {
+namespace {
+
+using topology::DraClaim;
+using topology::DraDevice;
+using topology::DraDeviceClass;
+using topology::DraSlice;
+
+absl::Status Invalid(absl::string_view path, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
+}
+
+// "" when absent or null; an error when present with another type.
+absl::StatusOr<absl::string_view> OptionalString(const JsonValue& object, absl::string_view key,
+                                                 absl::string_view path) {
+  if (!FindNonNull(object, key)) return absl::string_view();
+  return RequireString(object, key, path);
+}
+
+// Copies object[key] into `out`: a string that must be present and non-empty when `required`,
+// otherwise one that may be absent or null ("").
+absl::Status ReadString(const JsonValue& object, absl::string_view key, absl::string_view path,
+                        std::string& out, bool required = false) {
+  ASSIGN_OR_RETURN(absl::string_view value,
+                   required ? RequireString(object, key, path) : OptionalString(object, key, path));
+  if (required && value.empty()) return Invalid(JoinPath(path, key), "empty");
+  out = std::string(value);
+  return absl::OkStatus();
+}
+constexpr bool kRequired = true;
+
+// Calls fn(element, its path) for each element of the optional array object[key], each of
+// which must be an object.
+template <typename Fn>
+absl::Status ForEachObject(const JsonValue& object, absl::string_view key, absl::string_view path,
+                           Fn fn) {
+  ASSIGN_OR_RETURN(const JsonValue* array, OptionalArray(object, key, path));
+  std::string array_path = JoinPath(path, key);
+  for (rapidjson::SizeType i = 0; array && i < array->Size(); ++i) {
+    std::string item_path = IndexPath(array_path, i);
+    if (!(*array)[i].IsObject()) return Invalid(item_path, "expected object");
+    RETURN_IF_ERROR(fn((*array)[i], item_path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> OptionalInt64(const JsonValue& object, absl::string_view key,
+                                      absl::string_view path, int64_t fallback) {
+  const JsonValue* v = FindNonNull(object, key);
+  if (!v) return fallback;
+  if (!v->IsInt64()) return Invalid(JoinPath(path, key), "expected integer");
+  return v->GetInt64();
+}
+
+// Checks the object's apiVersion and kind where present (see the header for why).
+absl::Status CheckTypeMeta(const JsonValue& object, absl::string_view kind,
+                           absl::string_view path) {
+  if (!object.IsObject()) return Invalid(path, "expected object");
+  ASSIGN_OR_RETURN(absl::string_view api_version, OptionalString(object, "apiVersion", path));
+  if (!api_version.empty() && api_version != "resource.k8s.io/v1" &&
+      api_version != "resource.k8s.io/v1beta2" && api_version != "resource.k8s.io/v1beta1") {
+    return Invalid(JoinPath(path, "apiVersion"),
+                   absl::StrCat("unsupported \"", api_version,
+                                "\" (want resource.k8s.io/v1, v1beta2 or v1beta1)"));
+  }
+  ASSIGN_OR_RETURN(absl::string_view got, OptionalString(object, "kind", path));
+  if (!got.empty() && got != kind) {
+    return Invalid(JoinPath(path, "kind"), absl::StrCat("expected ", kind, ", got ", got));
+  }
+  return absl::OkStatus();
+}
+
+struct Meta {
+  std::string name, namespace_name, uid;
+  const JsonValue* annotations = nullptr;
+};
+
+absl::StatusOr<Meta> ParseMeta(const JsonValue& object, absl::string_view path) {
+  Meta m;
+  ASSIGN_OR_RETURN(const JsonValue* meta, OptionalObject(object, "metadata", path));
+  if (!meta) return m;
+  std::string meta_path = JoinPath(path, "metadata");
+  RETURN_IF_ERROR(ReadString(*meta, "name", meta_path, m.name));
+  RETURN_IF_ERROR(ReadString(*meta, "namespace", meta_path, m.namespace_name));
+  RETURN_IF_ERROR(ReadString(*meta, "uid", meta_path, m.uid));
+  ASSIGN_OR_RETURN(m.annotations, OptionalObject(*meta, "annotations", meta_path));
+  return m;
+}
+
+// The attribute's one value member ("string", "int", "bool" or "version"), type-checked.
+// Other members are ignored.
+absl::StatusOr<const JsonValue::Member*> AttributeValue(const JsonValue& attribute,
+                                                        absl::string_view path) {
+  if (!attribute.IsObject()) return Invalid(path, "expected object");
+  const JsonValue::Member* found = nullptr;
+  for (const JsonValue::Member& m : attribute.GetObject()) {
+    absl::string_view kind = AsStringView(m.name);
+    absl::string_view want;
+    if (kind == "string" || kind == "version") {
+      if (!m.value.IsString()) want = "expected string";
+    } else if (kind == "int") {
+      if (!m.value.IsInt64()) want = "expected integer";
+    } else if (kind == "bool") {
+      if (!m.value.IsBool()) want = "expected boolean";
+    } else {
+      continue;
+    }
+    if (found) return Invalid(path, "expected exactly one of string, int, bool, version");
+    if (!want.empty()) return Invalid(JoinPath(path, kind), want);
+    found = &m;
+  }
+  if (!found) return Invalid(path, "expected exactly one of string, int, bool, version");
+  return found;
+}
+
+// The attribute or capacity name within the driver's domain ("uuid" for "uuid" and for
+// "gpu.nvidia.com/uuid"), or "" for another domain's ("resource.kubernetes.io/pciBusID").
+absl::string_view LocalName(absl::string_view key, absl::string_view driver) {
+  absl::string_view rest = key;
+  if (absl::ConsumePrefix(&rest, driver) && absl::ConsumePrefix(&rest, "/")) return rest;
+  return absl::StrContains(key, '/') ? absl::string_view() : key;
+}
+
+absl::Status ParseAttributes(const JsonValue& attributes, absl::string_view path,
+                             DraDevice& device) {
+  for (const JsonValue::Member& m : attributes.GetObject()) {
+    absl::string_view key = AsStringView(m.name);
+    std::string attr_path = JoinPath(path, key);
+    ASSIGN_OR_RETURN(const JsonValue::Member* value, AttributeValue(m.value, attr_path));
+    absl::string_view name = LocalName(key, device.driver);
+    std::string* field = name == "type"          ? &device.type
+                         : name == "uuid"        ? &device.uuid
+                         : name == "parentUUID"  ? &device.parent_uuid
+                         : name == "profile"     ? &device.profile
+                         : name == "productName" ? &device.product
+                                                 : nullptr;
+    if (!field) continue;
+    if (AsStringView(value->name) != "string") {
+      return Invalid(attr_path,
+                     absl::StrCat("expected a string attribute, got ", AsStringView(value->name)));
+    }
+    *field = std::string(AsStringView(value->value));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseCapacity(const JsonValue& capacity, absl::string_view path, DraDevice& device) {
+  for (const JsonValue::Member& m : capacity.GetObject()) {
+    absl::string_view key = AsStringView(m.name);
+    std::string cap_path = JoinPath(path, key);
+    if (!m.value.IsObject()) return Invalid(cap_path, "expected object");
+    const JsonValue* value = FindMember(m.value, "value");
+    if (!value) return Invalid(JoinPath(cap_path, "value"), "missing");
+    ASSIGN_OR_RETURN(topology::Quantity q, ParseQuantityValue(*value, JoinPath(cap_path, "value")));
+    if (LocalName(key, device.driver) != "memory") continue;
+    if (q.IsNegative()) return Invalid(JoinPath(cap_path, "value"), "negative");
+    constexpr int64_t kMilliPerMiB = int64_t{1000} << 20;
+    device.memory_mib = q.milli() / kMilliPerMiB;  // round down: a partial MiB is not usable
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseDevice(const JsonValue& item, absl::string_view path, DraSlice& slice) {
+  DraDevice device;
+  device.driver = slice.driver;
+  device.pool = slice.pool;
+  RETURN_IF_ERROR(ReadString(item, "name", path, device.name, kRequired));
+  // v1beta1 (and v1alpha3) keep the device's fields in `basic`.
+  const JsonValue* body = &item;
+  std::string body_path(path);
+  ASSIGN_OR_RETURN(const JsonValue* basic, OptionalObject(item, "basic", path));
+  if (basic) {
+    body = basic;
+    body_path = JoinPath(path, "basic");
+  }
+  RETURN_IF_ERROR(ReadString(*body, "nodeName", body_path, device.node));  // per-device nodes
+  if (!slice.node.empty()) device.node = slice.node;
+  ASSIGN_OR_RETURN(const JsonValue* attributes, OptionalObject(*body, "attributes", body_path));
+  if (attributes) {
+    RETURN_IF_ERROR(ParseAttributes(*attributes, JoinPath(body_path, "attributes"), device));
+  }
+  ASSIGN_OR_RETURN(const JsonValue* capacity, OptionalObject(*body, "capacity", body_path));
+  if (capacity) RETURN_IF_ERROR(ParseCapacity(*capacity, JoinPath(body_path, "capacity"), device));
+  slice.devices.push_back(std::move(device));
+  return absl::OkStatus();
+}
+
+// Adds the request's device classes: `exactly` (v1, v1beta2), the flat v1beta1 request, and
+// each firstAvailable subrequest (all three versions). Each class is added once.
+absl::Status ParseRequest(const JsonValue& request, absl::string_view path, DraClaim& claim) {
+  bool named = false;
+  auto add = [&](const JsonValue& holder, absl::string_view holder_path) -> absl::Status {
+    std::string name;
+    RETURN_IF_ERROR(ReadString(holder, "deviceClassName", holder_path, name, kRequired));
+    std::vector<std::string>& classes = claim.device_classes;
+    if (std::find(classes.begin(), classes.end(), name) == classes.end()) classes.push_back(name);
+    named = true;
+    return absl::OkStatus();
+  };
+  ASSIGN_OR_RETURN(const JsonValue* exactly, OptionalObject(request, "exactly", path));
+  if (exactly) RETURN_IF_ERROR(add(*exactly, JoinPath(path, "exactly")));
+  if (FindNonNull(request, "deviceClassName")) RETURN_IF_ERROR(add(request, path));
+  RETURN_IF_ERROR(ForEachObject(request, "firstAvailable", path, add));
+  if (!named) return Invalid(path, "expected exactly, firstAvailable or deviceClassName");
+  return absl::OkStatus();
+}
+
+// The node of a node-local allocation: a single term whose matchFields has metadata.name In
+// [x]. Several terms are alternatives (OR), so they name no single node.
+absl::StatusOr<std::string> AllocatedNode(const JsonValue& selector, absl::string_view path) {
+  std::string node;
+  ASSIGN_OR_RETURN(const JsonValue* terms, OptionalArray(selector, "nodeSelectorTerms", path));
+  if (!terms || terms->Size() != 1) return node;
+  std::string term_path = IndexPath(JoinPath(path, "nodeSelectorTerms"), 0);
+  if (!(*terms)[0].IsObject()) return Invalid(term_path, "expected object");
+  auto match = [&](const JsonValue& field, absl::string_view f_path) -> absl::Status {
+    ASSIGN_OR_RETURN(absl::string_view key, OptionalString(field, "key", f_path));
+    ASSIGN_OR_RETURN(absl::string_view op, OptionalString(field, "operator", f_path));
+    ASSIGN_OR_RETURN(const JsonValue* values, OptionalArray(field, "values", f_path));
+    if (key != "metadata.name" || op != "In" || !values || values->Size() != 1) {
+      return absl::OkStatus();
+    }
+    if (!(*values)[0].IsString()) return Invalid(JoinPath(f_path, "values[0]"), "expected string");
+    node = std::string(AsStringView((*values)[0]));
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(ForEachObject((*terms)[0], "matchFields", term_path, match));
+  return node;
+}
+
+absl::Status ParseStatus(const JsonValue& status, absl::string_view path, DraClaim& claim) {
+  ASSIGN_OR_RETURN(const JsonValue* allocation, OptionalObject(status, "allocation", path));
+  if (allocation) {
+    claim.allocated = true;
+    std::string a_path = JoinPath(path, "allocation");
+    ASSIGN_OR_RETURN(const JsonValue* devices, OptionalObject(*allocation, "devices", a_path));
+    if (devices) {
+      RETURN_IF_ERROR(ForEachObject(
+          *devices, "results", JoinPath(a_path, "devices"),
+          [&](const JsonValue& r, absl::string_view r_path) -> absl::Status {
+            topology::DraAllocationResult result;
+            RETURN_IF_ERROR(ReadString(r, "request", r_path, result.request, kRequired));
+            RETURN_IF_ERROR(ReadString(r, "driver", r_path, result.driver, kRequired));
+            RETURN_IF_ERROR(ReadString(r, "pool", r_path, result.pool, kRequired));
+            RETURN_IF_ERROR(ReadString(r, "device", r_path, result.device, kRequired));
+            claim.results.push_back(std::move(result));
+            return absl::OkStatus();
+          }));
+    }
+    ASSIGN_OR_RETURN(const JsonValue* selector,
+                     OptionalObject(*allocation, "nodeSelector", a_path));
+    if (selector) {
+      ASSIGN_OR_RETURN(claim.allocated_node,
+                       AllocatedNode(*selector, JoinPath(a_path, "nodeSelector")));
+    }
+  }
+  return ForEachObject(
+      status, "reservedFor", path,
+      [&](const JsonValue& r, absl::string_view r_path) -> absl::Status {
+        topology::DraReservation reservation;
+        RETURN_IF_ERROR(ReadString(r, "resource", r_path, reservation.resource));
+        RETURN_IF_ERROR(ReadString(r, "name", r_path, reservation.name, kRequired));
+        RETURN_IF_ERROR(ReadString(r, "uid", r_path, reservation.uid));
+        claim.reserved_for.push_back(std::move(reservation));
+        return absl::OkStatus();
+      });
+}
+
+}  // namespace
+
+absl::StatusOr<DraSlice> ParseResourceSlice(const JsonValue& slice, absl::string_view path) {
+  RETURN_IF_ERROR(CheckTypeMeta(slice, "ResourceSlice", path));
+  ASSIGN_OR_RETURN(Meta meta, ParseMeta(slice, path));
+  DraSlice out;
+  out.name = std::move(meta.name);
+  std::string spec_path = JoinPath(path, "spec");
+  ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(slice, "spec", path));
+  RETURN_IF_ERROR(ReadString(*spec, "driver", spec_path, out.driver, kRequired));
+  RETURN_IF_ERROR(ReadString(*spec, "nodeName", spec_path, out.node));
+  std::string pool_path = JoinPath(spec_path, "pool");
+  ASSIGN_OR_RETURN(const JsonValue* pool, RequireObject(*spec, "pool", spec_path));
+  RETURN_IF_ERROR(ReadString(*pool, "name", pool_path, out.pool, kRequired));
+  ASSIGN_OR_RETURN(out.generation, OptionalInt64(*pool, "generation", pool_path, 0));
+  ASSIGN_OR_RETURN(out.resource_slice_count,
+                   OptionalInt64(*pool, "resourceSliceCount", pool_path, 1));
+  if (out.resource_slice_count < 1) {
+    return Invalid(JoinPath(pool_path, "resourceSliceCount"), "must be at least 1");
+  }
+  RETURN_IF_ERROR(ForEachObject(*spec, "devices", spec_path,
+                                [&](const JsonValue& device, absl::string_view device_path) {
+                                  return ParseDevice(device, device_path, out);
+                                }));
+  return out;
+}
+
+absl::StatusOr<DraClaim> ParseResourceClaim(const JsonValue& claim, absl::string_view path) {
+  RETURN_IF_ERROR(CheckTypeMeta(claim, "ResourceClaim", path));
+  ASSIGN_OR_RETURN(Meta meta, ParseMeta(claim, path));
+  DraClaim out;
+  out.namespace_name = std::move(meta.namespace_name);
+  out.name = std::move(meta.name);
+  out.uid = std::move(meta.uid);
+  if (meta.annotations) {
+    std::string marker;
+    RETURN_IF_ERROR(ReadString(*meta.annotations, kExtendedResourceClaimAnnotation,
+                               JoinPath(JoinPath(path, "metadata"), "annotations"), marker));
+    out.extended_resource_claim = marker == "true";
+  }
+  std::string spec_path = JoinPath(path, "spec");
+  ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(claim, "spec", path));
+  ASSIGN_OR_RETURN(const JsonValue* devices, OptionalObject(*spec, "devices", spec_path));
+  if (devices) {
+    RETURN_IF_ERROR(ForEachObject(*devices, "requests", JoinPath(spec_path, "devices"),
+                                  [&](const JsonValue& request, absl::string_view r_path) {
+                                    return ParseRequest(request, r_path, out);
+                                  }));
+  }
+  ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(claim, "status", path));
+  if (status) RETURN_IF_ERROR(ParseStatus(*status, JoinPath(path, "status"), out));
+  return out;
+}
+
+absl::StatusOr<DraDeviceClass> ParseDeviceClass(const JsonValue& device_class,
+                                                absl::string_view path) {
+  RETURN_IF_ERROR(CheckTypeMeta(device_class, "DeviceClass", path));
+  DraDeviceClass out;
+  ASSIGN_OR_RETURN(const JsonValue* meta, RequireObject(device_class, "metadata", path));
+  RETURN_IF_ERROR(ReadString(*meta, "name", JoinPath(path, "metadata"), out.name, kRequired));
+  ASSIGN_OR_RETURN(const JsonValue* spec, OptionalObject(device_class, "spec", path));
+  if (!spec) return out;
+  std::string spec_path = JoinPath(path, "spec");
+  RETURN_IF_ERROR(ReadString(*spec, "extendedResourceName", spec_path, out.extended_resource_name));
+  RETURN_IF_ERROR(ForEachObject(
+      *spec, "selectors", spec_path,
+      [&](const JsonValue& selector, absl::string_view s_path) -> absl::Status {
+        ASSIGN_OR_RETURN(const JsonValue* cel, RequireObject(selector, "cel", s_path));
+        ASSIGN_OR_RETURN(absl::string_view expression,
+                         RequireString(*cel, "expression", JoinPath(s_path, "cel")));
+        out.selectors.emplace_back(expression);
+        return absl::OkStatus();
+      }));
+  return out;
+}
+
+absl::StatusOr<DraObjects> ParseDraList(const JsonValue& list) {
+  if (!list.IsObject()) return Invalid("list", "expected object");
+  ASSIGN_OR_RETURN(absl::string_view list_kind, OptionalString(list, "kind", "list"));
+  // Items of a typed list may omit their kind: ResourceSliceList holds ResourceSlices.
+  absl::string_view default_kind = absl::EndsWith(list_kind, "List") && list_kind != "List"
+                                       ? absl::StripSuffix(list_kind, "List")
+                                       : absl::string_view();
+  if (!FindMember(list, "items")) return Invalid("items", "missing");
+  DraObjects out;
+  RETURN_IF_ERROR(ForEachObject(
+      list, "items", "", [&](const JsonValue& item, absl::string_view path) -> absl::Status {
+        ASSIGN_OR_RETURN(absl::string_view kind, OptionalString(item, "kind", path));
+        if (kind.empty()) kind = default_kind;
+        if (kind == "ResourceSlice") {
+          ASSIGN_OR_RETURN(DraSlice slice, ParseResourceSlice(item, path));
+          out.slices.push_back(std::move(slice));
+        } else if (kind == "ResourceClaim") {
+          ASSIGN_OR_RETURN(DraClaim claim, ParseResourceClaim(item, path));
+          out.claims.push_back(std::move(claim));
+        } else if (kind == "DeviceClass") {
+          ASSIGN_OR_RETURN(DraDeviceClass device_class, ParseDeviceClass(item, path));
+          out.classes.push_back(std::move(device_class));
+        }
+        return absl::OkStatus();
+      }));
+  return out;
+}
+
+}  // namespace common

@@ -1,0 +1,47 @@
+#include "topology/dra.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace topology {
+
+std::string DraDeviceId::ToString() const { return absl::StrCat(driver, "/", pool, "/", device); }
+
+std::vector<DraDevice> CurrentDevices(const std::vector<DraSlice>& slices) {
+  // Two passes: the highest generation of each pool first, since an older slice may come
+  // before the newer one in a list or watch.
+  // Keys are views into `slices`, which outlive the map.
+  absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>, int64_t> newest;
+  for (const DraSlice& slice : slices) {
+    auto [it, inserted] = newest.try_emplace({slice.driver, slice.pool}, slice.generation);
+    if (!inserted) it->second = std::max(it->second, slice.generation);
+  }
+  std::vector<DraDevice> out;
+  for (const DraSlice& slice : slices) {
+    if (slice.generation != newest.at({slice.driver, slice.pool})) continue;
+    out.insert(out.end(), slice.devices.begin(), slice.devices.end());
+  }
+  return out;
+}
+
+DraAllocatedDevices AllocatedDevices(const DraClaim& claim, const std::vector<DraDevice>& current) {
+  DraAllocatedDevices out;
+  if (!claim.allocated) return out;
+  for (const DraAllocationResult& result : claim.results) {
+    auto it = std::find_if(current.begin(), current.end(), [&](const DraDevice& d) {
+      return d.name == result.device && d.pool == result.pool && d.driver == result.driver;
+    });
+    if (it == current.end()) {
+      out.missing.push_back(result);
+    } else {
+      out.devices.push_back(&*it);
+    }
+  }
+  return out;
+}
+
+}  // namespace topology

@@ -1,0 +1,123 @@
+// DRA (resource.k8s.io) supply and demand as plain values: the devices a driver publishes in
+// ResourceSlices, the claims that hold them, and the DeviceClasses claims name. common/dra_codec
+// fills these from JSON (v1, v1beta2 and v1beta1 look the same here); this file only answers
+// which devices are current and which devices a claim holds. Pure: no I/O, no JSON.
+//
+//   std::vector<DraDevice> current = CurrentDevices(slices);
+//   DraAllocatedDevices held = AllocatedDevices(claim, current);
+//   for (const DraDevice* d : held.devices) ...;   // held.missing: results not published (now)
+#ifndef GPU_TENANCY_TOPOLOGY_DRA_H_
+#define GPU_TENANCY_TOPOLOGY_DRA_H_
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace topology {
+
+// A device's identity across the cluster: the DRA device ID `<driver>/<pool>/<device>`. Device
+// names are unique only inside a pool, and pool names only inside a driver.
+struct DraDeviceId {
+  std::string driver, pool, device;
+
+  std::string ToString() const;  // "gpu.nvidia.com/node-a/gpu-0"
+  bool operator==(const DraDeviceId&) const = default;
+  auto operator<=>(const DraDeviceId&) const = default;
+};
+
+// One published device, with the attributes accounting reads. Strings are "" when the driver
+// did not publish the attribute (a full GPU has no parent_uuid or profile; DynamicMIG's abstract
+// MIG devices have no uuid).
+struct DraDevice {
+  std::string driver, pool, name;  // copied from the slice, so a device stands on its own
+  std::string node;                // the slice's spec.nodeName (or the device's own); "" if none
+  std::string type;                // "gpu", "mig", "vfio", ...
+  std::string uuid, parent_uuid;
+  std::string profile;                // MIG profile as published, e.g. "1g.10gb"
+  std::string product;                // productName, e.g. "NVIDIA H100 80GB HBM3"
+  std::optional<int64_t> memory_mib;  // capacity `memory`, rounded down to whole MiB
+
+  DraDeviceId Id() const { return {driver, pool, name}; }
+  bool operator==(const DraDevice&) const = default;
+};
+
+struct DraSlice {
+  std::string name;  // metadata.name
+  std::string driver, pool;
+  std::string node;  // spec.nodeName; "" for nodeSelector / allNodes slices
+  int64_t generation = 0;
+  int64_t resource_slice_count = 1;  // slices the pool has in this generation
+  std::vector<DraDevice> devices;    // each carries this slice's driver, pool and node
+
+  bool operator==(const DraSlice&) const = default;
+};
+
+// One entry of status.allocation.devices.results. `request` is "<main>/<sub>" when the request
+// used firstAvailable.
+struct DraAllocationResult {
+  std::string request, driver, pool, device;
+
+  DraDeviceId Id() const { return {driver, pool, device}; }
+  bool operator==(const DraAllocationResult&) const = default;
+};
+
+// One entry of status.reservedFor: the consumer (normally a pod) the claim is reserved for.
+struct DraReservation {
+  std::string resource, name, uid;
+
+  bool operator==(const DraReservation&) const = default;
+};
+
+struct DraClaim {
+  std::string namespace_name, name, uid;
+  // Every deviceClassName its requests name (`exactly` and each firstAvailable subrequest), in
+  // order of appearance, each once.
+  std::vector<std::string> device_classes;
+  bool allocated = false;  // status.allocation is set
+  // From status.allocation.nodeSelector `matchFields metadata.name In [x]`; "" when the
+  // allocation is not tied to one node (or the claim is not allocated).
+  std::string allocated_node;
+  std::vector<DraAllocationResult> results;
+  std::vector<DraReservation> reserved_for;
+  // Annotation resource.kubernetes.io/extended-resource-claim == "true": the scheduler made it
+  // for a pod's extended-resource request (KEP-5004), after choosing the devices.
+  bool extended_resource_claim = false;
+
+  bool operator==(const DraClaim&) const = default;
+};
+
+struct DraDeviceClass {
+  std::string name;
+  std::vector<std::string> selectors;  // CEL expressions, all of which must hold
+  std::string extended_resource_name;  // spec.extendedResourceName; "" if none
+
+  bool operator==(const DraDeviceClass&) const = default;
+};
+
+// The devices consumers may use: per (driver, pool), only the slices of the pool's highest
+// generation count ("Consumers use only the slices with the highest generation"; older ones
+// are left over while a driver republishes). Input order is kept otherwise. A pool whose
+// current generation has fewer than resource_slice_count slices is still returned as it is.
+std::vector<DraDevice> CurrentDevices(const std::vector<DraSlice>& slices);
+
+// What a claim holds among `current` devices.
+struct DraAllocatedDevices {
+  // In the order of the claim's results; pointers into `current`, never null.
+  std::vector<const DraDevice*> devices;
+  // Results whose device is not in `current` (its slice is gone, or not yet seen). Accounting
+  // cannot attribute them to a device, but the claim still holds them.
+  std::vector<DraAllocationResult> missing;
+};
+
+// Resolves the claim's results by device ID. An unallocated claim holds nothing. Costs
+// O(results x devices): pass one node's or pool's devices where many claims are resolved.
+DraAllocatedDevices AllocatedDevices(const DraClaim& claim, const std::vector<DraDevice>& current);
+// The result would point into a temporary.
+DraAllocatedDevices AllocatedDevices(const DraClaim& claim,
+                                     std::vector<DraDevice>&& current) = delete;
+
+}  // namespace topology
+
+#endif  // GPU_TENANCY_TOPOLOGY_DRA_H_
