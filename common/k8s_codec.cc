@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/dra_codec.h"
 #include "common/yaml_json.h"
 #include "topology/status_macros.h"
 
@@ -230,6 +231,13 @@ absl::StatusOr<topology::ClusterData> ParseClusterList(const JsonValue& list) {
   }
   auto take = [&](const JsonValue& item, std::string path) -> absl::Status {
     absl::string_view kind = StringOr(item, "kind", default_kind);
+    // DRA objects of older API versions (v1alpha2's classic claims) mean something else under
+    // similar keys: like kinds the model does not read, they are left out.
+    absl::string_view api_version = StringOr(item, "apiVersion");
+    if (absl::StartsWith(api_version, "resource.k8s.io/") && api_version != "resource.k8s.io/v1" &&
+        api_version != "resource.k8s.io/v1beta2" && api_version != "resource.k8s.io/v1beta1") {
+      return absl::OkStatus();
+    }
     if (kind == "Node") {
       ASSIGN_OR_RETURN(topology::NodeFacts node, ParseNode(item, path));
       data.nodes.push_back(std::move(node));
@@ -239,6 +247,15 @@ absl::StatusOr<topology::ClusterData> ParseClusterList(const JsonValue& list) {
     } else if (kind == "Namespace") {
       ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(item, path, /*name_required=*/true));
       data.namespace_labels.insert_or_assign(meta.name, std::move(meta.labels));
+    } else if (kind == "ResourceSlice") {
+      ASSIGN_OR_RETURN(topology::DraSlice slice, ParseResourceSlice(item, path));
+      data.dra_slices.push_back(std::move(slice));
+    } else if (kind == "ResourceClaim") {
+      ASSIGN_OR_RETURN(topology::DraClaim claim, ParseResourceClaim(item, path));
+      data.dra_claims.push_back(std::move(claim));
+    } else if (kind == "DeviceClass") {
+      ASSIGN_OR_RETURN(topology::DraDeviceClass device_class, ParseDeviceClass(item, path));
+      data.dra_classes.push_back(std::move(device_class));
     }
     return absl::OkStatus();
   };

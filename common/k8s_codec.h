@@ -1,6 +1,8 @@
 // Kubernetes JSON to model facts: Node, Pod, Namespace, and List (the cluster file printed by
-// `kubectl get nodes,pods,namespaces -A -o json`). Objects inside extender requests come without
-// apiVersion/kind and are accepted as they are. Errors name the JSON path that was wrong.
+// `kubectl get nodes,pods,namespaces -A -o json`; with DRA, add
+// resourceslices,resourceclaims,deviceclasses, read by common/dra_codec). Objects inside extender
+// requests come without apiVersion/kind and are accepted as they are. Errors name the JSON path
+// that was wrong.
 #ifndef GPU_TENANCY_COMMON_K8S_CODEC_H_
 #define GPU_TENANCY_COMMON_K8S_CODEC_H_
 

@@ -114,6 +114,89 @@ void WritePod(Writer& w, const PodHold& pod, const topology::NodeSupply& supply)
   w.EndObject();
 }
 
+// Allocated claims, each to the tenant of its namespace, with the devices it holds.
+template <typename TenantOf>
+void AddClaims(const topology::ModelState& state, TenantOf tenant_of) {
+  const topology::DraState& dra = state.snapshot->dra();
+  if (dra.claims.empty()) return;
+  absl::flat_hash_map<std::string, const topology::DraDevice*> by_id;
+  by_id.reserve(dra.devices.size());
+  for (const topology::DraDevice& d : dra.devices) by_id.emplace(d.Id().ToString(), &d);
+  std::vector<const topology::DraClaim*> claims;
+  for (const topology::DraClaim& c : dra.claims) {
+    if (c.allocated) claims.push_back(&c);
+  }
+  std::sort(claims.begin(), claims.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->namespace_name, a->name) < std::tie(b->namespace_name, b->name);
+  });
+  for (const topology::DraClaim* c : claims) {
+    ClaimAllocation held{c, {}, 0};
+    for (const topology::DraAllocationResult& r : c->results) {
+      auto it = by_id.find(r.Id().ToString());
+      if (it == by_id.end()) {
+        ++held.unpublished;
+      } else {
+        held.devices.push_back(it->second);
+      }
+    }
+    TenantAllocation& tenant = tenant_of(c->namespace_name);
+    for (const topology::DraDevice* d : held.devices) ++tenant.dra_devices[{d->type, d->profile}];
+    tenant.claims.push_back(std::move(held));
+  }
+}
+
+void WriteClaim(Writer& w, const ClaimAllocation& a) {
+  const topology::DraClaim& c = *a.claim;
+  w.StartObject();
+  w.Key("namespace");
+  String(w, c.namespace_name);
+  w.Key("name");
+  String(w, c.name);
+  w.Key("uid");
+  String(w, c.uid);
+  w.Key("node");
+  String(w, c.allocated_node);
+  w.Key("devices");
+  w.StartArray();
+  for (const topology::DraDevice* d : a.devices) {
+    w.StartObject();
+    for (auto [key, value] : {std::pair{"driver", &d->driver},
+                              {"pool", &d->pool},
+                              {"device", &d->name},
+                              {"type", &d->type},
+                              {"uuid", &d->uuid},
+                              {"parentUUID", &d->parent_uuid},
+                              {"migProfile", &d->profile},
+                              {"product", &d->product}}) {
+      if (value->empty()) continue;
+      w.Key(key);
+      String(w, *value);
+    }
+    if (d->memory_mib) {
+      w.Key("memoryMiB");
+      w.Int64(*d->memory_mib);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("unpublishedDevices");
+  w.Uint64(a.unpublished);
+  w.Key("reservedFor");
+  w.StartArray();
+  for (const topology::DraReservation& r : c.reserved_for) {
+    w.StartObject();
+    w.Key("resource");
+    String(w, r.resource);
+    w.Key("name");
+    String(w, r.name);
+    w.Key("uid");
+    String(w, r.uid);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 }  // namespace
 
 std::vector<TenantAllocation> Allocations(const topology::ModelState& state) {
@@ -157,6 +240,17 @@ std::vector<TenantAllocation> Allocations(const topology::ModelState& state) {
     }
   });
   for (auto& [key, node] : by_tenant_node) by_tenant[key.first].nodes.push_back(std::move(node));
+  AddClaims(state, [&](const std::string& ns) -> TenantAllocation& {
+    TenantAllocation*& tenant = by_namespace[ns];
+    if (!tenant) {
+      topology::TenantRef ref =
+          topology::ResolveTenant(policy, ns, state.snapshot->NamespaceLabels(ns));
+      tenant = &by_tenant[ref.name];
+      tenant->tenant = ref.name;
+      tenant->tier = ref.tier ? ref.tier->name : "";
+    }
+    return *tenant;
+  });
   std::vector<TenantAllocation> out;
   out.reserve(by_tenant.size());
   for (auto& [name, a] : by_tenant) {
@@ -201,6 +295,16 @@ void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations, std::
     header(g.name, g.help);
     for (const TenantAllocation& a : allocations) {
       absl::StrAppend(&out, g.name, "{", labels(a), "} ", a.held.*g.field, "\n");
+    }
+  }
+  header(
+      "gpu_tenancy_tenant_dra_devices",
+      "DRA devices held by a tenant's allocated ResourceClaims, by device type and MIG profile.");
+  for (const TenantAllocation& a : allocations) {
+    for (const auto& [key, n] : a.dra_devices) {
+      absl::StrAppend(&out, "gpu_tenancy_tenant_dra_devices{", labels(a), ",type=\"",
+                      EscapeLabelValue(key.first), "\",profile=\"", EscapeLabelValue(key.second),
+                      "\"} ", n, "\n");
     }
   }
   // Quota units are the quota's own (declared GPU memory, MIG compute slices), so use has its
@@ -253,6 +357,12 @@ std::string AllocationsJson(const topology::ModelState& state,
         w.Int64(q.used);
         w.EndObject();
       }
+      w.EndArray();
+    }
+    if (!a.claims.empty()) {
+      w.Key("claims");
+      w.StartArray();
+      for (const ClaimAllocation& c : a.claims) WriteClaim(w, c);
       w.EndArray();
     }
     w.Key("nodes");

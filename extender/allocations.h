@@ -5,7 +5,8 @@
 //     tier and profile names only, never pod names, so cardinality is bounded by the policy and the
 //     catalog;
 //   - the JSON inventory served at GET /debug/allocations: tenant -> node -> pods, with the
-//     devices, MIG profile, shared GPU index and memory of each.
+//     devices, MIG profile, shared GPU index and memory of each; and tenant -> DRA claim ->
+//     devices (driver, pool, name, UUID, MIG profile, memory) with the pods it is reserved for.
 // Both are computed from the same records the scheduler decides on, so they cannot disagree
 // with the free counts in /metrics. Pure: no I/O.
 #ifndef GPU_TENANCY_EXTENDER_ALLOCATIONS_H_
@@ -15,8 +16,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "topology/dra.h"
 #include "topology/occupancy.h"
 #include "topology/quota.h"
 #include "topology/snapshot.h"
@@ -39,13 +42,24 @@ struct NodeAllocation {
   std::vector<std::shared_ptr<const topology::PodHold>> pods;  // sorted by namespace, name
 };
 
+// An allocated DRA claim and the devices it holds, counted once per claim however many pods
+// reserve it. Pointers into the snapshot the allocations were computed from.
+struct ClaimAllocation {
+  const topology::DraClaim* claim = nullptr;
+  std::vector<const topology::DraDevice*> devices;
+  size_t unpublished = 0;  // results whose device no current slice publishes
+};
+
 struct TenantAllocation {
   std::string tenant;  // "unknown" for namespaces no tenant claims
   std::string tier;    // empty when the policy denies the tenant GPUs
   Held held;
   // The tenant's quota items with what is used of each, in quota units (empty: no quota).
   std::vector<topology::QuotaLine> quota;
-  std::vector<NodeAllocation> nodes;  // sorted by node name
+  std::vector<NodeAllocation> nodes;    // sorted by node name
+  std::vector<ClaimAllocation> claims;  // sorted by namespace, name
+  // DRA devices its claims hold, by device type and MIG profile ("" for whole GPUs).
+  std::map<std::pair<std::string, std::string>, int64_t> dra_devices;
 };
 
 // Every policy tenant (holding or not), then any other tenant a pod resolves to; by name.

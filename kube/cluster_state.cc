@@ -108,6 +108,7 @@ void ClusterState::PublishNodesLocked(const absl::flat_hash_set<std::string>& to
     }
   }
   builder.SetNamespaces(namespaces_);
+  builder.SetDra(dra_);
   PublishLocked(std::move(builder).Build());
 }
 
@@ -117,6 +118,7 @@ void ClusterState::RebuildAllLocked() {
   topology::SnapshotBuilder builder(empty);
   for (const auto& [name, facts] : nodes_) builder.Put(BuildNodeLocked(facts));
   builder.SetNamespaces(namespaces_);
+  builder.SetDra(dra_);
   PublishLocked(std::move(builder).Build());
 }
 
@@ -283,7 +285,15 @@ void ClusterState::RequireNamespaces() {
   namespaces_required_ = true;
 }
 
+void ClusterState::ReplaceDra(topology::DraState dra) {
+  std::lock_guard<std::mutex> lock(mu_);
+  dra_ = std::make_shared<const topology::DraState>(std::move(dra));
+  PublishNodesLocked({});
+}
+
 void ClusterState::ReplaceAll(topology::ClusterData data) {
+  ReplaceDra(topology::MakeDraState(data.dra_slices, std::move(data.dra_claims),
+                                    std::move(data.dra_classes)));
   ReplaceNamespaces(std::move(data.namespace_labels));
   ReplaceNodes(std::move(data.nodes));
   ReplacePods(std::move(data.pods));

@@ -52,7 +52,9 @@ class ClusterState {
   using PodSink = absl::FunctionRef<void(topology::PodFacts)>;
   void ReplacePods(absl::FunctionRef<void(PodSink)> list);
   void ReplaceNamespaces(absl::flat_hash_map<std::string, topology::Labels> namespaces);
-  void ReplaceAll(topology::ClusterData data);  // all three at once
+  // DRA devices, claims and classes (a cluster file; live sources do not list them yet).
+  void ReplaceDra(topology::DraState dra);
+  void ReplaceAll(topology::ClusterData data);  // all of the above at once
 
   void UpsertNode(topology::NodeFacts node);
   void DeleteNode(const std::string& name);
@@ -138,6 +140,7 @@ class ClusterState {
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> uids_by_node_;
   std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ =
       std::make_shared<const topology::ClusterSnapshot::NamespaceMap>();
+  std::shared_ptr<const topology::DraState> dra_ = std::make_shared<const topology::DraState>();
   std::shared_ptr<const topology::ClusterSnapshot> snapshot_ =
       std::make_shared<const topology::ClusterSnapshot>();
   bool demand_stale_ = false;

@@ -44,4 +44,9 @@ DraAllocatedDevices AllocatedDevices(const DraClaim& claim, const std::vector<Dr
   return out;
 }
 
+DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
+                      std::vector<DraDeviceClass> classes) {
+  return DraState{CurrentDevices(slices), std::move(claims), std::move(classes)};
+}
+
 }  // namespace topology

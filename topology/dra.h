@@ -118,6 +118,18 @@ DraAllocatedDevices AllocatedDevices(const DraClaim& claim, const std::vector<Dr
 DraAllocatedDevices AllocatedDevices(const DraClaim& claim,
                                      std::vector<DraDevice>&& current) = delete;
 
+// What the cluster's DRA objects say, as one value a snapshot shares: the current devices
+// (CurrentDevices of the slices), every claim and every device class.
+struct DraState {
+  std::vector<DraDevice> devices;
+  std::vector<DraClaim> claims;
+  std::vector<DraDeviceClass> classes;
+
+  bool empty() const { return devices.empty() && claims.empty() && classes.empty(); }
+};
+DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
+                      std::vector<DraDeviceClass> classes);
+
 }  // namespace topology
 
 #endif  // GPU_TENANCY_TOPOLOGY_DRA_H_

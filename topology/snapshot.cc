@@ -11,7 +11,8 @@ namespace topology {
 
 ClusterSnapshot::ClusterSnapshot()
     : namespaces_(std::make_shared<const NamespaceMap>()),
-      usage_(std::make_shared<const UsageByNamespace>()) {
+      usage_(std::make_shared<const UsageByNamespace>()),
+      dra_(std::make_shared<const DraState>()) {
   static const std::shared_ptr<const Shard> kEmpty = std::make_shared<const Shard>();
   shards_.fill(kEmpty);
 }
@@ -108,9 +109,7 @@ void SnapshotBuilder::Put(std::shared_ptr<const NodeState> node) {
     Account(*old->second, -1);
     Account(*node, +1);
   }
-  // The key is a view of the old node's name: replace the entry, not just its value.
-  shard.erase(old);
-  shard.emplace(name, std::move(node));
+  old->second = std::move(node);
 }
 
 void SnapshotBuilder::Remove(absl::string_view name) {
@@ -193,6 +192,8 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
   }
   builder.SetNamespaces(std::make_shared<const ClusterSnapshot::NamespaceMap>(
       data.namespace_labels.begin(), data.namespace_labels.end()));
+  builder.SetDra(std::make_shared<const DraState>(
+      MakeDraState(data.dra_slices, data.dra_claims, data.dra_classes)));
   return std::move(builder).Build();
 }
 

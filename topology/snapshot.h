@@ -15,6 +15,7 @@
 #include "absl/types/span.h"
 #include "topology/catalog.h"
 #include "topology/demand.h"
+#include "topology/dra.h"
 #include "topology/facts.h"
 #include "topology/fit.h"
 #include "topology/occupancy.h"
@@ -46,6 +47,10 @@ struct ClusterData {
   std::vector<NodeFacts> nodes;
   std::vector<PodFacts> pods;
   absl::flat_hash_map<std::string, Labels> namespace_labels;
+  // resource.k8s.io objects, when the cluster has DRA.
+  std::vector<DraSlice> dra_slices;
+  std::vector<DraClaim> dra_claims;
+  std::vector<DraDeviceClass> dra_classes;
 };
 
 // Nodes live in a fixed number of shards, each an immutable map shared between snapshots: a
@@ -77,6 +82,8 @@ class ClusterSnapshot {
   const std::shared_ptr<const NamespaceMap>& namespaces() const { return namespaces_; }
   // Every node's usage summed per namespace, kept up to date as nodes are put and removed.
   const UsageByNamespace& usage() const { return *usage_; }
+  // Published DRA devices, claims and device classes (empty without DRA).
+  const DraState& dra() const { return *dra_; }
 
  private:
   friend class SnapshotBuilder;
@@ -86,6 +93,7 @@ class ClusterSnapshot {
   size_t node_count_ = 0;
   std::shared_ptr<const NamespaceMap> namespaces_;
   std::shared_ptr<const UsageByNamespace> usage_;
+  std::shared_ptr<const DraState> dra_;
 };
 
 // Copy-on-write editing: starts from a snapshot and copies a shard on its first change.
@@ -97,6 +105,7 @@ class SnapshotBuilder {
   void SetNamespaces(std::shared_ptr<const ClusterSnapshot::NamespaceMap> namespaces) {
     next_.namespaces_ = std::move(namespaces);
   }
+  void SetDra(std::shared_ptr<const DraState> dra) { next_.dra_ = std::move(dra); }
   ClusterSnapshot Build() && { return std::move(next_); }
 
  private:

@@ -280,6 +280,21 @@ TEST(K8sCodecTest, ResourceClaimIsIgnoredInAList) {
   ASSERT_TRUE(data.ok()) << data.status();
   EXPECT_TRUE(data->nodes.empty());
   EXPECT_TRUE(data->pods.empty());
+  EXPECT_TRUE(data->dra_claims.empty()) << "v1alpha2 claims are not read";
+}
+
+// kubectl get namespaces,nodes,pods,resourceslices,resourceclaims,deviceclasses -A -o json
+TEST(K8sCodecTest, AClusterFileCarriesDraObjects) {
+  absl::StatusOr<ClusterData> data = ParseClusterText(Testdata("dra/cluster-with-claims.json"));
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(data->nodes.size(), 1u);
+  EXPECT_EQ(data->pods.size(), 2u);
+  ASSERT_EQ(data->dra_slices.size(), 1u);
+  EXPECT_EQ(data->dra_slices[0].devices.size(), 3u);
+  ASSERT_EQ(data->dra_claims.size(), 1u);
+  EXPECT_EQ(data->dra_claims[0].name, "tenant-a-inference");
+  EXPECT_TRUE(data->dra_claims[0].allocated);
+  EXPECT_EQ(data->dra_classes.size(), 2u);
 }
 
 // --- the YAML cluster file and pod manifests

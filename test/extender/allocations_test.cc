@@ -198,4 +198,68 @@ TEST_F(AllocationsTest, JsonListsTenantsNodesAndPods) {
   EXPECT_EQ(common::FindMember(*llm_a, "gpuMemoryMiB")->GetInt64(), 40448);
 }
 
+// DRA claims count once each, under the tenant of their namespace, with the devices their
+// results name; a result whose device no current slice publishes is counted, not invented.
+TEST_F(AllocationsTest, ClaimsAreListedUnderTheirTenantWithTheirDevices) {
+  topology::ClusterData data = DemoCluster();
+  topology::DraSlice slice;
+  slice.driver = "gpu.nvidia.com";
+  slice.pool = "dra-1";
+  slice.node = "dra-1";
+  slice.generation = 2;
+  for (const char* name : {"gpu-0-mig-1g10gb-19-0", "gpu-0-mig-3g40gb-9-4"}) {
+    topology::DraDevice d;
+    d.driver = slice.driver;
+    d.pool = slice.pool;
+    d.node = slice.node;
+    d.name = name;
+    d.type = "mig";
+    d.profile = absl::StrContains(name, "1g10gb") ? "1g.10gb" : "3g.40gb";
+    d.uuid = absl::StrCat("MIG-", name);
+    slice.devices.push_back(d);
+  }
+  topology::DraSlice stale = slice;  // an older generation of the same pool: not current
+  stale.generation = 1;
+  stale.devices[0].name = "gpu-0-mig-7g80gb-0-0";
+  data.dra_slices = {stale, slice};
+  auto claim = [&](const std::string& ns, const std::string& name,
+                   std::vector<std::string> devices) {
+    topology::DraClaim c;
+    c.namespace_name = ns;
+    c.name = name;
+    c.allocated = !devices.empty();
+    c.allocated_node = "dra-1";
+    for (const std::string& d : devices) c.results.push_back({"r", "gpu.nvidia.com", "dra-1", d});
+    c.reserved_for = {{"pods", "p-" + name, "uid-p-" + name}, {"pods", "q-" + name, "uid-q"}};
+    return c;
+  };
+  data.dra_claims = {claim("research", "b", {"gpu-0-mig-3g40gb-9-4", "gpu-0-mig-7g80gb-0-0"}),
+                     claim("research", "a", {"gpu-0-mig-1g10gb-19-0"}),
+                     claim("research", "pending", {})};
+  Build(data);
+  const extender::TenantAllocation* research = Tenant("research");
+  ASSERT_NE(research, nullptr);
+  ASSERT_EQ(research->claims.size(), 2u) << "an unallocated claim holds nothing";
+  EXPECT_EQ(research->claims[0].claim->name, "a");
+  ASSERT_EQ(research->claims[0].devices.size(), 1u);
+  EXPECT_EQ(research->claims[0].devices[0]->uuid, "MIG-gpu-0-mig-1g10gb-19-0");
+  EXPECT_EQ(research->claims[1].claim->name, "b");
+  EXPECT_EQ(research->claims[1].devices.size(), 1u);
+  EXPECT_EQ(research->claims[1].unpublished, 1u) << "7g.80gb is only in the stale generation";
+  // Counted per claim, not per reserving pod (each claim is reserved for two pods).
+  EXPECT_EQ(research->dra_devices, (std::map<std::pair<std::string, std::string>, int64_t>{
+                                       {{"mig", "1g.10gb"}, 1}, {{"mig", "3g.40gb"}, 1}}));
+  std::string metrics;
+  extender::AppendTenantMetrics(allocations_, metrics);
+  EXPECT_TRUE(
+      absl::StrContains(metrics,
+                        "gpu_tenancy_tenant_dra_devices{tenant=\"research\",tier=\"trusted\","
+                        "type=\"mig\",profile=\"3g.40gb\"} 1\n"))
+      << metrics;
+  std::string json = extender::AllocationsJson(state_, allocations_);
+  EXPECT_TRUE(absl::StrContains(json, R"("uuid":"MIG-gpu-0-mig-3g40gb-9-4")")) << json;
+  EXPECT_TRUE(absl::StrContains(json, R"("unpublishedDevices":1)")) << json;
+  EXPECT_FALSE(absl::StrContains(json, R"("name":"pending")")) << json;
+}
+
 }  // namespace
