@@ -46,7 +46,26 @@ DraAllocatedDevices AllocatedDevices(const DraClaim& claim, const std::vector<Dr
 
 DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
                       std::vector<DraDeviceClass> classes) {
-  return DraState{CurrentDevices(slices), std::move(claims), std::move(classes)};
+  DraState state{CurrentDevices(slices), std::move(claims), std::move(classes), {}};
+  absl::flat_hash_map<std::string, const DraDevice*> by_id;
+  for (const DraDevice& d : state.devices) by_id.emplace(d.Id().ToString(), &d);
+  for (const DraClaim& claim : state.claims) {
+    if (!claim.allocated) continue;
+    QuotaUsage held;
+    for (const DraAllocationResult& r : claim.results) {
+      auto it = by_id.find(r.Id().ToString());
+      if (it == by_id.end()) continue;
+      const DraDevice& d = *it->second;
+      if (d.type == "gpu") {
+        ++held.gpus;
+      } else if (d.type == "mig" && !d.profile.empty()) {
+        ++held.mig_instances[d.profile];
+        held.mig_compute_slices += MigComputeSlices(d.profile);
+      }
+    }
+    if (!held.empty()) state.usage[claim.namespace_name].Add(held);
+  }
+  return state;
 }
 
 }  // namespace topology

@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "topology/quota.h"
+
 namespace topology {
 
 // A device's identity across the cluster: the DRA device ID `<driver>/<pool>/<device>`. Device
@@ -124,6 +127,10 @@ struct DraState {
   std::vector<DraDevice> devices;
   std::vector<DraClaim> claims;
   std::vector<DraDeviceClass> classes;
+  // What allocated claims hold per namespace, in quota units: a whole GPU (type "gpu") counts
+  // in gpus, a MIG device (type "mig") in migInstances by profile and in migComputeSlices.
+  // Claims declare no GPU memory and are not pods, so neither item counts them.
+  absl::flat_hash_map<std::string, QuotaUsage> usage;
 
   bool empty() const { return devices.empty() && claims.empty() && classes.empty(); }
 };

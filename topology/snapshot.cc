@@ -130,8 +130,10 @@ void AddHold(NodeState& state, std::shared_ptr<const PodHold> hold, const Policy
 QuotaUsage TenantUsage(const ClusterSnapshot& snapshot, const Policy& policy,
                        absl::string_view tenant) {
   QuotaUsage total;
-  for (const auto& [ns, usage] : snapshot.usage()) {
-    if (ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)).name == tenant) total.Add(usage);
+  for (const auto* sums : {&snapshot.usage(), &snapshot.dra().usage}) {
+    for (const auto& [ns, usage] : *sums) {
+      if (ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)).name == tenant) total.Add(usage);
+    }
   }
   return total;
 }

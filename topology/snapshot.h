@@ -133,7 +133,8 @@ std::optional<int> RecordedGpuIndex(const PodFacts& pod);
 ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, const Policy& policy,
                               std::vector<std::string>* skipped = nullptr);
 
-// What `tenant` holds across the snapshot: the usage of every namespace resolving to it.
+// What `tenant` holds across the snapshot: the usage of every namespace resolving to it, from
+// pods on nodes and from allocated DRA claims.
 QuotaUsage TenantUsage(const ClusterSnapshot& snapshot, const Policy& policy,
                        absl::string_view tenant);
 

@@ -1,7 +1,7 @@
 // DRA holdings through the binary: `serve --cluster-file` on a cluster file with the captured
 // v1.36 ResourceSlice (one H100 in MIG mode, one whole H100) and an allocated ResourceClaim
 // shows the claim, its MIG device's UUID and the pod it is reserved for under the claim's
-// tenant in /debug/allocations, and counts the device in the tenant's DRA gauge.
+// tenant in /debug/allocations, and counts the device in the tenant's DRA gauge and quota.
 #include <fstream>
 #include <memory>
 #include <string>
@@ -25,6 +25,9 @@ tenants:
   - name: team-a
     tier: trusted
     namespaces: [team-a]
+    quota:
+      migInstances: {1g.10gb: 2}
+      migComputeSlices: 4
 unknownTenant: deny
 )";
 
@@ -71,6 +74,15 @@ TEST(ServeDraTest, AllocationsListEachTenantsClaimsWithTheirDeviceUuids) {
   EXPECT_EQ(testing_support::PromtoolProblems(metrics), "");
   EXPECT_EQ(SampleValue(metrics, R"(gpu_tenancy_tenant_dra_devices{tenant="team-a",tier="trusted",)"
                                  R"(type="mig",profile="1g.10gb"})"),
+            1)
+      << metrics;
+  // The claim's MIG device counts toward the tenant's quota like a device-plugin slice.
+  EXPECT_EQ(SampleValue(metrics, R"(gpu_tenancy_tenant_quota_used{tenant="team-a",)"
+                                 R"(resource="nvidia.com/mig-1g.10gb"})"),
+            1)
+      << metrics;
+  EXPECT_EQ(SampleValue(metrics, R"(gpu_tenancy_tenant_quota_used{tenant="team-a",)"
+                                 R"(resource="mig-compute-slices"})"),
             1)
       << metrics;
 }

@@ -2,6 +2,7 @@
 // devices a claim's allocation results name, including results whose device is gone.
 #include "topology/dra.h"
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -171,4 +172,43 @@ TEST(DraAllocatedDevicesTest, AnOldGenerationDeviceIsMissing) {
 }
 
 }  // namespace
+// Allocated claims' devices in quota units per namespace: whole GPUs, MIG instances by profile
+// and their compute slices; unallocated claims and unpublished devices count nothing.
+TEST(DraStateTest, UsageCountsWhatAllocatedClaimsHoldPerNamespace) {
+  DraSlice slice;
+  slice.driver = "gpu.nvidia.com";
+  slice.pool = "node-a";
+  slice.generation = 1;
+  auto device = [&](const char* name, const char* type, const char* profile) {
+    DraDevice d;
+    d.driver = slice.driver;
+    d.pool = slice.pool;
+    d.name = name;
+    d.type = type;
+    d.profile = profile;
+    return d;
+  };
+  slice.devices = {device("gpu-1", "gpu", ""), device("mig-a", "mig", "3g.40gb"),
+                   device("mig-b", "mig", "1g.10gb")};
+  auto claim = [&](const char* ns, bool allocated, std::vector<const char*> devices) {
+    DraClaim c;
+    c.namespace_name = ns;
+    c.allocated = allocated;
+    for (const char* d : devices) c.results.push_back({"r", "gpu.nvidia.com", "node-a", d});
+    return c;
+  };
+  DraState state = MakeDraState({slice},
+                                {claim("a", true, {"gpu-1", "mig-a"}), claim("a", true, {"mig-b"}),
+                                 claim("b", false, {"gpu-1"}), claim("c", true, {"gone"})},
+                                {});
+  ASSERT_EQ(state.usage.size(), 1u);
+  const QuotaUsage& a = state.usage.at("a");
+  EXPECT_EQ(a.gpus, 1);
+  EXPECT_EQ(a.mig_instances,
+            (std::map<std::string, int64_t, std::less<>>{{"1g.10gb", 1}, {"3g.40gb", 1}}));
+  EXPECT_EQ(a.mig_compute_slices, 4);
+  EXPECT_EQ(a.gpu_pods, 0);
+  EXPECT_EQ(a.gpu_memory_mib, 0);
+}
+
 }  // namespace topology
