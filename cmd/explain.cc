@@ -1,5 +1,6 @@
 // gpu-tenancy explain: why is this pod pending? Evaluates one pod against every node of a
-// cluster file (or the demo cluster) with the extender's own decision code.
+// cluster file (or the demo cluster) with the extender's own decision code, and shows the
+// state and devices of its DRA claims.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -74,6 +75,50 @@ std::string QuotaText(const std::vector<topology::QuotaLine>& quota) {
   return absl::StrCat(absl::StrJoin(parts, ", "), " used");
 }
 
+// What explain says of one of the pod's DRA claims.
+struct ClaimRow {
+  std::string pod_claim;  // the name in spec.resourceClaims
+  std::string claim;      // the ResourceClaim's name, "" while a template's is not made
+  std::string state;      // "allocated", "pending", "not made yet", "not in the cluster"
+  std::string node;
+  std::vector<const topology::DraDevice*> devices;
+  size_t unpublished = 0;
+};
+
+// The pod's claims as the cluster's DRA objects show them. Claims are placed by kube-scheduler's
+// DRA allocator, not by the extender: for a pending claim explain says so and does not guess.
+std::vector<ClaimRow> ClaimRows(const topology::PodFacts& pod, const topology::DraState& dra) {
+  std::vector<ClaimRow> rows;
+  for (const topology::PodClaimRef& ref : pod.resource_claims) {
+    ClaimRow row{ref.name, ref.claim, "", "", {}, 0};
+    const topology::DraClaim* found = nullptr;
+    for (const topology::DraClaim& c : dra.claims) {
+      if (c.namespace_name == pod.namespace_name && c.name == ref.claim) found = &c;
+    }
+    if (ref.claim.empty()) {
+      row.state = absl::StrCat("not made yet (template ", ref.template_name, ")");
+    } else if (!found) {
+      row.state = "not in the cluster";
+    } else if (!found->allocated) {
+      row.state = "pending: kube-scheduler's DRA allocator has not placed it";
+    } else {
+      row.state = "allocated";
+      row.node = found->allocated_node;
+      topology::DraAllocatedDevices held = topology::AllocatedDevices(*found, dra.devices);
+      row.devices = std::move(held.devices);
+      row.unpublished = held.missing.size();
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string DeviceText(const topology::DraDevice& d) {
+  std::string what = d.profile.empty() ? d.type : absl::StrCat(d.type, " ", d.profile);
+  return absl::StrCat(d.driver, "/", d.pool, "/", d.name, " (", what,
+                      d.uuid.empty() ? "" : absl::StrCat(", ", d.uuid), ")");
+}
+
 // One node's line of the answer.
 struct NodeRow {
   std::string node;
@@ -83,12 +128,23 @@ struct NodeRow {
   bool fits() const { return verdict == topology::Verdict::kFits; }
 };
 
-void PrintText(const extender::PodDecision& d, const std::vector<NodeRow>& nodes) {
+void PrintText(const extender::PodDecision& d, const std::vector<ClaimRow>& claims,
+               const std::vector<NodeRow>& nodes) {
   std::cout << "pod     " << d.pod << "\n"
             << "tenant  " << d.tenant << " (tier " << (d.tier.empty() ? "none: denied" : d.tier)
             << ")\n"
             << "demand  " << DemandText(d.demand) << "\n";
   if (!d.quota.empty()) std::cout << "quota   " << QuotaText(d.quota) << "\n";
+  for (const ClaimRow& c : claims) {
+    std::cout << "claim   " << c.pod_claim << (c.claim.empty() ? "" : absl::StrCat(" = ", c.claim))
+              << ": " << c.state << (c.node.empty() ? "" : absl::StrCat(" on ", c.node)) << "\n";
+    for (const topology::DraDevice* device : c.devices) {
+      std::cout << "          " << DeviceText(*device) << "\n";
+    }
+    if (c.unpublished > 0) {
+      std::cout << "          " << c.unpublished << " device(s) no current slice publishes\n";
+    }
+  }
   std::cout << "\n";
   size_t width = 4;
   for (const NodeRow& n : nodes) width = std::max(width, n.node.size());
@@ -104,7 +160,8 @@ void PrintText(const extender::PodDecision& d, const std::vector<NodeRow>& nodes
   std::cout << "\n" << fits << " of " << nodes.size() << " nodes can take the pod\n";
 }
 
-void PrintJson(const extender::PodDecision& d, const std::vector<NodeRow>& nodes) {
+void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& claims,
+               const std::vector<NodeRow>& nodes) {
   rapidjson::StringBuffer buffer;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
   w.SetIndent(' ', 2);
@@ -139,6 +196,40 @@ void PrintJson(const extender::PodDecision& d, const std::vector<NodeRow>& nodes
       w.Int64(q.quota);
       w.Key("used");
       w.Int64(q.used);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!claims.empty()) {
+    w.Key("claims");
+    w.StartArray();
+    for (const ClaimRow& c : claims) {
+      w.StartObject();
+      w.Key("podClaim");
+      w.String(c.pod_claim.c_str());
+      w.Key("claim");
+      w.String(c.claim.c_str());
+      w.Key("state");
+      w.String(c.state.c_str());
+      w.Key("node");
+      w.String(c.node.c_str());
+      w.Key("devices");
+      w.StartArray();
+      for (const topology::DraDevice* device : c.devices) {
+        w.StartObject();
+        w.Key("device");
+        w.String(device->Id().ToString().c_str());
+        w.Key("type");
+        w.String(device->type.c_str());
+        w.Key("migProfile");
+        w.String(device->profile.c_str());
+        w.Key("uuid");
+        w.String(device->uuid.c_str());
+        w.EndObject();
+      }
+      w.EndArray();
+      w.Key("unpublishedDevices");
+      w.Uint64(c.unpublished);
       w.EndObject();
     }
     w.EndArray();
@@ -200,10 +291,11 @@ int RunExplain(const std::vector<std::string>& args) {
         nodes.push_back({std::string(candidates[i]), o.fit.verdict, o.fit.Reason(), o.score});
       });
   if (!decision.ok()) return Fail(decision.status());
+  std::vector<ClaimRow> claims = ClaimRows(*pod, snapshot.dra());
   if (format == "json") {
-    PrintJson(*decision, nodes);
+    PrintJson(*decision, claims, nodes);
   } else {
-    PrintText(*decision, nodes);
+    PrintText(*decision, claims, nodes);
   }
   return 0;
 }

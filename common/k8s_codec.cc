@@ -209,6 +209,32 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
   }
   ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(pod, "status", path));
   if (status) facts.phase = std::string(StringOr(*status, "phase"));
+  ASSIGN_OR_RETURN(const JsonValue* claims, OptionalArray(*spec, "resourceClaims", spec_path));
+  if (claims) {
+    for (const JsonValue& c : claims->GetArray()) {
+      if (!c.IsObject()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(JoinPath(spec_path, "resourceClaims"), ": expected objects"));
+      }
+      facts.resource_claims.push_back({std::string(StringOr(c, "name")),
+                                       std::string(StringOr(c, "resourceClaimName")),
+                                       std::string(StringOr(c, "resourceClaimTemplateName"))});
+    }
+    // A template's claim is named in the status once the claim controller made it.
+    ASSIGN_OR_RETURN(const JsonValue* statuses,
+                     status
+                         ? OptionalArray(*status, "resourceClaimStatuses", JoinPath(path, "status"))
+                         : absl::StatusOr<const JsonValue*>(nullptr));
+    if (statuses) {
+      for (const JsonValue& st : statuses->GetArray()) {
+        for (topology::PodClaimRef& ref : facts.resource_claims) {
+          if (ref.claim.empty() && ref.name == StringOr(st, "name")) {
+            ref.claim = std::string(StringOr(st, "resourceClaimName"));
+          }
+        }
+      }
+    }
+  }
   return facts;
 }
 

@@ -42,6 +42,16 @@ struct ContainerFacts {
   bool operator==(const ContainerFacts&) const = default;
 };
 
+// One entry of a pod's spec.resourceClaims: the name containers refer to, and the claim it
+// resolves to (resourceClaimName, or for a template the claim status.resourceClaimStatuses
+// names once the claim controller has made it).
+struct PodClaimRef {
+  std::string name;
+  std::string claim;  // "" while a template's claim is not made yet
+  std::string template_name;
+  bool operator==(const PodClaimRef&) const = default;
+};
+
 struct PodFacts {
   std::string namespace_name;
   std::string name;
@@ -53,6 +63,7 @@ struct PodFacts {
   std::vector<ContainerFacts> containers;
   std::vector<ContainerFacts> init_containers;
   ResourceList overhead;
+  std::vector<PodClaimRef> resource_claims;  // DRA
 
   bool operator==(const PodFacts&) const = default;
   std::string Key() const { return namespace_name + "/" + name; }

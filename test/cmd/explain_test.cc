@@ -1,5 +1,6 @@
 // `gpu-tenancy explain` through the built binary: the demo pods get the verdicts and reasons a
 // user would read, JSON output parses, and usage mistakes exit 2.
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "test/support/serve_process.h"
 #include "test/support/shell.h"
 
 namespace {
@@ -282,6 +284,38 @@ TEST(ExplainTest, ATenantAtQuotaIsToldOnEveryNodeThatHasRoom) {
         << run.out;
   }
   EXPECT_TRUE(absl::StrContains(run.out, "0 of 7 nodes can take the pod\n")) << run.out;
+}
+
+// A pod with DRA claims: each claim's state, node and devices (UUIDs), from the captured v1.36
+// slice and claim; a template's claim that is not made yet says so.
+TEST(ExplainTest, APodsDraClaimsAreShownWithTheirDevices) {
+  testing_support::TempDir dir;
+  std::ofstream(dir.File("policy.yaml")) << "tiers:\n  - name: trusted\n    modes: [mig]\n"
+                                            "tenants:\n  - name: team-a\n    tier: trusted\n"
+                                            "    namespaces: [team-a]\nunknownTenant: deny\n";
+  const std::string base =
+      absl::StrCat("--cluster-file '", GT_TESTDATA_DIR, "/dra/cluster-with-claims.json' --policy '",
+                   dir.File("policy.yaml"), "' --pod ");
+  ProcessResult run = Explain(base + "team-a/inference");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out,
+                                "claim   gpu = tenant-a-inference: allocated on node-a\n"
+                                "          gpu.nvidia.com/node-a/gpu-0-mig-1g10gb-19-0 (mig "
+                                "1g.10gb, MIG-4d806f22-346a-5a1d-ac01-86b505cdf485)\n"))
+      << run.out;
+  ProcessResult json = Explain(base + "team-a/inference -o json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  rapidjson::Document doc;
+  doc.Parse(json.out.c_str());
+  ASSERT_TRUE(doc.IsObject() && doc.HasMember("claims")) << json.out;
+  EXPECT_EQ(std::string(doc["claims"][0]["state"].GetString()), "allocated");
+  EXPECT_EQ(std::string(doc["claims"][0]["devices"][0]["uuid"].GetString()),
+            "MIG-4d806f22-346a-5a1d-ac01-86b505cdf485");
+
+  ProcessResult pending = Explain(base + "team-a/trainer");
+  ASSERT_EQ(pending.exit_code, 0) << pending.out;
+  EXPECT_TRUE(absl::StrContains(pending.out, "claim   gpu: not made yet (template whole-gpu)\n"))
+      << pending.out;
 }
 
 TEST(ExplainTest, DeniedTenantInText) {

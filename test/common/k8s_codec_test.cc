@@ -283,6 +283,25 @@ TEST(K8sCodecTest, ResourceClaimIsIgnoredInAList) {
   EXPECT_TRUE(data->dra_claims.empty()) << "v1alpha2 claims are not read";
 }
 
+// spec.resourceClaims: a claim by name, or a template whose claim the status names once made.
+TEST(K8sCodecTest, PodsReadTheirResourceClaims) {
+  rapidjson::Document pod = JsonOrFail(R"({"metadata":{"name":"p","namespace":"team-a"},
+      "spec":{"containers":[{"name":"c"}],"resourceClaims":[
+        {"name":"gpu","resourceClaimName":"shared-gpu"},
+        {"name":"mig","resourceClaimTemplateName":"one-mig"},
+        {"name":"later","resourceClaimTemplateName":"one-mig"}]},
+      "status":{"resourceClaimStatuses":[{"name":"mig","resourceClaimName":"p-mig-x7k2"}]}})");
+  absl::StatusOr<topology::PodFacts> facts = ParsePod(pod);
+  ASSERT_TRUE(facts.ok()) << facts.status();
+  EXPECT_EQ(
+      facts->resource_claims,
+      (std::vector<topology::PodClaimRef>{
+          {"gpu", "shared-gpu", ""}, {"mig", "p-mig-x7k2", "one-mig"}, {"later", "", "one-mig"}}));
+  rapidjson::Document bad =
+      JsonOrFail(R"({"metadata":{"name":"p"},"spec":{"containers":[],"resourceClaims":[1]}})");
+  EXPECT_EQ(ParsePod(bad).status().message(), "pod.spec.resourceClaims: expected objects");
+}
+
 // kubectl get namespaces,nodes,pods,resourceslices,resourceclaims,deviceclasses -A -o json
 TEST(K8sCodecTest, AClusterFileCarriesDraObjects) {
   absl::StatusOr<ClusterData> data = ParseClusterText(Testdata("dra/cluster-with-claims.json"));
