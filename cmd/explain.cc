@@ -13,6 +13,7 @@
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
 #include "common/k8s_codec.h"
+#include "extender/allocations.h"
 #include "extender/decide.h"
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
@@ -187,18 +188,7 @@ void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
   w.EndObject();
   if (!d.quota.empty()) {
     w.Key("quota");
-    w.StartArray();
-    for (const topology::QuotaLine& q : d.quota) {
-      w.StartObject();
-      w.Key("resource");
-      w.String(q.resource.c_str());
-      w.Key("quota");
-      w.Int64(q.quota);
-      w.Key("used");
-      w.Int64(q.used);
-      w.EndObject();
-    }
-    w.EndArray();
+    extender::WriteQuotaLines(w, d.quota);
   }
   if (!claims.empty()) {
     w.Key("claims");

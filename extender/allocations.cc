@@ -345,19 +345,8 @@ std::string AllocationsJson(const topology::ModelState& state,
     w.Key("held");
     WriteHeld(w, a.held);
     if (!a.quota.empty()) {
-      w.Key("quota");  // [{"resource": "nvidia.com/gpu", "quota": 3, "used": 2}, ...]
-      w.StartArray();
-      for (const topology::QuotaLine& q : a.quota) {
-        w.StartObject();
-        w.Key("resource");
-        String(w, q.resource);
-        w.Key("quota");
-        w.Int64(q.quota);
-        w.Key("used");
-        w.Int64(q.used);
-        w.EndObject();
-      }
-      w.EndArray();
+      w.Key("quota");
+      WriteQuotaLines(w, a.quota);
     }
     if (!a.claims.empty()) {
       w.Key("claims");

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "rapidjson/rapidjson.h"
 #include "topology/dra.h"
 #include "topology/occupancy.h"
 #include "topology/quota.h"
@@ -66,6 +67,24 @@ struct TenantAllocation {
 std::vector<TenantAllocation> Allocations(const topology::ModelState& state);
 
 void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations, std::string& out);
+
+// [{"resource": "nvidia.com/gpu", "quota": 3, "used": 2}, ...] to any rapidjson writer (the
+// inventory here, explain's -o json).
+template <typename JsonWriter>
+void WriteQuotaLines(JsonWriter& w, const std::vector<topology::QuotaLine>& lines) {
+  w.StartArray();
+  for (const topology::QuotaLine& q : lines) {
+    w.StartObject();
+    w.Key("resource");
+    w.String(q.resource.data(), static_cast<rapidjson::SizeType>(q.resource.size()));
+    w.Key("quota");
+    w.Int64(q.quota);
+    w.Key("used");
+    w.Int64(q.used);
+    w.EndObject();
+  }
+  w.EndArray();
+}
 std::string AllocationsJson(const topology::ModelState& state,
                             const std::vector<TenantAllocation>& allocations);
 
