@@ -119,9 +119,6 @@ template <typename TenantOf>
 void AddClaims(const topology::ModelState& state, TenantOf tenant_of) {
   const topology::DraState& dra = state.snapshot->dra();
   if (dra.claims.empty()) return;
-  absl::flat_hash_map<std::string, const topology::DraDevice*> by_id;
-  by_id.reserve(dra.devices.size());
-  for (const topology::DraDevice& d : dra.devices) by_id.emplace(d.Id().ToString(), &d);
   std::vector<const topology::DraClaim*> claims;
   for (const topology::DraClaim& c : dra.claims) {
     if (c.allocated) claims.push_back(&c);
@@ -132,11 +129,10 @@ void AddClaims(const topology::ModelState& state, TenantOf tenant_of) {
   for (const topology::DraClaim* c : claims) {
     ClaimAllocation held{c, {}, 0};
     for (const topology::DraAllocationResult& r : c->results) {
-      auto it = by_id.find(r.Id().ToString());
-      if (it == by_id.end()) {
-        ++held.unpublished;
+      if (const topology::DraDevice* d = dra.Find(r)) {
+        held.devices.push_back(d);
       } else {
-        held.devices.push_back(it->second);
+        ++held.unpublished;
       }
     }
     TenantAllocation& tenant = tenant_of(c->namespace_name);

@@ -44,18 +44,24 @@ DraAllocatedDevices AllocatedDevices(const DraClaim& claim, const std::vector<Dr
   return out;
 }
 
+const DraDevice* DraState::Find(const DraAllocationResult& result) const {
+  auto it = device_index.find(result.Id().ToString());
+  return it == device_index.end() ? nullptr : &devices[it->second];
+}
+
 DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
                       std::vector<DraDeviceClass> classes) {
-  DraState state{CurrentDevices(slices), std::move(claims), std::move(classes), {}};
-  absl::flat_hash_map<std::string, const DraDevice*> by_id;
-  for (const DraDevice& d : state.devices) by_id.emplace(d.Id().ToString(), &d);
+  DraState state{CurrentDevices(slices), std::move(claims), std::move(classes), {}, {}};
+  for (size_t i = 0; i < state.devices.size(); ++i) {
+    state.device_index.emplace(state.devices[i].Id().ToString(), i);
+  }
   for (const DraClaim& claim : state.claims) {
     if (!claim.allocated) continue;
     QuotaUsage held;
     for (const DraAllocationResult& r : claim.results) {
-      auto it = by_id.find(r.Id().ToString());
-      if (it == by_id.end()) continue;
-      const DraDevice& d = *it->second;
+      const DraDevice* found = state.Find(r);
+      if (!found) continue;
+      const DraDevice& d = *found;
       if (d.type == "gpu") {
         ++held.gpus;
       } else if (d.type == "mig" && !d.profile.empty()) {

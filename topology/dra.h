@@ -131,8 +131,12 @@ struct DraState {
   // in gpus, a MIG device (type "mig") in migInstances by profile and in migComputeSlices.
   // Claims declare no GPU memory and are not pods, so neither item counts them.
   absl::flat_hash_map<std::string, QuotaUsage> usage;
+  // DraDeviceId::ToString() -> index in `devices`, built once with the state.
+  absl::flat_hash_map<std::string, size_t> device_index;
 
   bool empty() const { return devices.empty() && claims.empty() && classes.empty(); }
+  // The current device an allocation result names, or null when no current slice has it.
+  const DraDevice* Find(const DraAllocationResult& result) const;
 };
 DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
                       std::vector<DraDeviceClass> classes);
