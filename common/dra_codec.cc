@@ -135,12 +135,30 @@ absl::string_view LocalName(absl::string_view key, absl::string_view driver) {
   return absl::StrContains(key, '/') ? absl::string_view() : key;
 }
 
+// The key under its fully qualified name: an unqualified key is in the driver's domain.
+std::string QualifiedName(absl::string_view key, absl::string_view driver) {
+  return absl::StrContains(key, '/') ? std::string(key) : absl::StrCat(driver, "/", key);
+}
+
 absl::Status ParseAttributes(const JsonValue& attributes, absl::string_view path,
                              DraDevice& device) {
   for (const JsonValue::Member& m : attributes.GetObject()) {
     absl::string_view key = AsStringView(m.name);
     std::string attr_path = JoinPath(path, key);
     ASSIGN_OR_RETURN(const JsonValue::Member* value, AttributeValue(m.value, attr_path));
+    absl::string_view kind = AsStringView(value->name);
+    topology::DraAttribute attribute;
+    if (kind == "int") {
+      attribute.kind = topology::DraAttribute::Kind::kInt;
+      attribute.number = value->value.GetInt64();
+    } else if (kind == "bool") {
+      attribute.kind = topology::DraAttribute::Kind::kBool;
+      attribute.flag = value->value.GetBool();
+    } else {
+      attribute.kind = kind == "version" ? topology::DraAttribute::Kind::kVersion
+                                         : topology::DraAttribute::Kind::kString;
+      attribute.text = std::string(AsStringView(value->value));
+    }
     absl::string_view name = LocalName(key, device.driver);
     std::string* field = name == "type"          ? &device.type
                          : name == "uuid"        ? &device.uuid
@@ -148,12 +166,13 @@ absl::Status ParseAttributes(const JsonValue& attributes, absl::string_view path
                          : name == "profile"     ? &device.profile
                          : name == "productName" ? &device.product
                                                  : nullptr;
-    if (!field) continue;
-    if (AsStringView(value->name) != "string") {
-      return Invalid(attr_path,
-                     absl::StrCat("expected a string attribute, got ", AsStringView(value->name)));
+    if (field) {
+      if (kind != "string") {
+        return Invalid(attr_path, absl::StrCat("expected a string attribute, got ", kind));
+      }
+      *field = attribute.text;
     }
-    *field = std::string(AsStringView(value->value));
+    device.attributes[QualifiedName(key, device.driver)] = std::move(attribute);
   }
   return absl::OkStatus();
 }
@@ -166,6 +185,7 @@ absl::Status ParseCapacity(const JsonValue& capacity, absl::string_view path, Dr
     const JsonValue* value = FindMember(m.value, "value");
     if (!value) return Invalid(JoinPath(cap_path, "value"), "missing");
     ASSIGN_OR_RETURN(topology::Quantity q, ParseQuantityValue(*value, JoinPath(cap_path, "value")));
+    device.capacity[QualifiedName(key, device.driver)] = q;
     if (LocalName(key, device.driver) != "memory") continue;
     if (q.IsNegative()) return Invalid(JoinPath(cap_path, "value"), "negative");
     constexpr int64_t kMilliPerMiB = int64_t{1000} << 20;
@@ -199,22 +219,58 @@ absl::Status ParseDevice(const JsonValue& item, absl::string_view path, DraSlice
   return absl::OkStatus();
 }
 
-// Adds the request's device classes: `exactly` (v1, v1beta2), the flat v1beta1 request, and
-// each firstAvailable subrequest (all three versions). Each class is added once.
+// Reads one way of asking for devices: deviceClassName (required), selectors, allocationMode
+// and count.
+absl::StatusOr<topology::DraRequest> ParseDeviceAsk(const JsonValue& holder, absl::string_view path,
+                                                    std::string name) {
+  topology::DraRequest ask;
+  ask.name = std::move(name);
+  RETURN_IF_ERROR(ReadString(holder, "deviceClassName", path, ask.device_class, kRequired));
+  RETURN_IF_ERROR(ForEachObject(
+      holder, "selectors", path,
+      [&](const JsonValue& selector, absl::string_view s_path) -> absl::Status {
+        ASSIGN_OR_RETURN(const JsonValue* cel, RequireObject(selector, "cel", s_path));
+        ASSIGN_OR_RETURN(absl::string_view expression,
+                         RequireString(*cel, "expression", JoinPath(s_path, "cel")));
+        ask.selectors.emplace_back(expression);
+        return absl::OkStatus();
+      }));
+  ASSIGN_OR_RETURN(absl::string_view mode, OptionalString(holder, "allocationMode", path));
+  ask.all = mode == "All";
+  ASSIGN_OR_RETURN(ask.count, OptionalInt64(holder, "count", path, 1));
+  return ask;
+}
+
+// Adds the request's asks and device classes: `exactly` (v1, v1beta2), the flat v1beta1
+// request, and each firstAvailable subrequest (all three versions). Each class is added once.
 absl::Status ParseRequest(const JsonValue& request, absl::string_view path, DraClaim& claim) {
+  std::string request_name;
+  RETURN_IF_ERROR(ReadString(request, "name", path, request_name));
   bool named = false;
-  auto add = [&](const JsonValue& holder, absl::string_view holder_path) -> absl::Status {
-    std::string name;
-    RETURN_IF_ERROR(ReadString(holder, "deviceClassName", holder_path, name, kRequired));
+  auto add = [&](const JsonValue& holder, absl::string_view holder_path,
+                 std::string name) -> absl::Status {
+    ASSIGN_OR_RETURN(topology::DraRequest ask,
+                     ParseDeviceAsk(holder, holder_path, std::move(name)));
     std::vector<std::string>& classes = claim.device_classes;
-    if (std::find(classes.begin(), classes.end(), name) == classes.end()) classes.push_back(name);
+    if (std::find(classes.begin(), classes.end(), ask.device_class) == classes.end()) {
+      classes.push_back(ask.device_class);
+    }
+    claim.requests.push_back(std::move(ask));
     named = true;
     return absl::OkStatus();
   };
   ASSIGN_OR_RETURN(const JsonValue* exactly, OptionalObject(request, "exactly", path));
-  if (exactly) RETURN_IF_ERROR(add(*exactly, JoinPath(path, "exactly")));
-  if (FindNonNull(request, "deviceClassName")) RETURN_IF_ERROR(add(request, path));
-  RETURN_IF_ERROR(ForEachObject(request, "firstAvailable", path, add));
+  if (exactly) RETURN_IF_ERROR(add(*exactly, JoinPath(path, "exactly"), request_name));
+  if (FindNonNull(request, "deviceClassName")) RETURN_IF_ERROR(add(request, path, request_name));
+  RETURN_IF_ERROR(ForEachObject(
+      request, "firstAvailable", path,
+      [&](const JsonValue& sub, absl::string_view sub_path) -> absl::Status {
+        std::string sub_name;
+        RETURN_IF_ERROR(ReadString(sub, "name", sub_path, sub_name));
+        RETURN_IF_ERROR(add(sub, sub_path, absl::StrCat(request_name, "/", sub_name)));
+        claim.requests.back().alternative = true;
+        return absl::OkStatus();
+      }));
   if (!named) return Invalid(path, "expected exactly, firstAvailable or deviceClassName");
   return absl::OkStatus();
 }
@@ -280,6 +336,16 @@ absl::Status ParseStatus(const JsonValue& status, absl::string_view path, DraCla
       });
 }
 
+// A claim's spec (a template's spec.spec): its requests.
+absl::Status ParseClaimSpec(const JsonValue& spec, absl::string_view path, DraClaim& out) {
+  ASSIGN_OR_RETURN(const JsonValue* devices, OptionalObject(spec, "devices", path));
+  if (!devices) return absl::OkStatus();
+  return ForEachObject(*devices, "requests", JoinPath(path, "devices"),
+                       [&](const JsonValue& request, absl::string_view r_path) {
+                         return ParseRequest(request, r_path, out);
+                       });
+}
+
 }  // namespace
 
 absl::StatusOr<DraSlice> ParseResourceSlice(const JsonValue& slice, absl::string_view path) {
@@ -320,17 +386,24 @@ absl::StatusOr<DraClaim> ParseResourceClaim(const JsonValue& claim, absl::string
                                JoinPath(JoinPath(path, "metadata"), "annotations"), marker));
     out.extended_resource_claim = marker == "true";
   }
-  std::string spec_path = JoinPath(path, "spec");
   ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(claim, "spec", path));
-  ASSIGN_OR_RETURN(const JsonValue* devices, OptionalObject(*spec, "devices", spec_path));
-  if (devices) {
-    RETURN_IF_ERROR(ForEachObject(*devices, "requests", JoinPath(spec_path, "devices"),
-                                  [&](const JsonValue& request, absl::string_view r_path) {
-                                    return ParseRequest(request, r_path, out);
-                                  }));
-  }
+  RETURN_IF_ERROR(ParseClaimSpec(*spec, JoinPath(path, "spec"), out));
   ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(claim, "status", path));
   if (status) RETURN_IF_ERROR(ParseStatus(*status, JoinPath(path, "status"), out));
+  return out;
+}
+
+absl::StatusOr<DraClaim> ParseResourceClaimTemplate(const JsonValue& claim_template,
+                                                    absl::string_view path) {
+  RETURN_IF_ERROR(CheckTypeMeta(claim_template, "ResourceClaimTemplate", path));
+  ASSIGN_OR_RETURN(Meta meta, ParseMeta(claim_template, path));
+  DraClaim out;
+  out.namespace_name = std::move(meta.namespace_name);
+  out.name = std::move(meta.name);
+  std::string spec_path = JoinPath(path, "spec");
+  ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(claim_template, "spec", path));
+  ASSIGN_OR_RETURN(const JsonValue* claim_spec, RequireObject(*spec, "spec", spec_path));
+  RETURN_IF_ERROR(ParseClaimSpec(*claim_spec, JoinPath(spec_path, "spec"), out));
   return out;
 }
 
@@ -375,6 +448,9 @@ absl::StatusOr<DraObjects> ParseDraList(const JsonValue& list) {
         } else if (kind == "ResourceClaim") {
           ASSIGN_OR_RETURN(DraClaim claim, ParseResourceClaim(item, path));
           out.claims.push_back(std::move(claim));
+        } else if (kind == "ResourceClaimTemplate") {
+          ASSIGN_OR_RETURN(DraClaim claim_template, ParseResourceClaimTemplate(item, path));
+          out.templates.push_back(std::move(claim_template));
         } else if (kind == "DeviceClass") {
           ASSIGN_OR_RETURN(DraDeviceClass device_class, ParseDeviceClass(item, path));
           out.classes.push_back(std::move(device_class));

@@ -36,19 +36,26 @@ inline constexpr absl::string_view kExtendedResourceClaimAnnotation =
 // Devices inherit the slice's driver, pool and node (a device's own nodeName, used with
 // perDeviceNodeSelection, stands in when the slice has none). Attributes `type`, `uuid`,
 // `parentUUID`, `profile` and `productName` are read unqualified or qualified with the driver's
-// domain (`gpu.nvidia.com/uuid`); capacity `memory` becomes whole MiB, rounded down.
+// domain (`gpu.nvidia.com/uuid`); capacity `memory` becomes whole MiB, rounded down. Every
+// attribute and capacity is also kept under its qualified name, for selectors.
 // Required: spec.driver, spec.pool.name and each device's name, all non-empty;
 // spec.pool.resourceSliceCount, when given, is at least 1. metadata.name may be absent.
 [[nodiscard]] absl::StatusOr<topology::DraSlice> ParseResourceSlice(
     const JsonValue& slice, absl::string_view path = "resourceslice");
 
-// Reads metadata (name may be empty: CREATE with generateName), the device classes of
-// spec.devices.requests, status.allocation (results, nodeSelector) and status.reservedFor.
+// Reads metadata (name may be empty: CREATE with generateName), the requests of
+// spec.devices.requests (class, CEL selectors, mode, count; firstAvailable subrequests as
+// "<request>/<sub>"), status.allocation (results, nodeSelector) and status.reservedFor.
 // Required: spec; each request's deviceClassName (in `exactly`, the flat v1beta1 request, or
 // each firstAvailable entry); each result's request, driver, pool and device; each
 // reservation's name.
 [[nodiscard]] absl::StatusOr<topology::DraClaim> ParseResourceClaim(
     const JsonValue& claim, absl::string_view path = "resourceclaim");
+
+// A template read as the claim it stamps out: metadata (name, namespace) and the requests of
+// spec.spec. Required: spec.spec.
+[[nodiscard]] absl::StatusOr<topology::DraClaim> ParseResourceClaimTemplate(
+    const JsonValue& claim_template, absl::string_view path = "resourceclaimtemplate");
 
 // Required: metadata.name (claims refer to classes by it) and, for each selector, cel.expression.
 [[nodiscard]] absl::StatusOr<topology::DraDeviceClass> ParseDeviceClass(
@@ -57,13 +64,14 @@ inline constexpr absl::string_view kExtendedResourceClaimAnnotation =
 struct DraObjects {
   std::vector<topology::DraSlice> slices;
   std::vector<topology::DraClaim> claims;
+  std::vector<topology::DraClaim> templates;  // ResourceClaimTemplates
   std::vector<topology::DraDeviceClass> classes;
 };
 
 // A List (`kubectl get -o json`: kind "List", items of any kind) or a typed list
-// (ResourceSliceList, ResourceClaimList, DeviceClassList, whose items may omit `kind`). Items
-// of other kinds (Pods, Nodes) are skipped; item errors are named "items[i]...". Item order is
-// kept within each vector.
+// (ResourceSliceList, ResourceClaimList, ResourceClaimTemplateList, DeviceClassList, whose items
+// may omit `kind`). Items of other kinds (Pods, Nodes) are skipped; item errors are named
+// "items[i]...". Item order is kept within each vector.
 [[nodiscard]] absl::StatusOr<DraObjects> ParseDraList(const JsonValue& list);
 
 }  // namespace common

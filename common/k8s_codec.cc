@@ -279,6 +279,9 @@ absl::StatusOr<topology::ClusterData> ParseClusterList(const JsonValue& list) {
     } else if (kind == "ResourceClaim") {
       ASSIGN_OR_RETURN(topology::DraClaim claim, ParseResourceClaim(item, path));
       data.dra_claims.push_back(std::move(claim));
+    } else if (kind == "ResourceClaimTemplate") {
+      ASSIGN_OR_RETURN(topology::DraClaim claim_template, ParseResourceClaimTemplate(item, path));
+      data.dra_claim_templates.push_back(std::move(claim_template));
     } else if (kind == "DeviceClass") {
       ASSIGN_OR_RETURN(topology::DraDeviceClass device_class, ParseDeviceClass(item, path));
       data.dra_classes.push_back(std::move(device_class));

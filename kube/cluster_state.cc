@@ -293,7 +293,8 @@ void ClusterState::ReplaceDra(topology::DraState dra) {
 
 void ClusterState::ReplaceAll(topology::ClusterData data) {
   ReplaceDra(topology::MakeDraState(data.dra_slices, std::move(data.dra_claims),
-                                    std::move(data.dra_classes)));
+                                    std::move(data.dra_classes),
+                                    std::move(data.dra_claim_templates)));
   ReplaceNamespaces(std::move(data.namespace_labels));
   ReplaceNodes(std::move(data.nodes));
   ReplacePods(std::move(data.pods));

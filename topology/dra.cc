@@ -50,8 +50,12 @@ const DraDevice* DraState::Find(const DraAllocationResult& result) const {
 }
 
 DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
-                      std::vector<DraDeviceClass> classes) {
-  DraState state{CurrentDevices(slices), std::move(claims), std::move(classes), {}, {}};
+                      std::vector<DraDeviceClass> classes, std::vector<DraClaim> templates) {
+  DraState state;
+  state.devices = CurrentDevices(slices);
+  state.claims = std::move(claims);
+  state.templates = std::move(templates);
+  state.classes = std::move(classes);
   for (size_t i = 0; i < state.devices.size(); ++i) {
     state.device_index.emplace(state.devices[i].Id().ToString(), i);
   }

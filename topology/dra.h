@@ -11,11 +11,14 @@
 
 #include <compare>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "topology/quantity.h"
 #include "topology/quota.h"
 
 namespace topology {
@@ -30,6 +33,23 @@ struct DraDeviceId {
   auto operator<=>(const DraDeviceId&) const = default;
 };
 
+// One published attribute value: exactly one of string, int, bool or version (semver text).
+struct DraAttribute {
+  enum class Kind { kString, kInt, kBool, kVersion };
+  Kind kind = Kind::kString;
+  std::string text;  // kString and kVersion
+  int64_t number = 0;
+  bool flag = false;
+
+  static DraAttribute String(std::string text) { return {Kind::kString, std::move(text)}; }
+  bool operator==(const DraAttribute&) const = default;
+};
+
+// Attribute and capacity maps, keyed by fully qualified name ("gpu.nvidia.com/type",
+// "resource.kubernetes.io/pciBusID"): the wire's unqualified keys belong to the driver's domain.
+using DraAttributes = std::map<std::string, DraAttribute, std::less<>>;
+using DraCapacity = std::map<std::string, Quantity, std::less<>>;
+
 // One published device, with the attributes accounting reads. Strings are "" when the driver
 // did not publish the attribute (a full GPU has no parent_uuid or profile; DynamicMIG's abstract
 // MIG devices have no uuid).
@@ -41,6 +61,9 @@ struct DraDevice {
   std::string profile;                // MIG profile as published, e.g. "1g.10gb"
   std::string product;                // productName, e.g. "NVIDIA H100 80GB HBM3"
   std::optional<int64_t> memory_mib;  // capacity `memory`, rounded down to whole MiB
+  // Everything the device publishes, for evaluating CEL selectors (topology/dra_selector.h).
+  DraAttributes attributes;
+  DraCapacity capacity;
 
   DraDeviceId Id() const { return {driver, pool, name}; }
   bool operator==(const DraDevice&) const = default;
@@ -73,8 +96,23 @@ struct DraReservation {
   bool operator==(const DraReservation&) const = default;
 };
 
+// One way a claim asks for devices: an `exactly` request (v1, v1beta2), a flat v1beta1
+// request, or one firstAvailable subrequest, whose name is then "<request>/<subrequest>".
+struct DraRequest {
+  std::string name;
+  std::string device_class;
+  std::vector<std::string> selectors;  // CEL expressions, all of which must hold
+  bool all = false;                    // allocationMode All
+  int64_t count = 1;                   // ExactCount's count
+  // Set on firstAvailable subrequests: alternatives, tried in order, of which one is allocated.
+  bool alternative = false;
+
+  bool operator==(const DraRequest&) const = default;
+};
+
 struct DraClaim {
   std::string namespace_name, name, uid;
+  std::vector<DraRequest> requests;
   // Every deviceClassName its requests name (`exactly` and each firstAvailable subrequest), in
   // order of appearance, each once.
   std::vector<std::string> device_classes;
@@ -126,6 +164,8 @@ DraAllocatedDevices AllocatedDevices(const DraClaim& claim,
 struct DraState {
   std::vector<DraDevice> devices;
   std::vector<DraClaim> claims;
+  // ResourceClaimTemplates, read as the claim spec they stamp out (no uid, never allocated).
+  std::vector<DraClaim> templates;
   std::vector<DraDeviceClass> classes;
   // What allocated claims hold per namespace, in quota units: a whole GPU (type "gpu") counts
   // in gpus, a MIG device (type "mig") in migInstances by profile and in migComputeSlices.
@@ -134,12 +174,14 @@ struct DraState {
   // DraDeviceId::ToString() -> index in `devices`, built once with the state.
   absl::flat_hash_map<std::string, size_t> device_index;
 
-  bool empty() const { return devices.empty() && claims.empty() && classes.empty(); }
+  bool empty() const {
+    return devices.empty() && claims.empty() && templates.empty() && classes.empty();
+  }
   // The current device an allocation result names, or null when no current slice has it.
   const DraDevice* Find(const DraAllocationResult& result) const;
 };
 DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
-                      std::vector<DraDeviceClass> classes);
+                      std::vector<DraDeviceClass> classes, std::vector<DraClaim> templates = {});
 
 }  // namespace topology
 

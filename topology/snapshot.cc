@@ -195,7 +195,7 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
   builder.SetNamespaces(std::make_shared<const ClusterSnapshot::NamespaceMap>(
       data.namespace_labels.begin(), data.namespace_labels.end()));
   builder.SetDra(std::make_shared<const DraState>(
-      MakeDraState(data.dra_slices, data.dra_claims, data.dra_classes)));
+      MakeDraState(data.dra_slices, data.dra_claims, data.dra_classes, data.dra_claim_templates)));
   return std::move(builder).Build();
 }
 

@@ -50,6 +50,7 @@ struct ClusterData {
   // resource.k8s.io objects, when the cluster has DRA.
   std::vector<DraSlice> dra_slices;
   std::vector<DraClaim> dra_claims;
+  std::vector<DraClaim> dra_claim_templates;
   std::vector<DraDeviceClass> dra_classes;
 };
 
