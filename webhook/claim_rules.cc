@@ -5,7 +5,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/dra_codec.h"
 #include "common/k8s_codec.h"
+#include "webhook/claim_selectors.h"
 
 namespace webhook {
 namespace {
@@ -20,11 +22,14 @@ constexpr absl::string_view kPercentKey = "defaultActiveThreadPercentage";
 constexpr absl::string_view kPinnedKey = "defaultPinnedDeviceMemoryLimit";
 constexpr absl::string_view kPerDeviceKey = "defaultPerDevicePinnedMemoryLimit";
 
-void NoteDeviceClass(const JsonValue& holder, std::string& nvidia_use) {
+void NoteRequest(const JsonValue& holder, std::string pointer, std::string name, ClaimView& view) {
   absl::string_view device_class = StringOr(holder, "deviceClassName");
-  if (nvidia_use.empty() && absl::EndsWith(device_class, ".nvidia.com")) {
-    nvidia_use = absl::StrCat("device class ", device_class);
+  if (device_class.empty()) return;
+  if (view.nvidia_use.empty() && absl::EndsWith(device_class, ".nvidia.com")) {
+    view.nvidia_use = absl::StrCat("device class ", device_class);
   }
+  view.requests.push_back(
+      {std::move(name), std::string(device_class), &holder, std::move(pointer)});
 }
 
 SharingMode ModeOf(const SharingConfig& c) {
@@ -144,6 +149,10 @@ ClaimView ParseClaimView(const JsonValue& object, absl::string_view kind) {
   view.kind = std::string(kind);
   if (const JsonValue* meta = FindNonNull(object, "metadata")) {
     view.name = std::string(StringOr(*meta, "name", StringOr(*meta, "generateName")));
+    if (const JsonValue* annotations = FindNonNull(*meta, "annotations")) {
+      view.extended_resource_claim =
+          StringOr(*annotations, common::kExtendedResourceClaimAnnotation) == "true";
+    }
   }
   const JsonValue* spec = FindNonNull(object, "spec");
   std::string spec_pointer = "/spec";
@@ -162,13 +171,23 @@ ClaimView ParseClaimView(const JsonValue& object, absl::string_view kind) {
   if (!devices || !devices->IsObject()) return view;
   if (const JsonValue* requests = FindNonNull(*devices, "requests");
       requests && requests->IsArray()) {
-    for (const JsonValue& r : requests->GetArray()) {
-      NoteDeviceClass(r, view.nvidia_use);  // v1beta1
-      if (const JsonValue* exactly = FindNonNull(r, "exactly")) {
-        NoteDeviceClass(*exactly, view.nvidia_use);  // v1, v1beta2
+    const std::string requests_pointer = absl::StrCat(spec_pointer, "/devices/requests");
+    for (rapidjson::SizeType i = 0; i < requests->Size(); ++i) {
+      const JsonValue& r = (*requests)[i];
+      if (!r.IsObject()) continue;
+      const std::string pointer = PointerJoin(requests_pointer, i);
+      const std::string name(StringOr(r, "name"));
+      NoteRequest(r, pointer, name, view);  // v1beta1
+      if (const JsonValue* exactly = FindNonNull(r, "exactly"); exactly && exactly->IsObject()) {
+        NoteRequest(*exactly, absl::StrCat(pointer, "/exactly"), name, view);  // v1, v1beta2
       }
       if (const JsonValue* first = FindNonNull(r, "firstAvailable"); first && first->IsArray()) {
-        for (const JsonValue& sub : first->GetArray()) NoteDeviceClass(sub, view.nvidia_use);
+        for (rapidjson::SizeType j = 0; j < first->Size(); ++j) {
+          const JsonValue& sub = (*first)[j];
+          if (!sub.IsObject()) continue;
+          NoteRequest(sub, PointerJoin(absl::StrCat(pointer, "/firstAvailable"), j),
+                      absl::StrCat(name, "/", StringOr(sub, "name")), view);
+        }
       }
     }
   }
@@ -211,6 +230,7 @@ ClaimValidation ValidateClaim(const ClaimView& claim, const topology::Policy& po
     }
     return result;
   }
+  result.violations = CheckClaimLiterals(claim, tenant, namespace_name);
   for (const SharingConfig& c : claim.sharing) {
     if (!tenant.tier->modes.Has(ModeOf(c))) {
       result.violations.push_back(MakeViolation(
@@ -243,6 +263,9 @@ void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology
                     {std::string(topology::kTierLabel), tenant.tier->name}},
                    patch);
   if (patch.size() != before) changed.push_back("labels");
+  if (!update && InjectTenantSelectors(object, claim, tenant, patch)) {
+    changed.push_back("selectors");
+  }
   if (update || !tenant.tenant || !tenant.tier->modes.Has(SharingMode::kMps)) return;
 
   const topology::MpsLimits& limits = tenant.tenant->limits.mps;

@@ -16,9 +16,13 @@
 //   claim-mps-limits   an MPS config must carry defaultActiveThreadPercentage and
 //                      defaultPinnedDeviceMemoryLimit within the tenant's limits.mps (each
 //                      per-device limit too), when the tenant sets those limits
+//   claim-device-class a request for a class whose device type the tier may not use
+//   claim-mig-profile  a selector pinning MIG profiles the tenant may not use (claim_selectors.h)
 // Warnings: an MPS config that relies on the driver's defaults (no cap set and no tenant limit).
 // Mutation: labels gpu-tenancy.io/tenant and gpu-tenancy.io/tier; the tenant's MPS limits are
-// written into MPS configs that lack them, so the limits live in the cluster's objects.
+// written into MPS configs that lack them, and the tier's and tenant's device limits into every
+// NVIDIA GPU request as CEL selectors (claim_selectors.h), so the limits live in the cluster's
+// objects and the DRA allocator enforces them.
 // A claim's spec is immutable, so on UPDATE only the labels are mutated and nothing is denied.
 #ifndef GPU_TENANCY_WEBHOOK_CLAIM_RULES_H_
 #define GPU_TENANCY_WEBHOOK_CLAIM_RULES_H_
@@ -46,10 +50,23 @@ struct SharingConfig {
   std::string sharing_pointer;                    // JSON pointer of parameters.sharing
 };
 
+// One way the claim asks for devices: an `exactly` request, a flat v1beta1 request or one
+// firstAvailable subrequest. `holder` is the object that carries deviceClassName and selectors.
+struct ClaimRequest {
+  std::string name;  // "gpu", or "gpu/big" for a subrequest
+  std::string device_class;
+  const common::JsonValue* holder = nullptr;
+  std::string holder_pointer;  // JSON pointer of `holder`
+};
+
 struct ClaimView {
   std::string kind;  // ResourceClaim or ResourceClaimTemplate
   std::string name;
   std::vector<SharingConfig> sharing;
+  std::vector<ClaimRequest> requests;
+  // Annotation resource.kubernetes.io/extended-resource-claim is "true": kube-scheduler made
+  // the claim for a pod's extended resource after choosing its devices; it is left alone.
+  bool extended_resource_claim = false;
   // Why the claim is for NVIDIA devices ("" when it is not): a gpu.nvidia.com config, a device
   // class of *.nvidia.com, or an old-style resourceClassName naming nvidia.
   std::string nvidia_use;

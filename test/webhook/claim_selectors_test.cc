@@ -1,0 +1,297 @@
+// Tenant limits as CEL selectors in DRA claims: which selectors a tier and tenant get, where the
+// mutating webhook writes them in each claim shape, that writing them twice changes nothing, and
+// the validating webhook's literal checks.
+#include "webhook/claim_selectors.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/config_loader.h"
+#include "common/json.h"
+#include "gtest/gtest.h"
+#include "test/webhook/webhook_test_util.h"
+#include "webhook/review.h"
+
+namespace claim_selectors_test {
+
+using webhook::ReviewKind;
+using webhook::TenantSelector;
+using webhook_test::At;
+using webhook_test::MutateAndApply;
+using webhook_test::Mutated;
+using webhook_test::Reply;
+using webhook_test::ReviewOptions;
+using webhook_test::RunReview;
+using webhook_test::TestPolicy;
+using webhook_test::Yaml;
+
+// One tier per device-type combination, and tenants with and without limits.
+constexpr char kPolicy[] = R"(tiers:
+  - {name: mig-only, modes: [mig, mig-shared]}
+  - {name: shared-only, modes: [timeslice, mps]}
+  - {name: everything, modes: [exclusive, mig, mig-shared, mps, timeslice]}
+tenants:
+  - name: inference
+    tier: mig-only
+    namespaces: [inference]
+    limits: {migProfiles: [1g.10gb, 2g.20gb], gpuMemoryPerPod: 20Gi}
+  - {name: notebooks, tier: shared-only, namespaces: [notebooks]}
+  - {name: research, tier: everything, namespaces: [research]}
+unknownTenant: deny
+)";
+
+topology::Policy SelectorPolicy() {
+  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
+  EXPECT_TRUE(policy.ok()) << policy.status();
+  return policy.ok() ? *std::move(policy) : topology::Policy();
+}
+
+ReviewOptions ClaimOptions(const std::string& ns, const std::string& version = "v1",
+                           const std::string& kind = "ResourceClaim") {
+  ReviewOptions o;
+  o.ns = ns;
+  o.group = "resource.k8s.io";
+  o.version = version;
+  o.kind = kind;
+  o.resource = kind == "ResourceClaim" ? "resourceclaims" : "resourceclaimtemplates";
+  return o;
+}
+
+std::vector<std::string> Expressions(const rapidjson::Value* selectors) {
+  std::vector<std::string> out;
+  if (!selectors || !selectors->IsArray()) return out;
+  for (const rapidjson::Value& s : selectors->GetArray()) {
+    const rapidjson::Value* e = At(s, "/cel/expression");
+    out.emplace_back(e && e->IsString() ? e->GetString() : "?");
+  }
+  return out;
+}
+
+std::vector<std::string> TenantExpressions(const topology::Policy& policy, const std::string& ns) {
+  std::vector<std::string> out;
+  for (const TenantSelector& s :
+       webhook::TenantSelectors(topology::ResolveTenant(policy, ns, {}))) {
+    out.push_back(s.expression);
+  }
+  return out;
+}
+
+const char kMigOnly[] =
+    R"(device.driver == "gpu.nvidia.com" && "type" in device.attributes["gpu.nvidia.com"] && )"
+    R"(device.attributes["gpu.nvidia.com"].type in ["mig"])";
+const char kInferenceProfiles[] =
+    R"(("type" in device.attributes["gpu.nvidia.com"] && )"
+    R"(device.attributes["gpu.nvidia.com"].type != "mig") || )"
+    R"(("profile" in device.attributes["gpu.nvidia.com"] && )"
+    R"(device.attributes["gpu.nvidia.com"].profile in ["1g.10gb", "2g.20gb"]))";
+const char kInferenceMemory[] =
+    R"("memory" in device.capacity["gpu.nvidia.com"] && )"
+    R"(device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20480Mi")) <= 0)";
+
+TEST(ClaimSelectorsTest, WhatEachTierAndTenantGets) {
+  topology::Policy policy = SelectorPolicy();
+  EXPECT_EQ(TenantExpressions(policy, "inference"),
+            (std::vector<std::string>{kMigOnly, kInferenceProfiles, kInferenceMemory}));
+  EXPECT_EQ(TenantExpressions(policy, "notebooks"),
+            (std::vector<std::string>{
+                R"(device.driver == "gpu.nvidia.com" && "type" in device.attributes["gpu.nvidia.com"] && )"
+                R"(device.attributes["gpu.nvidia.com"].type in ["gpu"])"}));
+  EXPECT_TRUE(TenantExpressions(policy, "research").empty()) << "all types, no limits";
+  EXPECT_TRUE(TenantExpressions(policy, "nowhere").empty()) << "a denied tenant";
+
+  std::vector<TenantSelector> why =
+      webhook::TenantSelectors(topology::ResolveTenant(policy, "inference", {}));
+  ASSERT_EQ(why.size(), 3u);
+  EXPECT_EQ(why[0].limit, "device-types");
+  EXPECT_EQ(why[0].why, "tier mig-only may use mig, mig-shared: device types mig");
+  EXPECT_EQ(why[1].why, "tenant inference may use MIG profiles 1g.10gb, 2g.20gb");
+  EXPECT_EQ(why[2].why, "tenant inference may use at most 20480Mi of GPU memory per pod");
+}
+
+TEST(ClaimSelectorsTest, InjectedIntoEveryShapeOfRequest) {
+  topology::Policy policy = SelectorPolicy();
+  const std::vector<std::string> all = {kMigOnly, kInferenceProfiles, kInferenceMemory};
+  struct Case {
+    std::string name, version, kind, yaml;
+    std::vector<std::string> pointers;  // where the selectors must be, in order
+    std::vector<std::vector<std::string>> want;
+  } cases[] = {
+      {"v1 exactly with a selector of its own",
+       "v1",
+       "ResourceClaim",
+       R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - name: mig
+      exactly:
+        deviceClassName: mig.nvidia.com
+        selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}]
+)",
+       {"/spec/devices/requests/0/exactly/selectors"},
+       {{"device.attributes['gpu.nvidia.com'].profile == '1g.10gb'", kMigOnly, kInferenceProfiles,
+         kInferenceMemory}}},
+      {"firstAvailable: each subrequest; another driver's class untouched",
+       "v1",
+       "ResourceClaim",
+       R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, annotations: {team: a}}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      firstAvailable:
+      - {name: big, deviceClassName: mig.nvidia.com}
+      - {name: small, deviceClassName: mig-1g-12gb.gpu.nvidia.com}
+    - name: channel
+      exactly: {deviceClassName: compute-domain-default-channel.nvidia.com}
+)",
+       {"/spec/devices/requests/0/firstAvailable/0/selectors",
+        "/spec/devices/requests/0/firstAvailable/1/selectors",
+        "/spec/devices/requests/1/exactly/selectors"},
+       {all, all, {}}},
+      {"v1beta1 flat request in a template",
+       "v1beta1",
+       "ResourceClaimTemplate",
+       R"(apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaimTemplate
+metadata: {name: t}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: mig, deviceClassName: mig.nvidia.com}
+)",
+       {"/spec/spec/devices/requests/0/selectors"},
+       {all}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Mutated m = MutateAndApply(Yaml(c.yaml), policy, ClaimOptions("inference", c.version, c.kind));
+    for (size_t i = 0; i < c.pointers.size(); ++i) {
+      EXPECT_EQ(Expressions(At(m.object, c.pointers[i])), c.want[i]) << c.pointers[i];
+    }
+    const rapidjson::Value* annotation =
+        At(m.object, "/metadata/annotations/gpu-tenancy.io~1selectors");
+    ASSERT_NE(annotation, nullptr);
+    rapidjson::Document record = webhook_test::Json(annotation->GetString());
+    EXPECT_STREQ(At(record, "/tenant")->GetString(), "inference");
+    EXPECT_STREQ(At(record, "/tier")->GetString(), "mig-only");
+    EXPECT_EQ(At(record, "/selectors")->Size(), 3u);
+    EXPECT_STREQ(At(record, "/selectors/1/limit")->GetString(), "mig-profiles");
+  }
+}
+
+TEST(ClaimSelectorsTest, LeftAlone) {
+  topology::Policy policy = SelectorPolicy();
+  const std::string claim = R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}
+)";
+  // A tier that allows every device type, for a tenant without limits: only labels.
+  Mutated research = MutateAndApply(Yaml(claim), policy, ClaimOptions("research"));
+  EXPECT_EQ(At(research.object, "/spec/devices/requests/0/exactly/selectors"), nullptr);
+  EXPECT_EQ(At(research.object, "/metadata/annotations"), nullptr);
+
+  // The scheduler's own claim for an extended resource: it has chosen the devices already.
+  rapidjson::Document made = Yaml(claim);
+  rapidjson::Document annotations =
+      Yaml("{resource.kubernetes.io/extended-resource-claim: \"true\"}");
+  made["metadata"].AddMember("annotations", rapidjson::Value(annotations, made.GetAllocator()),
+                             made.GetAllocator());
+  Mutated scheduler_made = MutateAndApply(made, policy, ClaimOptions("inference"));
+  EXPECT_EQ(At(scheduler_made.object, "/spec/devices/requests/0/exactly/selectors"), nullptr);
+
+  // UPDATE: the spec is immutable, so only labels could change.
+  ReviewOptions update = ClaimOptions("inference");
+  update.operation = "UPDATE";
+  rapidjson::Document old = Yaml(claim);
+  update.old_object = &old;
+  Mutated updated = MutateAndApply(Yaml(claim), policy, update);
+  EXPECT_EQ(At(updated.object, "/spec/devices/requests/0/exactly/selectors"), nullptr);
+}
+
+TEST(ClaimSelectorsTest, PinnedProfiles) {
+  using Pinned = std::optional<std::vector<std::string>>;
+  struct Row {
+    const char* expression;
+    Pinned want;
+  } rows[] = {
+      {"device.attributes['gpu.nvidia.com'].profile == '1g.10gb'", Pinned({"1g.10gb"})},
+      {R"(device.attributes["gpu.nvidia.com"].profile=="3g.40gb")", Pinned({"3g.40gb"})},
+      {"'2g.20gb' == device.attributes['gpu.nvidia.com'].profile", Pinned({"2g.20gb"})},
+      {"device.attributes['gpu.nvidia.com']['profile'] == '1g.10gb'", Pinned({"1g.10gb"})},
+      {"device.attributes['gpu.nvidia.com'].profile in ['1g.10gb', '7g.80gb']",
+       Pinned({"1g.10gb", "7g.80gb"})},
+      {"device.driver == 'gpu.nvidia.com' && (device.attributes['gpu.nvidia.com'].profile == "
+       "'7g.80gb')",
+       Pinned({"7g.80gb"})},
+      // Not decidable from one conjunct: nothing is pinned.
+      {"device.attributes['gpu.nvidia.com'].profile == '7g.80gb' || true", std::nullopt},
+      {"!(device.attributes['gpu.nvidia.com'].profile == '7g.80gb')", std::nullopt},
+      {"device.attributes['gpu.nvidia.com'].profile != '7g.80gb'", std::nullopt},
+      {"device.attributes['gpu.nvidia.com'].profile == 'a\\'b'", std::nullopt},
+      {"device.attributes['gpu.nvidia.com'].profile == '1g.10gb", std::nullopt},
+      {"device.attributes['example.com'].profile == '1g.10gb'", std::nullopt},
+      {"", std::nullopt},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(webhook::PinnedProfiles(row.expression), row.want) << row.expression;
+  }
+}
+
+TEST(ClaimSelectorsTest, ValidationDecidesFromLiterals) {
+  topology::Policy policy = SelectorPolicy();
+  auto claim = [](const std::string& device_class, const std::string& selector) {
+    std::string selectors =
+        selector.empty() ? "" : ", selectors: [{cel: {expression: \"" + selector + "\"}}]";
+    return Yaml(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\n"
+        "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: " +
+        device_class + selectors + "}}]}}\n");
+  };
+  struct Case {
+    std::string name, ns;
+    rapidjson::Document object;
+    std::string want;  // "" = allowed
+  } cases[] = {
+      {"full GPU for a MIG-only tier", "inference", claim("gpu.nvidia.com", ""),
+       "[claim-device-class] ResourceClaim \"c\" request \"r\" asks for device class "
+       "gpu.nvidia.com (gpu devices), but tenant \"inference\" (tier mig-only) may use only mig, "
+       "mig-shared (device types mig); claim a MIG device with device class mig.nvidia.com"},
+      {"MIG for a shared-only tier", "notebooks", claim("mig.nvidia.com", ""),
+       "[claim-device-class] ResourceClaim \"c\" request \"r\" asks for device class "
+       "mig.nvidia.com (mig devices), but tenant \"notebooks\" (tier shared-only) may use only "
+       "mps, timeslice (device types gpu)"},
+      {"a profile outside the list", "inference",
+       claim("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].profile == '3g.40gb'"),
+       "[claim-mig-profile] ResourceClaim \"c\" request \"r\" selects MIG profile 3g.40gb, but "
+       "tenant \"inference\" (tier mig-only) may use only 1g.10gb, 2g.20gb; select one of those"},
+      {"a profile in the list", "inference",
+       claim("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].profile == '2g.20gb'"), ""},
+      {"one allowed among the pinned", "inference",
+       claim("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].profile in ['7g.80gb', "
+                               "'1g.10gb']"),
+       ""},
+      {"a class the project cannot read", "inference",
+       claim("mig-1g-12gb.gpu.nvidia.com", ""), ""},
+      {"any class for an all-type tier", "research", claim("vfio.gpu.nvidia.com", ""), ""},
+  };
+  for (Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Reply r = RunReview(c.object, ReviewKind::kValidate, policy, ClaimOptions(c.ns));
+    EXPECT_EQ(r.allowed, c.want.empty()) << r.message;
+    EXPECT_EQ(r.message, c.want);
+    // What the mutating webhook writes never trips the literal checks.
+    Mutated m = MutateAndApply(c.object, policy, ClaimOptions(c.ns));
+    Reply again = RunReview(m.object, ReviewKind::kValidate, policy, ClaimOptions(c.ns));
+    EXPECT_EQ(again.message, c.want);
+  }
+}
+
+}  // namespace claim_selectors_test

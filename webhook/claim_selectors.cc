@@ -1,0 +1,318 @@
+#include "webhook/claim_selectors.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "rapidjson/document.h"
+
+namespace webhook {
+namespace {
+
+using common::FindNonNull;
+using common::JsonValue;
+using topology::SharingMode;
+
+constexpr absl::string_view kAttributes = "device.attributes[\"gpu.nvidia.com\"]";
+constexpr absl::string_view kCapacity = "device.capacity[\"gpu.nvidia.com\"]";
+
+std::string Quoted(absl::string_view text) { return absl::StrCat("\"", text, "\""); }
+
+std::string QuotedList(const std::vector<std::string>& items) {
+  std::vector<std::string> quoted;
+  for (const std::string& item : items) quoted.push_back(Quoted(item));
+  return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
+}
+
+// The NVIDIA device types a tier's modes allow, in a fixed order.
+std::vector<std::string> AllowedTypes(const topology::ModeSet& modes) {
+  std::vector<std::string> types;
+  if (modes.Has(SharingMode::kExclusive) || modes.Has(SharingMode::kTimeslice) ||
+      modes.Has(SharingMode::kMps)) {
+    types.push_back("gpu");
+  }
+  if (modes.Has(SharingMode::kMig) || modes.Has(SharingMode::kMigShared)) types.push_back("mig");
+  if (modes.Has(SharingMode::kExclusive)) types.push_back("vfio");
+  return types;
+}
+
+// The device type every device of a well-known NVIDIA class has; "" when the class is not one
+// of the driver's own.
+absl::string_view ClassDeviceType(absl::string_view device_class) {
+  if (device_class == "gpu.nvidia.com") return "gpu";
+  if (device_class == "mig.nvidia.com") return "mig";
+  if (device_class == "vfio.gpu.nvidia.com") return "vfio";
+  return "";
+}
+
+bool HasExpression(const JsonValue& holder, absl::string_view expression) {
+  const JsonValue* selectors = FindNonNull(holder, "selectors");
+  if (!selectors || !selectors->IsArray()) return false;
+  for (const JsonValue& s : selectors->GetArray()) {
+    const JsonValue* cel = FindNonNull(s, "cel");
+    if (cel && common::StringOr(*cel, "expression") == expression) return true;
+  }
+  return false;
+}
+
+rapidjson::Value CelSelector(absl::string_view expression,
+                             rapidjson::Document::AllocatorType& alloc) {
+  rapidjson::Value cel(rapidjson::kObjectType);
+  cel.AddMember("expression",
+                rapidjson::Value(expression.data(),
+                                 static_cast<rapidjson::SizeType>(expression.size()), alloc),
+                alloc);
+  rapidjson::Value selector(rapidjson::kObjectType);
+  selector.AddMember("cel", cel, alloc);
+  return selector;
+}
+
+std::string Annotation(const topology::TenantRef& tenant,
+                       const std::vector<TenantSelector>& selectors,
+                       const std::vector<std::string>& requests) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& alloc = doc.GetAllocator();
+  auto str = [&](absl::string_view s) {
+    return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
+  };
+  doc.AddMember("tenant", str(tenant.name), alloc);
+  doc.AddMember("tier", str(tenant.tier->name), alloc);
+  rapidjson::Value names(rapidjson::kArrayType);
+  for (const std::string& r : requests) names.PushBack(str(r), alloc);
+  doc.AddMember("requests", names, alloc);
+  rapidjson::Value list(rapidjson::kArrayType);
+  for (const TenantSelector& s : selectors) {
+    rapidjson::Value item(rapidjson::kObjectType);
+    item.AddMember("limit", str(s.limit), alloc);
+    item.AddMember("why", str(s.why), alloc);
+    item.AddMember("expression", str(s.expression), alloc);
+    list.PushBack(item, alloc);
+  }
+  doc.AddMember("selectors", list, alloc);
+  return common::ToJson(doc);
+}
+
+// The expression with whitespace outside string literals removed and every literal
+// double-quoted; nullopt for an unterminated literal or one with escapes or a double quote
+// inside (not worth deciding).
+std::optional<std::string> Normalized(absl::string_view expression) {
+  std::string out;
+  for (size_t i = 0; i < expression.size(); ++i) {
+    const char c = expression[i];
+    if (c == '"' || c == '\'') {
+      size_t end = expression.find(c, i + 1);
+      if (end == absl::string_view::npos) return std::nullopt;
+      absl::string_view literal = expression.substr(i + 1, end - i - 1);
+      if (absl::StrContains(literal, '\\') || absl::StrContains(literal, '"')) return std::nullopt;
+      absl::StrAppend(&out, "\"", literal, "\"");
+      i = end;
+    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Splits a normalized expression at its top-level && (outside brackets and literals);
+// nullopt when the top level has || or ?: (then no conjunct is required on its own).
+std::optional<std::vector<absl::string_view>> Conjuncts(absl::string_view e) {
+  std::vector<absl::string_view> parts;
+  int depth = 0;
+  bool in_literal = false;
+  size_t start = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    const char c = e[i];
+    if (c == '"') in_literal = !in_literal;
+    if (in_literal) continue;
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if (depth != 0) continue;
+    if (c == '?' || (c == '|' && i + 1 < e.size() && e[i + 1] == '|')) return std::nullopt;
+    if (c == '&' && i + 1 < e.size() && e[i + 1] == '&') {
+      parts.push_back(e.substr(start, i - start));
+      start = i + 2;
+      ++i;
+    }
+  }
+  parts.push_back(e.substr(start));
+  return parts;
+}
+
+// `"a","b"` (a list body or one literal) as strings; nullopt if anything else is there.
+std::optional<std::vector<std::string>> Literals(absl::string_view body) {
+  std::vector<std::string> out;
+  while (!body.empty()) {
+    if (body.front() != '"') return std::nullopt;
+    size_t end = body.find('"', 1);
+    if (end == absl::string_view::npos) return std::nullopt;
+    out.emplace_back(body.substr(1, end - 1));
+    body.remove_prefix(end + 1);
+    if (!body.empty() && !absl::ConsumePrefix(&body, ",")) return std::nullopt;
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+bool IsNvidiaGpuClass(absl::string_view device_class) {
+  return device_class == "gpu.nvidia.com" || device_class == "mig.nvidia.com" ||
+         absl::EndsWith(device_class, ".gpu.nvidia.com");
+}
+
+std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant) {
+  std::vector<TenantSelector> out;
+  if (!tenant.tier) return out;
+  const topology::Tier& tier = *tenant.tier;
+  const std::vector<std::string> types = AllowedTypes(tier.modes);
+  const std::string tier_phrase = absl::StrCat("tier ", tier.name, " may use ",
+                                               tier.modes.ToString());
+  if (types.size() < 3) {
+    // `in` on the attribute map guards the key: a device without `type` is no match.
+    out.push_back({"device-types", absl::StrCat(tier_phrase, ": device types ",
+                                                absl::StrJoin(types, ", ")),
+                   absl::StrCat("device.driver == \"gpu.nvidia.com\" && \"type\" in ",
+                                kAttributes, " && ", kAttributes, ".type in ",
+                                QuotedList(types))});
+  }
+  if (!tenant.tenant) return out;
+  const topology::TenantLimits& limits = tenant.tenant->limits;
+  if (!limits.mig_profiles.empty() &&
+      std::find(types.begin(), types.end(), "mig") != types.end()) {
+    out.push_back(
+        {"mig-profiles",
+         absl::StrCat("tenant ", tenant.name, " may use MIG profiles ",
+                      absl::StrJoin(limits.mig_profiles, ", ")),
+         absl::StrCat("(\"type\" in ", kAttributes, " && ", kAttributes, ".type != \"mig\") || ",
+                      "(\"profile\" in ", kAttributes, " && ", kAttributes, ".profile in ",
+                      QuotedList(limits.mig_profiles), ")")});
+  }
+  if (limits.gpu_memory_mib_per_pod) {
+    const std::string cap = absl::StrCat(*limits.gpu_memory_mib_per_pod, "Mi");
+    out.push_back({"gpu-memory",
+                   absl::StrCat("tenant ", tenant.name, " may use at most ", cap,
+                                " of GPU memory per pod"),
+                   absl::StrCat("\"memory\" in ", kCapacity, " && ", kCapacity,
+                                ".memory.compareTo(quantity(", Quoted(cap), ")) <= 0")});
+  }
+  return out;
+}
+
+bool InjectTenantSelectors(const JsonValue& object, const ClaimView& claim,
+                           const topology::TenantRef& tenant, JsonPatch& patch) {
+  if (claim.extended_resource_claim) return false;
+  const std::vector<TenantSelector> selectors = TenantSelectors(tenant);
+  if (selectors.empty()) return false;
+  const size_t before = patch.size();
+  std::vector<std::string> requests;
+  for (const ClaimRequest& r : claim.requests) {
+    if (!IsNvidiaGpuClass(r.device_class)) continue;
+    requests.push_back(r.name);
+    const JsonValue* existing = FindNonNull(*r.holder, "selectors");
+    if (existing && !existing->IsArray()) continue;  // not ours to repair
+    const std::string pointer = absl::StrCat(r.holder_pointer, "/selectors");
+    rapidjson::Value added(rapidjson::kArrayType);
+    for (const TenantSelector& s : selectors) {
+      if (HasExpression(*r.holder, s.expression)) continue;
+      if (existing) {
+        patch.Add(absl::StrCat(pointer, "/-"), CelSelector(s.expression, patch.allocator()));
+      } else {
+        added.PushBack(CelSelector(s.expression, patch.allocator()), patch.allocator());
+      }
+    }
+    if (!existing && !added.Empty()) patch.Add(pointer, added);
+  }
+  if (requests.empty()) return false;
+  const JsonValue* metadata = FindNonNull(object, "metadata");
+  if (metadata && metadata->IsObject()) {
+    EnsureMapEntries(*metadata, "/metadata", "annotations",
+                     {{std::string(kSelectorsAnnotation), Annotation(tenant, selectors, requests)}},
+                     patch);
+  }
+  return patch.size() != before;
+}
+
+std::optional<std::vector<std::string>> PinnedProfiles(absl::string_view expression) {
+  std::optional<std::string> normalized = Normalized(expression);
+  if (!normalized) return std::nullopt;
+  std::optional<std::vector<absl::string_view>> conjuncts = Conjuncts(*normalized);
+  if (!conjuncts) return std::nullopt;
+  const std::string attributes[] = {"device.attributes[\"gpu.nvidia.com\"].profile",
+                                    "device.attributes[\"gpu.nvidia.com\"][\"profile\"]"};
+  for (absl::string_view part : *conjuncts) {
+    while (absl::StartsWith(part, "(") && absl::EndsWith(part, ")")) {
+      part = part.substr(1, part.size() - 2);
+    }
+    for (const std::string& a : attributes) {
+      absl::string_view rest = part;
+      if (!absl::ConsumePrefix(&rest, a)) {
+        // "1g.10gb" == device...profile
+        if (absl::ConsumeSuffix(&rest, a) && absl::ConsumeSuffix(&rest, "==")) {
+          if (auto one = Literals(rest); one && one->size() == 1) return one;
+        }
+        continue;
+      }
+      if (absl::ConsumePrefix(&rest, "==")) {
+        if (auto one = Literals(rest); one && one->size() == 1) return one;
+      } else if (absl::ConsumePrefix(&rest, "in[") && absl::ConsumeSuffix(&rest, "]")) {
+        if (auto list = Literals(rest)) return list;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<Violation> CheckClaimLiterals(const ClaimView& claim,
+                                          const topology::TenantRef& tenant,
+                                          absl::string_view namespace_name) {
+  std::vector<Violation> out;
+  if (!tenant.tier || claim.extended_resource_claim) return out;
+  const std::vector<std::string> types = AllowedTypes(tenant.tier->modes);
+  const std::vector<std::string>* profiles =
+      tenant.tenant && !tenant.tenant->limits.mig_profiles.empty()
+          ? &tenant.tenant->limits.mig_profiles
+          : nullptr;
+  for (const ClaimRequest& r : claim.requests) {
+    const std::string subject =
+        absl::StrCat(claim.kind, " \"", claim.name, "\" request \"", r.name, "\"");
+    absl::string_view type = ClassDeviceType(r.device_class);
+    if (!type.empty() && std::find(types.begin(), types.end(), type) == types.end()) {
+      out.push_back(MakeViolation(
+          "claim-device-class",
+          absl::StrCat(subject, " asks for device class ", r.device_class, " (", type,
+                       " devices), but ", TenantPhrase(tenant, namespace_name), " may use only ",
+                       tenant.tier->modes.ToString(), " (device types ",
+                       absl::StrJoin(types, ", "), ")",
+                       std::find(types.begin(), types.end(), "mig") != types.end()
+                           ? "; claim a MIG device with device class mig.nvidia.com"
+                           : "")));
+      continue;
+    }
+    if (!profiles || !IsNvidiaGpuClass(r.device_class)) continue;
+    const JsonValue* selectors = FindNonNull(*r.holder, "selectors");
+    if (!selectors || !selectors->IsArray()) continue;
+    for (const JsonValue& s : selectors->GetArray()) {
+      const JsonValue* cel = FindNonNull(s, "cel");
+      if (!cel) continue;
+      std::optional<std::vector<std::string>> pinned =
+          PinnedProfiles(common::StringOr(*cel, "expression"));
+      if (!pinned) continue;
+      const bool any_allowed = std::any_of(pinned->begin(), pinned->end(), [&](const auto& p) {
+        return std::find(profiles->begin(), profiles->end(), p) != profiles->end();
+      });
+      if (any_allowed) continue;
+      out.push_back(MakeViolation(
+          "claim-mig-profile",
+          absl::StrCat(subject, " selects MIG profile ", absl::StrJoin(*pinned, " or "), ", but ",
+                       TenantPhrase(tenant, namespace_name), " may use only ",
+                       absl::StrJoin(*profiles, ", "), "; select one of those")));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace webhook

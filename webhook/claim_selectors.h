@@ -1,0 +1,69 @@
+// A tenant's limits written into its DRA claims as CEL device selectors, so that kube-scheduler's
+// DRA allocator itself enforces them (it ANDs a request's selectors with its class's; the first
+// false skips a device). For pods that use only claims, kube-scheduler never calls an extender,
+// so the claim is the only place these limits can live. Selectors (shared/spec/dra.md §6),
+// each guarded with `in` so a device without the key is not a match rather than an error:
+//   device-types  the tier's sharing modes as NVIDIA device types: exclusive, timeslice and mps
+//                 use full GPUs ("gpu"), mig and mig-shared MIG devices ("mig"), exclusive also
+//                 passthrough ("vfio"). Not written when the tier allows all three.
+//   mig-profiles  the tenant's migProfiles; devices other than MIG are left to device-types.
+//   gpu-memory    the tenant's gpuMemoryPerPod as a cap on each device's `memory` capacity.
+// They go into every request whose device class is an NVIDIA GPU class (IsNvidiaGpuClass):
+// `exactly`, each firstAvailable subrequest and v1beta1's flat requests. The annotation
+// gpu-tenancy.io/selectors records what was written and why, since CEL has no comments.
+// Writing is idempotent: a request that already carries an expression does not get it again.
+//
+// Validation decides from literals only: a request naming a class whose device type the tier
+// may not use (claim-device-class), or a selector that pins the MIG profile to literals none
+// of which the tenant may use (claim-mig-profile). Anything not decidable that way is left to
+// the injected selectors.
+#ifndef GPU_TENANCY_WEBHOOK_CLAIM_SELECTORS_H_
+#define GPU_TENANCY_WEBHOOK_CLAIM_SELECTORS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "common/json.h"
+#include "topology/policy.h"
+#include "webhook/claim_rules.h"
+#include "webhook/json_patch.h"
+#include "webhook/verdict.h"
+
+namespace webhook {
+
+inline constexpr absl::string_view kSelectorsAnnotation = "gpu-tenancy.io/selectors";
+
+struct TenantSelector {
+  std::string limit;  // "device-types", "mig-profiles", "gpu-memory"
+  std::string why;    // "tier untrusted may use mig, mig-shared"
+  std::string expression;
+};
+
+// The selectors the tenant's claims get, in a fixed order; empty for a denied tenant and for
+// a tier and tenant that limit nothing.
+std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant);
+
+// A class of NVIDIA GPU devices: gpu.nvidia.com, mig.nvidia.com, vfio.gpu.nvidia.com and
+// classes named *.gpu.nvidia.com (as the driver's demos name theirs). The ComputeDomain
+// classes (compute-domain-*.nvidia.com) are another driver's and are not.
+bool IsNvidiaGpuClass(absl::string_view device_class);
+
+// Appends the tenant's selectors to the claim's NVIDIA GPU requests and sets the annotation.
+// Call on CREATE only (a claim's spec is immutable). Returns whether anything was added.
+bool InjectTenantSelectors(const common::JsonValue& object, const ClaimView& claim,
+                           const topology::TenantRef& tenant, JsonPatch& patch);
+
+// The MIG profiles a selector pins by literal (`...profile == "1g.10gb"` or `...profile in
+// [...]` as one conjunct of a top-level &&), or nullopt when that is not decidable.
+std::optional<std::vector<std::string>> PinnedProfiles(absl::string_view expression);
+
+// claim-device-class and claim-mig-profile violations.
+std::vector<Violation> CheckClaimLiterals(const ClaimView& claim,
+                                          const topology::TenantRef& tenant,
+                                          absl::string_view namespace_name);
+
+}  // namespace webhook
+
+#endif  // GPU_TENANCY_WEBHOOK_CLAIM_SELECTORS_H_
