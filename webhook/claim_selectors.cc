@@ -168,20 +168,18 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant) {
   if (!tenant.tier) return out;
   const topology::Tier& tier = *tenant.tier;
   const std::vector<std::string> types = AllowedTypes(tier.modes);
-  const std::string tier_phrase = absl::StrCat("tier ", tier.name, " may use ",
-                                               tier.modes.ToString());
+  const std::string tier_phrase =
+      absl::StrCat("tier ", tier.name, " may use ", tier.modes.ToString());
   if (types.size() < 3) {
     // `in` on the attribute map guards the key: a device without `type` is no match.
-    out.push_back({"device-types", absl::StrCat(tier_phrase, ": device types ",
-                                                absl::StrJoin(types, ", ")),
-                   absl::StrCat("device.driver == \"gpu.nvidia.com\" && \"type\" in ",
-                                kAttributes, " && ", kAttributes, ".type in ",
-                                QuotedList(types))});
+    out.push_back({"device-types",
+                   absl::StrCat(tier_phrase, ": device types ", absl::StrJoin(types, ", ")),
+                   absl::StrCat("device.driver == \"gpu.nvidia.com\" && \"type\" in ", kAttributes,
+                                " && ", kAttributes, ".type in ", QuotedList(types))});
   }
   if (!tenant.tenant) return out;
   const topology::TenantLimits& limits = tenant.tenant->limits;
-  if (!limits.mig_profiles.empty() &&
-      std::find(types.begin(), types.end(), "mig") != types.end()) {
+  if (!limits.mig_profiles.empty() && std::find(types.begin(), types.end(), "mig") != types.end()) {
     out.push_back(
         {"mig-profiles",
          absl::StrCat("tenant ", tenant.name, " may use MIG profiles ",
@@ -192,11 +190,11 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant) {
   }
   if (limits.gpu_memory_mib_per_pod) {
     const std::string cap = absl::StrCat(*limits.gpu_memory_mib_per_pod, "Mi");
-    out.push_back({"gpu-memory",
-                   absl::StrCat("tenant ", tenant.name, " may use at most ", cap,
-                                " of GPU memory per pod"),
-                   absl::StrCat("\"memory\" in ", kCapacity, " && ", kCapacity,
-                                ".memory.compareTo(quantity(", Quoted(cap), ")) <= 0")});
+    out.push_back(
+        {"gpu-memory",
+         absl::StrCat("tenant ", tenant.name, " may use at most ", cap, " of GPU memory per pod"),
+         absl::StrCat("\"memory\" in ", kCapacity, " && ", kCapacity, ".memory.compareTo(quantity(",
+                      Quoted(cap), ")) <= 0")});
   }
   return out;
 }
@@ -265,8 +263,7 @@ std::optional<std::vector<std::string>> PinnedProfiles(absl::string_view express
   return std::nullopt;
 }
 
-std::vector<Violation> CheckClaimLiterals(const ClaimView& claim,
-                                          const topology::TenantRef& tenant,
+std::vector<Violation> CheckClaimLiterals(const ClaimView& claim, const topology::TenantRef& tenant,
                                           absl::string_view namespace_name) {
   std::vector<Violation> out;
   if (!tenant.tier || claim.extended_resource_claim) return out;
@@ -280,15 +277,15 @@ std::vector<Violation> CheckClaimLiterals(const ClaimView& claim,
         absl::StrCat(claim.kind, " \"", claim.name, "\" request \"", r.name, "\"");
     absl::string_view type = ClassDeviceType(r.device_class);
     if (!type.empty() && std::find(types.begin(), types.end(), type) == types.end()) {
-      out.push_back(MakeViolation(
-          "claim-device-class",
-          absl::StrCat(subject, " asks for device class ", r.device_class, " (", type,
-                       " devices), but ", TenantPhrase(tenant, namespace_name), " may use only ",
-                       tenant.tier->modes.ToString(), " (device types ",
-                       absl::StrJoin(types, ", "), ")",
-                       std::find(types.begin(), types.end(), "mig") != types.end()
-                           ? "; claim a MIG device with device class mig.nvidia.com"
-                           : "")));
+      out.push_back(
+          MakeViolation("claim-device-class",
+                        absl::StrCat(subject, " asks for device class ", r.device_class, " (", type,
+                                     " devices), but ", TenantPhrase(tenant, namespace_name),
+                                     " may use only ", tenant.tier->modes.ToString(),
+                                     " (device types ", absl::StrJoin(types, ", "), ")",
+                                     std::find(types.begin(), types.end(), "mig") != types.end()
+                                         ? "; claim a MIG device with device class mig.nvidia.com"
+                                         : "")));
       continue;
     }
     if (!profiles || !IsNvidiaGpuClass(r.device_class)) continue;

@@ -60,8 +60,7 @@ bool InjectTenantSelectors(const common::JsonValue& object, const ClaimView& cla
 std::optional<std::vector<std::string>> PinnedProfiles(absl::string_view expression);
 
 // claim-device-class and claim-mig-profile violations.
-std::vector<Violation> CheckClaimLiterals(const ClaimView& claim,
-                                          const topology::TenantRef& tenant,
+std::vector<Violation> CheckClaimLiterals(const ClaimView& claim, const topology::TenantRef& tenant,
                                           absl::string_view namespace_name);
 
 }  // namespace webhook

@@ -209,7 +209,7 @@ void MutatePod(const JsonValue& pod, const PodView& view, const topology::Policy
     if (patch.size() != before) changed.push_back("gpu-memory");
   }
 
-  if (update || !view.demand.ok() || view.demand->empty()) return;
+  if (update || !view.demand.ok() || (view.demand->empty() && view.gpu_claims.empty())) return;
   std::vector<std::string> pools = AllowedPools(policy, *tenant.tier);
   // An `In` with no values is invalid; with no allowed pool the extender's gate alone decides.
   if (pools.empty()) return;

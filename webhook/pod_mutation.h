@@ -3,7 +3,8 @@
 //     value is overwritten);
 //   - the GPU memory annotation normalised to whole MiB ("16Gi" -> "16384Mi"), from what the
 //     user wrote or from the memory resources, whichever is larger (what the extender counts);
-//   - for pods that request GPU resources: a required node affinity `In` the pools the tier may
+//   - for pods that request GPU resources or use claims for NVIDIA GPUs: a required node affinity
+//   `In` the pools the tier may
 //     use (policy.pool_label over the names in policy.pools), merged into every existing
 //     nodeSelectorTerm (terms are ORed, so each needs it) and never replacing user terms; and
 //     tolerations for those pools' taints, skipping taints the pod already tolerates.

@@ -2,8 +2,9 @@
 // (the parts of the Pod the rules care about, parsed once) and appends Violations whose message
 // starts with the rule id:
 //
-//   unknown-tenant                  GPU requests or device access from a namespace no tenant owns,
-//                                   when the policy denies unknown tenants (CPU-only pods pass)
+//   unknown-tenant                  GPU requests, claims for NVIDIA GPUs or device access from a
+//                                   namespace no tenant owns, when the policy denies unknown
+//                                   tenants (CPU-only pods pass)
 //   tier-shared                     sharing modes (resources, GPU memory, selected pools) the
 //                                   tenant's tier does not allow
 //   fail-requests-greater-than-one  more than 1 of a shared resource in one container
@@ -30,6 +31,7 @@
 #include "absl/types/span.h"
 #include "common/json.h"
 #include "topology/demand.h"
+#include "topology/dra.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
 #include "webhook/verdict.h"
@@ -79,8 +81,12 @@ struct PodView {
   std::vector<PoolSelection> pool_selections;
   // ComputeDemand's answer; an error (a bad memory annotation) is a violation, not a 400.
   absl::StatusOr<topology::GpuDemand> demand = topology::GpuDemand{};
+  // The pod's DRA claims that use an NVIDIA GPU device class (NvidiaClaimUses), each as a
+  // phrase: `claim "gpu" (ResourceClaim tenant-a-inference, device class gpu.nvidia.com)`.
+  std::vector<std::string> gpu_claims;
 
-  bool HasGpuRequests() const;  // any GPU device or GPU memory resource, or the annotation
+  // Any GPU device or GPU memory resource, the annotation, or a claim for NVIDIA GPUs.
+  bool HasGpuRequests() const;
 };
 
 // Reads a Pod object; `namespace_name` stands in when metadata.namespace is empty. InvalidArgument
@@ -90,6 +96,13 @@ struct PodView {
                                                    const topology::Policy& policy,
                                                    absl::string_view namespace_name,
                                                    absl::string_view path);
+
+// The pod's claims (spec.resourceClaims) whose ResourceClaim or ResourceClaimTemplate in `dra`
+// asks for an NVIDIA GPU device class (IsNvidiaGpuClass). A claim or template the state does
+// not hold (yet) cannot be told apart from any other and is not counted; its own admission
+// judged it and wrote the tenant's selectors into it.
+std::vector<std::string> NvidiaClaimUses(const topology::PodFacts& pod,
+                                         const topology::DraState& dra);
 
 // How the webhook sees one pod resource name.
 enum class ResourceUse {

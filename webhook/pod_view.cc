@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/k8s_codec.h"
 #include "topology/status_macros.h"
+#include "webhook/claim_selectors.h"
 #include "webhook/pod_rule_checks.h"
 #include "webhook/pod_rules.h"
 
@@ -108,7 +109,33 @@ std::string ContainerView::Label() const {
 bool PodView::HasGpuRequests() const {
   if (demand.ok() && !demand->empty()) return true;
   if (!demand.ok()) return true;  // an unreadable GPU request is still a GPU request
-  return false;
+  return !gpu_claims.empty();
+}
+
+std::vector<std::string> NvidiaClaimUses(const topology::PodFacts& pod,
+                                         const topology::DraState& dra) {
+  std::vector<std::string> out;
+  auto find = [&](const std::vector<topology::DraClaim>& list,
+                  const std::string& name) -> const topology::DraClaim* {
+    for (const topology::DraClaim& c : list) {
+      if (c.name == name && c.namespace_name == pod.namespace_name) return &c;
+    }
+    return nullptr;
+  };
+  for (const topology::PodClaimRef& ref : pod.resource_claims) {
+    const bool from_template = ref.claim.empty();
+    const topology::DraClaim* claim =
+        from_template ? find(dra.templates, ref.template_name) : find(dra.claims, ref.claim);
+    if (!claim) continue;
+    for (const std::string& device_class : claim->device_classes) {
+      if (!IsNvidiaGpuClass(device_class)) continue;
+      out.push_back(absl::StrCat(
+          "claim \"", ref.name, "\" (", from_template ? "ResourceClaimTemplate " : "ResourceClaim ",
+          from_template ? ref.template_name : ref.claim, ", device class ", device_class, ")"));
+      break;
+    }
+  }
+  return out;
 }
 
 absl::StatusOr<PodView> ParsePodView(const JsonValue& pod, const topology::Policy& policy,

@@ -132,6 +132,7 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
   const bool ephemeral = r.sub_resource == "ephemeralcontainers";
   ASSIGN_OR_RETURN(PodView pod,
                    ParsePodView(*r.object, policy, r.namespace_name, "request.object"));
+  if (r.dra) pod.gpu_claims = NvidiaClaimUses(pod.facts, *r.dra);
   std::optional<PodView> old_pod;
   if (update && r.old_object && r.old_object->IsObject()) {
     absl::StatusOr<PodView> parsed =
@@ -276,6 +277,7 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
     held = topology::TenantUsage(snapshot, policy, tenant.name);
     r.tenant_held = &held;
   }
+  r.dra = &snapshot.dra();
   absl::StatusOr<ObjectOutcome> outcome = ReviewObject(r, kind, policy, namespace_labels);
   if (!outcome.ok()) return BadRequest(outcome.status().message());
   ReviewOutcome out;

@@ -78,6 +78,9 @@ struct ObjectRequest {
   // What the object's tenant holds now (topology::TenantUsage), for its quota; null when not
   // known (then quotas are left to the scheduler extender).
   const topology::QuotaUsage* tenant_held = nullptr;
+  // The cluster's DRA claims and templates, so a pod's claims for NVIDIA GPUs make it a GPU
+  // pod; null when not known.
+  const topology::DraState* dra = nullptr;
 };
 
 struct ObjectOutcome {

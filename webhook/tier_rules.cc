@@ -103,6 +103,9 @@ void CheckUnknownTenant(const PodRuleContext& ctx, std::vector<Violation>& out) 
     std::vector<Finding> findings = DeviceAccessFindings(ctx.pod);
     if (!findings.empty()) trigger = findings.front().what;
   }
+  if (trigger.empty() && !ctx.pod.gpu_claims.empty()) {
+    trigger = absl::StrCat("the pod uses ", ctx.pod.gpu_claims.front());
+  }
   if (trigger.empty() && ctx.pod.facts.annotations.count(ctx.policy.memory_annotation)) {
     trigger = absl::StrCat("the pod sets ", ctx.policy.memory_annotation);
   }

@@ -93,10 +93,11 @@ TEST(ClaimSelectorsTest, WhatEachTierAndTenantGets) {
   topology::Policy policy = SelectorPolicy();
   EXPECT_EQ(TenantExpressions(policy, "inference"),
             (std::vector<std::string>{kMigOnly, kInferenceProfiles, kInferenceMemory}));
-  EXPECT_EQ(TenantExpressions(policy, "notebooks"),
-            (std::vector<std::string>{
-                R"(device.driver == "gpu.nvidia.com" && "type" in device.attributes["gpu.nvidia.com"] && )"
-                R"(device.attributes["gpu.nvidia.com"].type in ["gpu"])"}));
+  EXPECT_EQ(
+      TenantExpressions(policy, "notebooks"),
+      (std::vector<std::string>{
+          R"(device.driver == "gpu.nvidia.com" && "type" in device.attributes["gpu.nvidia.com"] && )"
+          R"(device.attributes["gpu.nvidia.com"].type in ["gpu"])"}));
   EXPECT_TRUE(TenantExpressions(policy, "research").empty()) << "all types, no limits";
   EXPECT_TRUE(TenantExpressions(policy, "nowhere").empty()) << "a denied tenant";
 
@@ -275,11 +276,11 @@ TEST(ClaimSelectorsTest, ValidationDecidesFromLiterals) {
       {"a profile in the list", "inference",
        claim("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].profile == '2g.20gb'"), ""},
       {"one allowed among the pinned", "inference",
-       claim("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].profile in ['7g.80gb', "
-                               "'1g.10gb']"),
+       claim("mig.nvidia.com",
+             "device.attributes['gpu.nvidia.com'].profile in ['7g.80gb', "
+             "'1g.10gb']"),
        ""},
-      {"a class the project cannot read", "inference",
-       claim("mig-1g-12gb.gpu.nvidia.com", ""), ""},
+      {"a class the project cannot read", "inference", claim("mig-1g-12gb.gpu.nvidia.com", ""), ""},
       {"any class for an all-type tier", "research", claim("vfio.gpu.nvidia.com", ""), ""},
   };
   for (Case& c : cases) {
