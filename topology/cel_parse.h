@@ -1,0 +1,66 @@
+// The parse half of the DRA selector evaluator (topology/dra_selector.h): CEL text to a small
+// tree, for the subset of CEL that device selectors use. Anything outside the subset, and any
+// syntax error, is reported as the reason the expression cannot be evaluated; nothing here
+// throws or recurses without bound (nesting is capped at kMaxCelDepth).
+//
+//   CelAst ast = ParseCel("device.driver == 'gpu.nvidia.com'");
+//   if (!ast.unsupported.empty()) ...;   // e.g. "function matches"
+#ifndef GPU_TENANCY_TOPOLOGY_CEL_PARSE_H_
+#define GPU_TENANCY_TOPOLOGY_CEL_PARSE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace topology {
+
+// Deepest tree (and parser recursion) accepted. Real selectors nest a handful of levels.
+inline constexpr int kMaxCelDepth = 48;
+
+enum class CelCompareOp { kEq, kNe, kLt, kLe, kGt, kGe };
+
+struct CelNode {
+  enum class Kind {
+    kBool,        // flag
+    kInt,         // number
+    kString,      // text
+    kList,        // args: the elements
+    kDriver,      // device.driver
+    kAttributes,  // device.attributes (domain -> attribute map)
+    kCapacity,    // device.capacity (domain -> capacity map)
+    kSelect,      // args[0].text
+    kIndex,       // args[0][args[1]]
+    kHas,         // has(args[0].text)
+    kCall,        // text(args...); with `method`, args[0].text(args[1..])
+    kNot,         // !args[0]
+    kNeg,         // -args[0]
+    kAnd,         // args[0] && args[1] && ... (flattened)
+    kOr,          // args[0] || args[1] || ...
+    kTernary,     // args[0] ? args[1] : args[2]
+    kCompare,     // args[0] op args[1]
+    kIn,          // args[0] in args[1]
+  };
+  Kind kind = Kind::kBool;
+  bool flag = false;
+  int64_t number = 0;
+  std::string text;
+  CelCompareOp op = CelCompareOp::kEq;
+  bool method = false;
+  std::vector<int> args;  // indices into CelAst::nodes
+};
+
+struct CelAst {
+  std::vector<CelNode> nodes;
+  int root = -1;
+  // Why the expression cannot be evaluated ("syntax error at 7: ...", "function matches",
+  // "macro exists"); "" when `root` is a tree the evaluator understands.
+  std::string unsupported;
+};
+
+CelAst ParseCel(absl::string_view expression);
+
+}  // namespace topology
+
+#endif  // GPU_TENANCY_TOPOLOGY_CEL_PARSE_H_
