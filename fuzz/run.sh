@@ -17,12 +17,13 @@ cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
 BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
-ALL_TARGETS=(extender_args admission_review quantity policy kubeconfig pod_mutation)
+ALL_TARGETS=(extender_args admission_review quantity policy kubeconfig pod_mutation dra_selector)
 if (($# > 0)); then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 dict_for() {
   case "$1" in
     quantity) echo fuzz/dict/quantity.dict ;;
+    dra_selector) echo fuzz/dict/cel.dict ;;
     policy | kubeconfig) echo fuzz/dict/yaml.dict ;;
     *) echo fuzz/dict/json.dict ;;
   esac
