@@ -106,8 +106,7 @@ unknownTenant: deny
 TEST(PodClaimsTest, ClaimPodGetsThePoolAffinityAndToleration) {
   topology::Policy policy = PolicyOrFail(kPolicy);
   topology::ClusterSnapshot with_claims = SnapshotWithClaims(policy);
-  Reply r =
-      RunCaptured("dra/05-mutate-Pod.CREATE.json", ReviewKind::kMutate, policy, with_claims);
+  Reply r = RunCaptured("dra/05-mutate-Pod.CREATE.json", ReviewKind::kMutate, policy, with_claims);
   ASSERT_TRUE(r.has_patch);
   const std::string patch = common::ToJson(r.patch);
   EXPECT_NE(patch.find("\"path\":\"/spec/affinity\""), std::string::npos) << patch;
