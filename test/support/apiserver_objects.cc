@@ -29,6 +29,18 @@ const ResourceInfo kInfos[kResourceCount] = {
      R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{}})"},
     {Resource::kEvents, "events", "Event", "EventList", "", "v1", true,
      R"({"kind":"Event","apiVersion":"v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"involvedObject":{},"reason":"","message":"","source":{},"firstTimestamp":null,"lastTimestamp":null,"count":0,"type":"","eventTime":null,"reportingComponent":"","reportingInstance":""})"},
+    {Resource::kResourceSlices, "resourceslices", "ResourceSlice", "ResourceSliceList",
+     "resource.k8s.io", "resource.k8s.io/v1", false,
+     R"({"kind":"ResourceSlice","apiVersion":"%AV%","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{"driver":"","pool":{"name":"","generation":0,"resourceSliceCount":0}}})"},
+    {Resource::kResourceClaims, "resourceclaims", "ResourceClaim", "ResourceClaimList",
+     "resource.k8s.io", "resource.k8s.io/v1", true,
+     R"({"kind":"ResourceClaim","apiVersion":"%AV%","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{"devices":{}},"status":{}})"},
+    {Resource::kDeviceClasses, "deviceclasses", "DeviceClass", "DeviceClassList", "resource.k8s.io",
+     "resource.k8s.io/v1", false,
+     R"({"kind":"DeviceClass","apiVersion":"%AV%","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{}})"},
+    {Resource::kResourceClaimTemplates, "resourceclaimtemplates", "ResourceClaimTemplate",
+     "ResourceClaimTemplateList", "resource.k8s.io", "resource.k8s.io/v1", true,
+     R"({"kind":"ResourceClaimTemplate","apiVersion":"%AV%","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{"metadata":{"creationTimestamp":null},"spec":{"devices":{}}}})"},
 };
 
 Value::MemberIterator FindMut(Value& obj, absl::string_view key) {

@@ -30,11 +30,12 @@ struct ResourceInfo {
   const char* api_version;  // "v1", "coordination.k8s.io/v1"
   bool namespaced;
   // The object a BOOKMARK carries: the zero value of the Go type with only resourceVersion set,
-  // as encoding/json writes it (see watch-pods.raw). %RV% is replaced.
+  // as encoding/json writes it (see watch-pods.raw). %RV% is replaced, and %AV% by the
+  // watch's apiVersion (resource.k8s.io is served in more than one version).
   const char* bookmark;
 };
 
-inline constexpr int kResourceCount = 5;
+inline constexpr int kResourceCount = 9;
 
 const ResourceInfo& Info(Resource r);
 // "pods", "leases.coordination.k8s.io": how Status messages name a resource.

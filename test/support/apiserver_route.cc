@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "test/support/apiserver_objects.h"
 
@@ -27,6 +28,13 @@ bool ParseRoute(absl::string_view path, Route* route) {
              segs[2] == "v1") {
     allowed = {Resource::kEvents};
     route->api_version = "events.k8s.io/v1";
+    base = 3;
+  } else if (segs.size() >= 3 && segs[0] == "apis" && segs[1] == kResourceGroup &&
+             (segs[2] == "v1" || segs[2] == "v1beta2" || segs[2] == "v1beta1")) {
+    // Whether the server offers this version is the server's to say (its options).
+    allowed = {Resource::kResourceSlices, Resource::kResourceClaims, Resource::kDeviceClasses,
+               Resource::kResourceClaimTemplates};
+    route->api_version = absl::StrCat(kResourceGroup, "/", segs[2]);
     base = 3;
   } else {
     return false;

@@ -1,7 +1,8 @@
 // Test support, part of the kube-apiserver emulation (fake_apiserver.h): URL paths to resources.
 // /api/v1 (nodes, pods, namespaces, events), /apis/coordination.k8s.io/v1 (leases) and
-// /apis/events.k8s.io/v1 (events), each as /RESOURCE[/NAME[/SUB]] for cluster-scoped objects
-// and all-namespace lists, or /namespaces/NS/RESOURCE[/NAME[/SUB]].
+// /apis/events.k8s.io/v1 (events), /apis/resource.k8s.io/{v1,v1beta2,v1beta1} (resourceslices,
+// resourceclaims, deviceclasses, resourceclaimtemplates), each as /RESOURCE[/NAME[/SUB]] for
+// cluster-scoped objects and all-namespace lists, or /namespaces/NS/RESOURCE[/NAME[/SUB]].
 #ifndef GPU_TENANCY_TEST_SUPPORT_APISERVER_ROUTE_H_
 #define GPU_TENANCY_TEST_SUPPORT_APISERVER_ROUTE_H_
 
@@ -12,12 +13,14 @@
 
 namespace testing_support::apiserver {
 
+inline constexpr char kResourceGroup[] = "resource.k8s.io";
+
 struct Route {
   Resource resource = Resource::kPods;
-  std::string ns;    // "" for cluster-scoped objects and all-namespace lists
-  std::string name;  // "" for collections
-  std::string sub;   // "binding", "status"
-  std::string api_version;
+  std::string ns;           // "" for cluster-scoped objects and all-namespace lists
+  std::string name;         // "" for collections
+  std::string sub;          // "binding", "status"
+  std::string api_version;  // "v1", "coordination.k8s.io/v1", "resource.k8s.io/v1beta1"
 };
 
 // False for a path the emulation does not serve (kube-apiserver's 404).

@@ -51,6 +51,7 @@ bool FieldSupported(Resource r, absl::string_view field) {
         "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}},
       {Resource::kNodes, {"spec.unschedulable"}},
       {Resource::kNamespaces, {"status.phase"}},
+      {Resource::kResourceSlices, {"spec.nodeName", "spec.driver"}},
       {Resource::kEvents,
        {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
         "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",

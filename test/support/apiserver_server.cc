@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
 #include "test/support/apiserver_binding.h"
+#include "test/support/apiserver_discovery.h"
 #include "test/support/apiserver_objects.h"
 #include "test/support/apiserver_sockets.h"
 
@@ -316,8 +317,15 @@ bool FakeApiServer::Impl::Injected(const httplib::Request& req, Reply* reply) {
 }
 
 bool FakeApiServer::Impl::Serve(const httplib::Request& req, httplib::Response& res, Reply* reply) {
+  if (req.method == "GET" || req.method == "HEAD") {
+    if (std::optional<Reply> d = apiserver::Discovery(req.path, options_.resource_api_versions)) {
+      *reply = *std::move(d);
+      return false;
+    }
+  }
   Route route;
-  if (!ParseRoute(req.path, &route)) {
+  if (!ParseRoute(req.path, &route) ||
+      !apiserver::VersionServed(route.api_version, options_.resource_api_versions)) {
     *reply = UnknownPath();
     return false;
   }

@@ -80,10 +80,14 @@ absl::Status ObjectStore::Upsert(Resource r, absl::string_view json) {
   absl::StatusOr<rapidjson::Document> doc = common::ParseJson(json);
   if (!doc.ok()) return doc.status();
   const ResourceInfo& info = Info(r);
-  std::string api_version =
-      r == Resource::kEvents && StringAt(*doc, "apiVersion") == "events.k8s.io/v1"
-          ? "events.k8s.io/v1"
-          : info.api_version;
+  // Kept as sent when the object names another version of its group (or events.k8s.io/v1 for
+  // an Event), so tests can store the objects an older server would serve.
+  std::string sent = StringAt(*doc, "apiVersion");
+  std::string api_version = info.api_version;
+  if ((r == Resource::kEvents && sent == "events.k8s.io/v1") ||
+      (info.group[0] != '\0' && absl::StartsWith(sent, absl::StrCat(info.group, "/")))) {
+    api_version = sent;
+  }
   std::string ns = info.namespaced ? MetaString(*doc, "namespace") : "";
   if (info.namespaced && ns.empty()) ns = "default";
   std::string name = MetaString(*doc, "name");

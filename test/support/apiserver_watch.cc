@@ -18,10 +18,13 @@ std::string EventLine(absl::string_view type, absl::string_view object_json) {
   return absl::StrCat(R"({"type":")", type, R"(","object":)", object_json, "}\n");
 }
 
-std::string BookmarkLine(Resource r, int64_t rv) {
+std::string BookmarkLine(Resource r, int64_t rv, absl::string_view api_version) {
   std::string object = Info(r).bookmark;
   size_t at = object.find("%RV%");
   object.replace(at, 4, absl::StrCat(rv));
+  if (size_t av = object.find("%AV%"); av != std::string::npos) {
+    object.replace(av, 4, std::string(api_version));
+  }
   return EventLine("BOOKMARK", object);
 }
 
@@ -31,6 +34,7 @@ std::optional<Reply> Watch::Configure(const CollectionQuery& query,
                                       std::chrono::seconds default_timeout, int fd) {
   resource_ = query.resource;
   ns_ = query.ns;
+  api_version_ = query.api_version;
   absl::StatusOr<Selector> selector =
       ParseSelector(query.resource, query.label_selector, query.field_selector);
   if (!selector.ok()) return BadRequest(selector.status().message());
@@ -134,7 +138,7 @@ Watch::Turn Watch::Next(std::unique_lock<std::mutex>& lock, std::condition_varia
     if (bookmarks_ && now - last_bookmark_ >= control.bookmark_interval) {
       // Every event up to the current resourceVersion for this watch was collected above, so
       // it is safe to resume from.
-      lines->push_back(BookmarkLine(resource_, store.resource_version()));
+      lines->push_back(BookmarkLine(resource_, store.resource_version(), api_version_));
       cursor_ = std::max(cursor_, store.resource_version());
       last_bookmark_ = now;
       return Turn::kMore;

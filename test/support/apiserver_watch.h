@@ -58,6 +58,7 @@ class Watch {
 
   Resource resource_ = Resource::kPods;
   std::string ns_;
+  std::string api_version_;  // of the URL, for BOOKMARK objects
   Selector selector_;
   std::string resource_version_;
   int64_t cursor_ = 0;              // events up to here were sent

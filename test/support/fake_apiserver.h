@@ -6,9 +6,13 @@
 // checked against the captures in test/testdata/apiserver/):
 //   GET    /api/v1/{nodes,pods,namespaces,events}, /api/v1/namespaces/NS/{pods,events}
 //          /apis/coordination.k8s.io/v1[/namespaces/NS]/leases, /apis/events.k8s.io/v1/...
+//          /apis/resource.k8s.io/VERSION[/namespaces/NS]/{resourceslices,resourceclaims,
+//          deviceclasses,resourceclaimtemplates}
 //          list (limit/continue/resourceVersion, labelSelector, fieldSelector) or, with
 //          watch=1|true, a chunked watch stream (resourceVersion, allowWatchBookmarks,
 //          timeoutSeconds); 410 Expired as an ERROR event when resourceVersion is compacted.
+//   GET    /apis, /apis/GROUP, /apis/GROUP/VERSION   discovery (APIGroupList, APIGroup,
+//          APIResourceList) for the groups served
 //   GET    .../NAME                     one object or 404 NotFound
 //   POST   collection                   create (201), 409 AlreadyExists
 //   PUT    .../NAME                     update with optimistic concurrency (409 Conflict, 422
@@ -48,8 +52,20 @@
 
 namespace testing_support {
 
-// The resources the emulator stores. Nodes and Namespaces are cluster-scoped.
-enum class Resource { kNodes, kPods, kNamespaces, kLeases, kEvents };
+// The resources the emulator stores. Nodes, Namespaces, ResourceSlices and DeviceClasses are
+// cluster-scoped. The resource.k8s.io kinds are served under the versions of
+// FakeApiServerOptions::resource_api_versions.
+enum class Resource {
+  kNodes,
+  kPods,
+  kNamespaces,
+  kLeases,
+  kEvents,
+  kResourceSlices,
+  kResourceClaims,
+  kDeviceClasses,
+  kResourceClaimTemplates,
+};
 
 struct FakeApiServerOptions {
   int port = 0;  // 0 picks a free port; Restart() keeps whatever was picked
@@ -65,6 +81,11 @@ struct FakeApiServerOptions {
   // Directory with ca.crt/tls.crt/tls.key; "" makes a fresh one with MakeTestCerts.
   std::string cert_dir;
   int threads = 64;  // connection threads; each open watch holds one
+  // The versions of resource.k8s.io served, newest first as discovery lists them (v1.36 serves
+  // "v1" alone). Empty: the group is absent, as on a cluster without DRA (its discovery and
+  // paths answer 404). Objects are served as stored, whatever the URL's version: load
+  // v1beta1-shaped objects for a v1beta1-only server.
+  std::vector<std::string> resource_api_versions = {"v1"};
 };
 
 // One request as received.
