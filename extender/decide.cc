@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "topology/dra_extended.h"
 #include "topology/quota.h"
 #include "topology/status_macros.h"
 
@@ -15,6 +16,11 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
   PodDecision out;
   out.pod = pod.Key();
   ASSIGN_OR_RETURN(out.demand, topology::ComputeDemand(pod, policy));
+  const topology::DraState& dra = snapshot.dra();
+  RETURN_IF_ERROR(topology::AddDraExtendedDemand(pod, dra, out.demand));
+  // Only pods asking a DRA-backed name pay for the DRA path, and then only on the nodes that
+  // offer the name through DRA alone.
+  const bool uses_dra = topology::DemandUsesDra(out.demand, dra);
   ASSIGN_OR_RETURN(
       topology::PodContext ctx,
       topology::MakePodContext(pod, policy, snapshot.NamespaceLabels(pod.namespace_name)));
@@ -36,10 +42,12 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
       o.fit.verdict = topology::Verdict::kUnschedulable;
       o.fit.rule = topology::Rule::kUnknownNode;
     } else {
-      o.fit = topology::Fit(out.demand, ctx, node->supply, node->occupancy);
+      o.fit = uses_dra ? topology::FitWithDra(out.demand, ctx, *node, dra)
+                       : topology::Fit(out.demand, ctx, node->supply, node->occupancy);
       if (quota && o.fit.fits()) o.fit = quota->Check(node->supply, node->facts.labels);
       if (with_scores && o.fit.fits()) {
-        o.score = topology::Score(out.demand, ctx, node->supply, node->occupancy);
+        o.score = uses_dra ? topology::ScoreWithDra(out.demand, ctx, *node, dra)
+                           : topology::Score(out.demand, ctx, node->supply, node->occupancy);
       }
     }
     visit(i, o);

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "topology/dra_extended.h"
 
 namespace topology {
 
@@ -75,6 +76,7 @@ DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim>
     }
     if (!held.empty()) state.usage[claim.namespace_name].Add(held);
   }
+  IndexDraExtendedResources(state);
   return state;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "topology/quantity.h"
 #include "topology/quota.h"
 
@@ -159,6 +160,22 @@ DraAllocatedDevices AllocatedDevices(const DraClaim& claim, const std::vector<Dr
 DraAllocatedDevices AllocatedDevices(const DraClaim& claim,
                                      std::vector<DraDevice>&& current) = delete;
 
+// What one device class makes of one node's devices, for DRA extended resources (KEP-5004):
+// how many its selectors match and how many of those claims already hold. Built with the
+// DraState (topology/dra_extended.h), so a fit reads counts instead of evaluating CEL.
+struct DraClassOnNode {
+  int64_t devices = 0;    // devices on the node all of the class's selectors are true for
+  int64_t allocated = 0;  // of those, devices some allocated claim holds
+  // Devices whose selectors could not be decided (outside the evaluated CEL subset, or a
+  // runtime error): they are not counted, and `not_counted_reason` says how many and why.
+  int64_t not_counted = 0;
+  std::string not_counted_reason;
+  // What the matched devices are: "gpu" or "mig" when all are of that type ("" if mixed),
+  // and for MIG the profile when all share it.
+  std::string type;
+  std::string mig_profile;
+};
+
 // What the cluster's DRA objects say, as one value a snapshot shares: the current devices
 // (CurrentDevices of the slices), every claim and every device class.
 struct DraState {
@@ -173,6 +190,14 @@ struct DraState {
   absl::flat_hash_map<std::string, QuotaUsage> usage;
   // DraDeviceId::ToString() -> index in `devices`, built once with the state.
   absl::flat_hash_map<std::string, size_t> device_index;
+  // DRA extended resources (KEP-5004), built once with the state (IndexDraExtendedResources):
+  // the resource name a pod may ask in its limits -> index in `classes` of the class that
+  // backs it (a class's extendedResourceName, and deviceclass.resource.kubernetes.io/<name>);
+  // per node, one entry per class in `classes` order; and the UIDs of the pods an allocated
+  // extended-resource claim is reserved for (their devices already count as allocated).
+  absl::flat_hash_map<std::string, size_t> extended_resources;
+  absl::flat_hash_map<std::string, std::vector<DraClassOnNode>> classes_on_node;
+  absl::flat_hash_set<std::string> extended_claim_pods;
 
   bool empty() const {
     return devices.empty() && claims.empty() && templates.empty() && classes.empty();

@@ -146,6 +146,10 @@ absl::string_view RuleCode(Rule rule) {
       return "unknown-node";
     case Rule::kTenantQuota:
       return "tenant-quota";
+    case Rule::kDraExceedsNode:
+      return "dra-exceeds-node";
+    case Rule::kDraExhausted:
+      return "dra-exhausted";
   }
   return "unknown";
 }
@@ -205,6 +209,25 @@ void FitResult::AppendReason(std::string& out) const {
                              amount(capacity - free), " of ", amount(capacity), " held, ",
                              amount(requested), " requested");
     }
+    case Rule::kDraExceedsNode:
+      if (capacity == 0) {
+        absl::StrAppend(&out, resource, ": node has no DRA device of class ", subject);
+      } else {
+        absl::StrAppend(&out, resource, ": requested ", requested, ", node has ", capacity,
+                        " DRA devices of class ", subject);
+      }
+      if (!detail.empty()) absl::StrAppend(&out, " (", detail, ")");
+      return;
+    case Rule::kDraExhausted:
+      if (free == 0) {
+        absl::StrAppend(&out, "no free ", resource, " on DRA devices of class ", subject, " (0 of ",
+                        capacity, " free)");
+      } else {
+        absl::StrAppend(&out, resource, ": requested ", requested, ", DRA devices of class ",
+                        subject, " have ", free, " of ", capacity, " free");
+      }
+      if (!detail.empty()) absl::StrAppend(&out, " (", detail, ")");
+      return;
   }
 }
 

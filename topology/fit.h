@@ -49,13 +49,19 @@ enum class Rule : uint8_t {
   // instances "nvidia.com/mig-" with the profile as detail); requested; free: what the quota
   // leaves (negative when a lowered quota is already passed); capacity: the quota.
   kTenantQuota,
+  // DRA extended resources (topology/dra_extended.h). resource: the name the pod asks;
+  // subject: the device class; requested; free: matching devices neither claimed nor asked by
+  // pods on the node; capacity: matching devices; detail: devices not counted and why, or "".
+  kDraExceedsNode,
+  kDraExhausted,
 };
 inline constexpr absl::string_view kQuotaGpuMemory = "GPU memory";
 absl::string_view RuleCode(Rule rule);
 
 // Fit's answer as data, like kube-scheduler's InsufficientResource: which rule, about which
 // resource, what was asked and what is free. The views point into the demand, the pod context
-// (and its policy) and the node's supply passed to Fit, and are valid while those are. The reason
+// (and its policy) and the node's supply passed to Fit (and, for the DRA rules, the snapshot's
+// DraState), and are valid while those are. The reason
 // text is made only when someone needs it, e.g. "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2".
 struct FitResult {
   Verdict verdict = Verdict::kFits;

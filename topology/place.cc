@@ -1,9 +1,13 @@
 #include "topology/place.h"
 
-namespace topology {
+#include "topology/dra_extended.h"
 
-PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
-                   const QuotaUsage& tenant_held) {
+namespace topology {
+namespace {
+
+// `dra` is null for the overload without it: the fit is then Fit's alone.
+PlaceOutcome PlaceOn(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
+                     const QuotaUsage& tenant_held, const DraState* dra) {
   const NodeSupply& supply = node.supply;
   const NodeOccupancy& occupancy = node.occupancy;
   PlaceOutcome out;
@@ -11,7 +15,9 @@ PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeSta
   out.placement.tenant = pod.tenant.name;
   if (pod.tenant.tier) out.placement.tier = pod.tenant.tier->name;
   out.placement.pool = supply.pool;
-  FitResult fit = Fit(demand, pod, supply, occupancy);
+  const bool uses_dra = dra != nullptr && DemandUsesDra(demand, *dra);
+  FitResult fit =
+      uses_dra ? FitWithDra(demand, pod, node, *dra) : Fit(demand, pod, supply, occupancy);
   if (fit.fits() && pod.tenant.tenant && !pod.tenant.tenant->quota.empty()) {
     fit = PodQuotaCheck(*pod.tenant.tenant, *pod.policy, demand, tenant_held)
               .Check(supply, node.facts.labels);
@@ -30,7 +36,22 @@ PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeSta
       break;
     }
   }
+  if (uses_dra && out.placement.mig_profile.empty()) {
+    out.placement.mig_profile = std::string(DraMigProfile(demand, node, *dra));
+  }
   return out;
+}
+
+}  // namespace
+
+PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
+                   const QuotaUsage& tenant_held) {
+  return PlaceOn(demand, pod, node, tenant_held, nullptr);
+}
+
+PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
+                   const QuotaUsage& tenant_held, const DraState& dra) {
+  return PlaceOn(demand, pod, node, tenant_held, &dra);
 }
 
 }  // namespace topology
