@@ -1,0 +1,73 @@
+// The resource.k8s.io objects a live source has seen, as model values keyed as the API keys
+// them (ResourceSlices and DeviceClasses by name, ResourceClaims and ResourceClaimTemplates by
+// namespace/name), and what each change does to a claim's allocation: it becomes allocated
+// (status.allocation appears) or released (the allocation goes away, or the claim is deleted
+// while allocated). Build() turns the whole store into the DraState a snapshot shares.
+//
+//   DraStore store;
+//   store.ReplaceSlices(slices);
+//   for (const ClaimTransition& t : store.UpsertClaim(claim)) ...;  // e.g. kAllocated
+//   state.ReplaceDra(store.Build());
+//
+// Pure (no I/O, no JSON) and not thread-safe: DraSource serialises the calls of its reflectors.
+#ifndef GPU_TENANCY_KUBE_DRA_STORE_H_
+#define GPU_TENANCY_KUBE_DRA_STORE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "topology/dra.h"
+
+namespace kube {
+
+struct ClaimTransition {
+  enum class Kind { kAllocated, kReleased };
+  Kind kind = Kind::kAllocated;
+  // The allocated claim: as it is now for kAllocated, as it was for kReleased.
+  topology::DraClaim claim;
+  bool deleted = false;  // kReleased: the claim itself is gone (else only its allocation)
+};
+
+// What the change from `before` to `after` (either null when the claim was absent) did to the
+// allocation. A claim whose allocation changed in one step (a relist that missed the release,
+// or a claim recreated under the same name) is released, then allocated.
+std::vector<ClaimTransition> ClaimTransitions(const topology::DraClaim* before,
+                                              const topology::DraClaim* after);
+
+class DraStore {
+ public:
+  void ReplaceSlices(std::vector<topology::DraSlice> slices);
+  void UpsertSlice(topology::DraSlice slice);
+  void DeleteSlice(const std::string& name);
+
+  // The transitions of every claim added, changed or removed, in key order.
+  std::vector<ClaimTransition> ReplaceClaims(std::vector<topology::DraClaim> claims);
+  std::vector<ClaimTransition> UpsertClaim(topology::DraClaim claim);
+  std::vector<ClaimTransition> DeleteClaim(const std::string& namespace_name,
+                                           const std::string& name);
+
+  void ReplaceClasses(std::vector<topology::DraDeviceClass> classes);
+  void UpsertClass(topology::DraDeviceClass device_class);
+  void DeleteClass(const std::string& name);
+
+  void ReplaceTemplates(std::vector<topology::DraClaim> templates);
+  void UpsertTemplate(topology::DraClaim claim_template);
+  void DeleteTemplate(const std::string& namespace_name, const std::string& name);
+
+  // Every object in key order, through topology::MakeDraState.
+  topology::DraState Build() const;
+
+  size_t slice_count() const { return slices_.size(); }
+  size_t claim_count() const { return claims_.size(); }
+
+ private:
+  std::map<std::string, topology::DraSlice> slices_;
+  std::map<std::string, topology::DraClaim> claims_;
+  std::map<std::string, topology::DraDeviceClass> classes_;
+  std::map<std::string, topology::DraClaim> templates_;
+};
+
+}  // namespace kube
+
+#endif  // GPU_TENANCY_KUBE_DRA_STORE_H_
