@@ -30,6 +30,7 @@ std::string AuditLine(const AuditRecord& r, absl::Time at) {
   field("webhook", r.webhook);
   field("namespace", r.namespace_name);
   field("pod", r.name);
+  field("claim", r.claim);
   field("uid", r.uid);
   field("tenant", r.tenant);
   field("tier", r.tier);
@@ -39,6 +40,27 @@ std::string AuditLine(const AuditRecord& r, absl::Time at) {
   if (r.gpu_index) {
     w.Key("gpuIndex");
     w.Int(*r.gpu_index);
+  }
+  if (!r.devices.empty()) {
+    w.Key("devices");
+    w.StartArray();
+    for (const AuditDevice& d : r.devices) {
+      w.StartObject();
+      field("device", d.device);
+      field("type", d.type);
+      field("uuid", d.uuid);
+      field("migProfile", d.mig_profile);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!r.reserved_for.empty()) {
+    w.Key("reservedFor");
+    w.StartArray();
+    for (const std::string& pod : r.reserved_for) {
+      w.String(pod.data(), static_cast<rapidjson::SizeType>(pod.size()));
+    }
+    w.EndArray();
   }
   field("rule", r.rule);
   field("reason", r.reason);

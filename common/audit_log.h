@@ -1,10 +1,15 @@
-// The audit trail: one JSON object per line for every bind (placed or failed) and every
-// admission denial, appended to a file (or stdout) that survives restarts and can be shipped
-// as is. Fields a record does not have are left out.
+// The audit trail: one JSON object per line for every bind (placed or failed), every
+// admission denial and every DRA ResourceClaim allocated or released, appended to a file (or
+// stdout) that survives restarts and can be shipped as is. Fields a record does not have are
+// left out.
 //
 //   {"time":"2026-12-01T10:00:00.123Z","action":"bind","decision":"bound","namespace":"acme",
 //    "pod":"train-0","uid":"...","tenant":"acme","tier":"untrusted","node":"gpu-7",
 //    "pool":"mig-a100","migProfile":"3g.40gb"}
+//   {"time":"...","action":"claim","decision":"allocated","kind":"ResourceClaim",
+//    "namespace":"team-a","claim":"inference-mig-7xk2p","uid":"...","tenant":"team-a",
+//    "tier":"trusted","node":"node-a","devices":[{"device":"gpu.nvidia.com/node-a/gpu-0-mig-...",
+//    "type":"mig","uuid":"MIG-...","migProfile":"1g.10gb"}],"reservedFor":["inference"]}
 #ifndef GPU_TENANCY_COMMON_AUDIT_LOG_H_
 #define GPU_TENANCY_COMMON_AUDIT_LOG_H_
 
@@ -14,19 +19,29 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
 namespace common {
 
+// One device a DRA claim holds.
+struct AuditDevice {
+  std::string device;  // the DRA device ID, "<driver>/<pool>/<device>"
+  std::string type;    // "gpu", "mig"; "" when its slice is not (or no longer) published
+  std::string uuid;
+  std::string mig_profile;
+};
+
 struct AuditRecord {
-  std::string action;    // "bind" or "admission"
-  std::string decision;  // "bound", "failed" or "denied"
-  std::string kind;      // admission: the object's kind ("Pod", "ResourceClaim")
+  std::string action;    // "bind", "admission" or "claim"
+  std::string decision;  // "bound", "failed", "denied"; claims: "allocated" or "released"
+  std::string kind;      // admission: the object's kind ("Pod", "ResourceClaim"); claims too
   std::string webhook;   // admission: "validate" or "mutate"
   std::string namespace_name;
-  std::string name;  // the pod (or other object)
+  std::string name;   // the pod (or other object an admission reviewed)
+  std::string claim;  // claim: the ResourceClaim's name (its pods are in reserved_for)
   std::string uid;
   std::string tenant;
   std::string tier;
@@ -34,8 +49,10 @@ struct AuditRecord {
   std::string pool;
   std::string mig_profile;
   std::optional<int> gpu_index;
-  std::string rule;    // admission: the id of the denying rule
-  std::string reason;  // why it failed or was denied
+  std::vector<AuditDevice> devices;       // claim: the devices allocated to it
+  std::vector<std::string> reserved_for;  // claim: the pods it is reserved for
+  std::string rule;                       // admission: the id of the denying rule
+  std::string reason;                     // why it failed or was denied
 };
 
 // The record as one JSON line, newline included.

@@ -74,6 +74,32 @@ TEST(AuditLogTest, FieldsARecordDoesNotHaveAreLeftOutAndTextIsEscaped) {
   EXPECT_TRUE(common::ParseJson(line).ok());
 }
 
+TEST(AuditLogTest, AClaimLineNamesTheClaimItsDevicesAndItsPods) {
+  AuditRecord r;
+  r.action = "claim";
+  r.decision = "allocated";
+  r.kind = "ResourceClaim";
+  r.namespace_name = "team-a";
+  r.claim = "inference-mig";
+  r.uid = "u-2";
+  r.tenant = "team-a";
+  r.tier = "trusted";
+  r.node = "node-a";
+  r.devices = {{"gpu.nvidia.com/node-a/gpu-0-mig-1g10gb-19-0", "mig", "MIG-4d80", "1g.10gb"},
+               {"gpu.nvidia.com/node-a/gpu-9", "", "", ""}};
+  r.reserved_for = {"inference", "sidecar"};
+  std::string line = AuditLine(r, kAt);
+  EXPECT_EQ(line,
+            R"({"time":"2025-12-01T10:00:00.123Z","action":"claim","decision":"allocated",)"
+            R"("kind":"ResourceClaim","namespace":"team-a","claim":"inference-mig","uid":"u-2",)"
+            R"("tenant":"team-a","tier":"trusted","node":"node-a","devices":[)"
+            R"({"device":"gpu.nvidia.com/node-a/gpu-0-mig-1g10gb-19-0","type":"mig",)"
+            R"("uuid":"MIG-4d80","migProfile":"1g.10gb"},)"
+            R"({"device":"gpu.nvidia.com/node-a/gpu-9"}],"reservedFor":["inference","sidecar"]})"
+            "\n");
+  EXPECT_TRUE(common::ParseJson(line).ok());
+}
+
 TEST(AuditLogTest, AppendsLinesToAFileOnlyItsOwnerAndGroupRead) {
   std::string path = FreshPath("append");
   {
