@@ -86,7 +86,7 @@ void ClusterState::PublishLocked(topology::ClusterSnapshot snapshot) {
   snapshot_ = std::make_shared<const topology::ClusterSnapshot>(std::move(snapshot));
   ++counters_.publications;
   if (!policy_ || !nodes_synced_ || !pods_synced_ ||
-      (namespaces_required_ && !namespaces_synced_)) {
+      (namespaces_required_ && !namespaces_synced_) || (dra_required_ && !dra_synced_)) {
     return;
   }
   auto state = std::make_shared<topology::ModelState>();
@@ -285,9 +285,19 @@ void ClusterState::RequireNamespaces() {
   namespaces_required_ = true;
 }
 
-void ClusterState::ReplaceDra(topology::DraState dra) {
+void ClusterState::RequireDra() {
   std::lock_guard<std::mutex> lock(mu_);
-  dra_ = std::make_shared<const topology::DraState>(std::move(dra));
+  dra_required_ = true;
+}
+
+void ClusterState::ReplaceDra(topology::DraState dra) {
+  ReplaceDra(std::make_shared<const topology::DraState>(std::move(dra)));
+}
+
+void ClusterState::ReplaceDra(std::shared_ptr<const topology::DraState> dra) {
+  std::lock_guard<std::mutex> lock(mu_);
+  dra_ = dra ? std::move(dra) : std::make_shared<const topology::DraState>();
+  dra_synced_ = true;
   PublishNodesLocked({});
 }
 

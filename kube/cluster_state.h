@@ -52,8 +52,10 @@ class ClusterState {
   using PodSink = absl::FunctionRef<void(topology::PodFacts)>;
   void ReplacePods(absl::FunctionRef<void(PodSink)> list);
   void ReplaceNamespaces(absl::flat_hash_map<std::string, topology::Labels> namespaces);
-  // DRA devices, claims and classes (a cluster file; live sources do not list them yet).
+  // DRA devices, claims, templates and classes: a cluster file's, or what a live source has
+  // listed and watched so far (kube/dra_source.h), shared with the snapshots as it is.
   void ReplaceDra(topology::DraState dra);
+  void ReplaceDra(std::shared_ptr<const topology::DraState> dra);
   void ReplaceAll(topology::ClusterData data);  // all of the above at once
 
   void UpsertNode(topology::NodeFacts node);
@@ -67,6 +69,10 @@ class ClusterState {
   // have been listed too, since tenants resolve through namespace labels and a decision made
   // without them can put a pod in the wrong tenant. (ReplaceAll brings all three at once.)
   void RequireNamespaces();
+  // The same for the resource.k8s.io objects: with this set, nothing is published until
+  // ReplaceDra has been called once (an empty state when the API server has no DRA), since
+  // quotas count the devices claims hold and the webhook resolves pods' claims.
+  void RequireDra();
 
   // Swaps the policy (start-up or reload) and rebuilds every node with it.
   void SetPolicy(std::shared_ptr<const topology::Policy> policy);
@@ -133,6 +139,7 @@ class ClusterState {
   std::shared_ptr<const topology::Policy> policy_;
   bool nodes_synced_ = false, pods_synced_ = false;
   bool namespaces_required_ = false, namespaces_synced_ = false;
+  bool dra_required_ = false, dra_synced_ = false;
   absl::flat_hash_map<std::string, topology::NodeFacts> nodes_;
   absl::flat_hash_map<std::string, PodRecord> bound_;        // uid -> bound GPU pod
   absl::flat_hash_map<std::string, PendingRecord> pending_;  // uid -> unbound GPU pod

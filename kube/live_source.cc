@@ -30,6 +30,10 @@ std::string UidOrKey(const common::JsonValue& object) {
 LiveSource::LiveSource(ApiClient& client, ClusterState& state, LiveSourceOptions options)
     : state_(state), options_(options) {
   state_.RequireNamespaces();
+  if (options.dra) {
+    state_.RequireDra();
+    dra_ = std::make_unique<DraSource>(client, state, options.reflector);
+  }
   nodes_ = std::make_unique<Reflector>(
       client, "/api/v1/nodes",
       ReflectorHandler{[this](const std::vector<const common::JsonValue*>& items) {
@@ -115,6 +119,7 @@ void LiveSource::Start() {
   namespaces_->Start();
   nodes_->Start();
   pods_->Start();
+  if (dra_) dra_->Start();
   expiry_thread_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
     while (!cv_.wait_for(lock, options_.expiry_poll, [this] { return stop_.load(); })) {
@@ -133,18 +138,19 @@ void LiveSource::Stop() {
   stop_.store(true);
   cv_.notify_all();
   if (expiry_thread_.joinable()) expiry_thread_.join();
+  if (dra_) dra_->Stop();
   for (Reflector* r : {pods_.get(), nodes_.get(), namespaces_.get()}) {
     if (r) r->Stop();
   }
 }
 
 bool LiveSource::synced() const {
-  return nodes_->synced() && pods_->synced() && namespaces_->synced();
+  return nodes_->synced() && pods_->synced() && namespaces_->synced() && (!dra_ || dra_->synced());
 }
 
 uint64_t LiveSource::watch_restarts() const {
   return nodes_->counters().watch_restarts.load() + pods_->counters().watch_restarts.load() +
-         namespaces_->counters().watch_restarts.load();
+         namespaces_->counters().watch_restarts.load() + (dra_ ? dra_->watch_restarts() : 0);
 }
 
 }  // namespace kube

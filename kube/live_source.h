@@ -1,5 +1,6 @@
 // Keeps a ClusterState in step with kube-apiserver: one reflector each for nodes, pods and
-// namespaces (tenant labels), plus the expiry of bind assumptions the watch never confirmed.
+// namespaces (tenant labels), the resource.k8s.io kinds when the server offers them
+// (kube/dra_source.h), plus the expiry of bind assumptions the watch never confirmed.
 #ifndef GPU_TENANCY_KUBE_LIVE_SOURCE_H_
 #define GPU_TENANCY_KUBE_LIVE_SOURCE_H_
 
@@ -11,6 +12,7 @@
 
 #include "kube/api_client.h"
 #include "kube/cluster_state.h"
+#include "kube/dra_source.h"
 #include "kube/reflector.h"
 
 namespace kube {
@@ -20,6 +22,9 @@ struct LiveSourceOptions {
   // How often assumptions past their expiry are dropped, on reflector.clock (the binder that
   // sets the expiries must read the same clock).
   std::chrono::milliseconds expiry_poll{std::chrono::seconds(1)};
+  // Read ResourceSlices, ResourceClaims, DeviceClasses and ResourceClaimTemplates (discovery
+  // says whether and in which version); nothing is published before they are known.
+  bool dra = true;
 };
 
 class LiveSource {
@@ -29,8 +34,15 @@ class LiveSource {
 
   void Start();
   void Stop();
-  // True once nodes, pods and namespaces have each been listed completely.
+  // True once nodes, pods and namespaces have each been listed completely, and the DRA kinds
+  // too (or discovery said the server has none).
   bool synced() const;
+  // Where DRA claims' allocations and releases are recorded (DraSource::SetAuditLog). Call
+  // before Start().
+  void SetClaimAudit(common::AuditLog* audit, std::function<bool()> gate = {}) {
+    if (dra_) dra_->SetAuditLog(audit, std::move(gate));
+  }
+  const DraSource* dra() const { return dra_.get(); }  // null without options.dra
   uint64_t watch_restarts() const;
   // Lists pods again now; PodsListedSince(ticket) is true once a pod list that began after
   // this call has been applied.
@@ -40,6 +52,7 @@ class LiveSource {
  private:
   ClusterState& state_;
   std::unique_ptr<Reflector> nodes_, pods_, namespaces_;
+  std::unique_ptr<DraSource> dra_;
   LiveSourceOptions options_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;

@@ -134,6 +134,16 @@ class ReplayServer {
           });
       return;
     }
+    if (req.path == "/apis/resource.k8s.io") {
+      // v1.28 serves resource.k8s.io/v1alpha2 only when enabled, and it was not: no DRA.
+      res.status = 404;
+      res.set_content(
+          R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+          R"("message":"the server could not find the requested resource","reason":"NotFound",)"
+          R"("details":{},"code":404})",
+          "application/json");
+      return;
+    }
     std::string body;
     if (req.path == "/api/v1/nodes") {
       if (req.get_param_value("limit") != "2") bad_request_.store(true);
