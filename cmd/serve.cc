@@ -61,8 +61,9 @@ constexpr char kUsage[] =
     "\n"
     "Without --cluster-file or --kubeconfig the cluster is read from kube-apiserver with the\n"
     "pod's service account (in-cluster). --config FILE is YAML whose keys are these flag names\n"
-    "(without --); flags win over it. --audit-log appends one JSON line per bind and per\n"
-    "admission denial (\"-\": stdout). The metrics listener also serves GET /debug/allocations.\n";
+    "(without --); flags win over it. --audit-log appends one JSON line per bind, per\n"
+    "admission denial and per DRA claim allocated or released (\"-\": stdout). The metrics\n"
+    "listener also serves GET /debug/allocations.\n";
 
 const std::set<std::string> kValueFlags = {"cluster-file",
                                            "policy",
@@ -300,6 +301,7 @@ int RunServe(const std::vector<std::string>& args) {
     binder = std::make_unique<kube::ApiBinder>(*api, *state, absl::ToChronoMilliseconds(assume_ttl),
                                                events.get());
     binder->SetAuditLog(audit.get());
+    source->SetClaimAudit(audit.get());
     if (flags->Get("leader-elect", "true") == "true") {
       kube::LeaderOptions lo;
       lo.namespace_name = flags->Get("lease-namespace", api->config().namespace_name);
@@ -336,6 +338,8 @@ int RunServe(const std::vector<std::string>& args) {
       elector = std::make_unique<kube::LeaderElector>(*api, lo);
       binder->SetGate(
           [e = elector.get(), f = fence.get()] { return e->is_leader() && f->Ready(); });
+      // Every replica watches claims; only the leader records their allocations.
+      source->SetClaimAudit(audit.get(), [e = elector.get()] { return e->is_leader(); });
     }
   } else {
     absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);

@@ -100,7 +100,7 @@ class DraSource {
   std::vector<std::unique_ptr<Reflector>> reflectors_;
   DraStore store_;
   bool listed_[kKinds] = {};
-  bool claims_baseline_ = false;  // the first claim list was taken as the baseline
+  bool claims_baseline_ = false;              // the first claim list was taken as the baseline
   std::vector<ClaimTransition> unpublished_;  // seen before every kind was listed
   std::shared_ptr<const topology::DraState> published_ =
       std::make_shared<const topology::DraState>();

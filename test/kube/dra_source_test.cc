@@ -195,6 +195,8 @@ TEST_F(DraSourceTest, GoneOnTheWatchesRelistsAndReportsWhatTheWatchMissed) {
       api_->CountRequests("GET", "/apis/resource.k8s.io/v1/resourceclaims", "limit=");
   // The watches are cut; while the reflectors back off, the claim is allocated and history
   // compacted: resuming gets 410, and only the relist sees the allocation.
+  // The first rewatches are refused, so none can resume before the compaction.
+  api_->InjectFailure("GET", "/apis/resource.k8s.io/v1/resourceclaims", 503, 2);
   api_->DropWatches();
   ASSERT_TRUE(api_->Add(Resource::kResourceClaims, TrainingClaimJson(true)).ok());
   api_->Compact();
