@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/deploy/deploy_fixture.h"
+#include "test/support/serve_process.h"
 
 namespace {
 
@@ -50,19 +51,36 @@ TEST_F(DeployTest, RbacGrantsWhatTheServiceDoes) {
     std::string group, resource, verb;
   };
   const std::vector<Case> cluster_wide = {
-      {"", "nodes", "list"},
-      {"", "nodes", "watch"},
-      {"", "pods", "list"},
-      {"", "pods", "watch"},
-      {"", "pods", "patch"},
-      {"", "namespaces", "list"},
-      {"", "namespaces", "watch"},
-      {"", "pods/binding", "create"},
-      {"", "events", "create"},
-      {"events.k8s.io", "events", "create"},
-      {"resource.k8s.io", "resourceclaims", "list"},
-      {"resource.k8s.io", "resourceclaims", "watch"},
+      {"", "nodes", "list"},       {"", "nodes", "watch"},
+      {"", "pods", "list"},        {"", "pods", "watch"},
+      {"", "pods", "patch"},       {"", "namespaces", "list"},
+      {"", "namespaces", "watch"}, {"", "pods/binding", "create"},
+      {"", "events", "create"},    {"events.k8s.io", "events", "create"},
   };
+  // What kube/dra_source.cc lists and watches in resource.k8s.io: one reflector per resource
+  // named in its `plurals` table, read from the source so a kind added there needs its rule.
+  const std::string source = testing_support::ReadSource("kube/dra_source.cc");
+  const size_t table = source.find("plurals[kKinds] = {");
+  ASSERT_NE(table, std::string::npos) << "kube/dra_source.cc has no plurals table";
+  std::vector<std::string> dra_resources;
+  for (size_t at = source.find('"', table), end = source.find('}', table);
+       at != std::string::npos && at < end; at = source.find('"', at + 1)) {
+    size_t close = source.find('"', at + 1);
+    dra_resources.push_back(source.substr(at + 1, close - at - 1));
+    at = close;
+  }
+  EXPECT_EQ(dra_resources, (std::vector<std::string>{"resourceslices", "resourceclaims",
+                                                     "deviceclasses", "resourceclaimtemplates"}));
+  for (const std::string& resource : dra_resources) {
+    for (const char* verb : {"get", "list", "watch"}) {
+      EXPECT_TRUE(allows(role, "resource.k8s.io", resource, verb))
+          << verb << " " << resource << " (group resource.k8s.io)";
+    }
+    // Read only: claims are allocated by kube-scheduler, slices published by the driver.
+    for (const char* verb : {"create", "update", "patch", "delete"}) {
+      EXPECT_FALSE(allows(role, "resource.k8s.io", resource, verb)) << verb << " " << resource;
+    }
+  }
   for (const Case& c : cluster_wide) {
     EXPECT_TRUE(allows(role, c.group, c.resource, c.verb))
         << c.verb << " " << c.resource << " (group \"" << c.group << "\")";
