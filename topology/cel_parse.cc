@@ -245,15 +245,15 @@ class Parser {
 
   std::optional<int> Select(int target, std::string name) {
     CelNode& t = ast_.nodes[target];
-    if (t.kind == CelNode::Kind::kCall && t.text == "device" && t.args.empty() && t.method) {
-      // The `device` placeholder (see Primary): only its three fields exist here.
+    if (t.kind == CelNode::Kind::kVariable && t.text == "device") {
+      // Only the device's three fields exist here; the variable node gives way to the field.
       DropLast();
       if (name == "driver") return Leaf(CelNode::Kind::kDriver);
       if (name == "attributes") return Leaf(CelNode::Kind::kAttributes);
       if (name == "capacity") return Leaf(CelNode::Kind::kCapacity);
       return Unsupported(absl::StrCat("device.", name));
     }
-    if (t.kind == CelNode::Kind::kCall && t.text == "cel" && t.method) {
+    if (t.kind == CelNode::Kind::kVariable && t.text == "cel") {
       return Unsupported(absl::StrCat("cel.", name));
     }
     CelNode n;
@@ -278,7 +278,7 @@ class Parser {
 
   std::optional<std::string> UnsupportedMethod(int target, const std::string& name) const {
     const CelNode& t = ast_.nodes[target];
-    if (t.kind == CelNode::Kind::kCall && t.method && (t.text == "device" || t.text == "cel")) {
+    if (t.kind == CelNode::Kind::kVariable) {
       return absl::StrCat(t.text, ".", name);
     }
     static constexpr const char* kMacros[] = {"all", "exists", "exists_one", "map", "filter"};
@@ -371,14 +371,13 @@ class Parser {
     if (name == "in") return Fail("unexpected 'in'");
     if (Peek().kind != CelTok::kLParen) {
       if (name == "device" || name == "cel") {
-        // A placeholder that Select turns into device.driver/attributes/capacity (or rejects).
-        CelNode n;
-        n.kind = CelNode::Kind::kCall;
-        n.method = true;
-        n.text = name;
-        const int placeholder = Add(std::move(n));
+        // Meaningful only with a field: Select turns device.driver, .attributes and .capacity
+        // into their own nodes and rejects the rest.
         if (Peek().kind != CelTok::kDot) return Unsupported(absl::StrCat(name, " used as a value"));
-        return placeholder;
+        CelNode n;
+        n.kind = CelNode::Kind::kVariable;
+        n.text = name;
+        return Add(std::move(n));
       }
       return Unsupported(absl::StrCat("undeclared reference to '", name, "'"));
     }

@@ -23,6 +23,8 @@ enum class CelCompareOp { kEq, kNe, kLt, kLe, kGt, kGe };
 
 struct CelNode {
   enum class Kind {
+    kVariable,    // text: a declared variable (`device`, `cel`) awaiting its field; Select
+                  // replaces it, so an evaluated tree never holds one
     kBool,        // flag
     kInt,         // number
     kString,      // text

@@ -192,6 +192,8 @@ class Evaluator {
       }
       case CelNode::Kind::kCall:
         return Call(n);
+      case CelNode::Kind::kVariable:  // the parser replaces these; never reached
+        break;
     }
     return Value::Error("unknown node");
   }
