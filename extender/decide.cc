@@ -15,9 +15,8 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
                                    NodeLookup lookup, bool with_scores, NodeVisitor visit) {
   PodDecision out;
   out.pod = pod.Key();
-  ASSIGN_OR_RETURN(out.demand, topology::ComputeDemand(pod, policy));
   const topology::DraState& dra = snapshot.dra();
-  RETURN_IF_ERROR(topology::AddDraExtendedDemand(pod, dra, out.demand));
+  ASSIGN_OR_RETURN(out.demand, topology::ComputeDemandWithDra(pod, policy, dra));
   // Only pods asking a DRA-backed name pay for the DRA path, and then only on the nodes that
   // offer the name through DRA alone.
   const bool uses_dra = topology::DemandUsesDra(out.demand, dra);

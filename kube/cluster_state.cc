@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "topology/dra_extended.h"
 #include "topology/fit.h"
 
 namespace kube {
@@ -142,7 +143,7 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
   }
   pending_.erase(uid);
   const bool terminal = pod.phase == "Succeeded" || pod.phase == "Failed";
-  absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemand(pod, *policy_);
+  absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemandWithDra(pod, *policy_, *dra_);
   if (!demand.ok()) {
     common::Log(common::LogLevel::kWarn, "pod ignored in accounting",
                 {{"pod", pod.Key()}, {"reason", demand.status().message()}});
@@ -217,7 +218,7 @@ bool ClusterState::MarkIfUnchangedLocked(const std::string& uid, const PodFacts&
       hold.gpu_index != topology::RecordedGpuIndex(pod)) {
     return false;
   }
-  absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemand(pod, *policy_);
+  absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemandWithDra(pod, *policy_, *dra_);
   if (!demand.ok() || !(*demand == hold.demand)) return false;
   b->second.listed = list_generation_;
   return true;
@@ -296,7 +297,18 @@ void ClusterState::ReplaceDra(topology::DraState dra) {
 
 void ClusterState::ReplaceDra(std::shared_ptr<const topology::DraState> dra) {
   std::lock_guard<std::mutex> lock(mu_);
-  dra_ = dra ? std::move(dra) : std::make_shared<const topology::DraState>();
+  if (!dra) dra = std::make_shared<const topology::DraState>();
+  auto names = [](const topology::DraState& d) {
+    std::vector<std::string> out;
+    for (const auto& [name, index] : d.extended_resources) out.push_back(name);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  if (names(*dra) != names(*dra_)) {
+    // Pod demands count the names DRA classes back; the next pod relist recomputes them.
+    demand_stale_ = true;
+  }
+  dra_ = std::move(dra);
   dra_synced_ = true;
   PublishNodesLocked({});
 }
@@ -372,7 +384,7 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
                                                             Clock::TimePoint expiry) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!current_.load()) return absl::UnavailableError("cache not synced");
-  absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemand(pod, *policy_);
+  absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemandWithDra(pod, *policy_, *dra_);
   if (!demand.ok()) return demand.status();
   std::string uid = PodKey(pod);
   const topology::NodeState* state = snapshot_->FindNode(node);
@@ -381,7 +393,8 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
   absl::StatusOr<topology::PodContext> ctx =
       topology::MakePodContext(pod, *policy_, snapshot_->NamespaceLabels(pod.namespace_name));
   if (!ctx.ok()) return ctx.status();
-  if (demand->empty()) return topology::Place(*demand, *ctx, *state, {});  // nothing to account
+  if (demand->empty())
+    return topology::Place(*demand, *ctx, *state, {}, *dra_);  // nothing to account
   if (auto b = bound_.find(uid); b != bound_.end()) {
     return absl::AlreadyExistsError(absl::StrCat("pod is already bound to ", b->second.node));
   }
@@ -396,7 +409,7 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
   if (ctx->tenant.tenant && !ctx->tenant.tenant->quota.empty()) {
     held = topology::TenantUsage(*snapshot_, *policy_, ctx->tenant.name);
   }
-  topology::PlaceOutcome placed = topology::Place(*demand, *ctx, *state, held);
+  topology::PlaceOutcome placed = topology::Place(*demand, *ctx, *state, held, *dra_);
   if (!placed.placed()) return placed;
   IndexOnNode(uid, node);
   assumed_.Add(uid, {node,

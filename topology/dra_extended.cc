@@ -297,6 +297,16 @@ absl::Status AddDraExtendedDemand(const PodFacts& pod, const DraState& dra, GpuD
   return absl::OkStatus();
 }
 
+absl::StatusOr<GpuDemand> ComputeDemandWithDra(const PodFacts& pod, const Policy& policy,
+                                               const DraState& dra) {
+  absl::StatusOr<GpuDemand> demand = ComputeDemand(pod, policy);
+  if (demand.ok()) {
+    absl::Status added = AddDraExtendedDemand(pod, dra, *demand);
+    if (!added.ok()) return added;
+  }
+  return demand;
+}
+
 bool DemandUsesDra(const GpuDemand& demand, const DraState& dra) {
   if (dra.extended_resources.empty()) return false;
   for (const ResourceCount& device : demand.devices) {

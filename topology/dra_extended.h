@@ -47,6 +47,10 @@ const DraDeviceClass* DraExtendedClass(const DraState& dra, absl::string_view re
 // fractional or negative count, naming the resource.
 [[nodiscard]] absl::Status AddDraExtendedDemand(const PodFacts& pod, const DraState& dra,
                                                 GpuDemand& demand);
+// ComputeDemand, then AddDraExtendedDemand: what every accounting and decision path counts.
+[[nodiscard]] absl::StatusOr<GpuDemand> ComputeDemandWithDra(const PodFacts& pod,
+                                                             const Policy& policy,
+                                                             const DraState& dra);
 
 // True when some of the demand's names are backed by a DRA class, so nodes without
 // device-plugin allocatable of them need FitWithDra rather than Fit.

@@ -3,11 +3,9 @@
 #include "topology/dra_extended.h"
 
 namespace topology {
-namespace {
 
-// `dra` is null for the overload without it: the fit is then Fit's alone.
-PlaceOutcome PlaceOn(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
-                     const QuotaUsage& tenant_held, const DraState* dra) {
+PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
+                   const QuotaUsage& tenant_held, const DraState& dra) {
   const NodeSupply& supply = node.supply;
   const NodeOccupancy& occupancy = node.occupancy;
   PlaceOutcome out;
@@ -15,9 +13,9 @@ PlaceOutcome PlaceOn(const GpuDemand& demand, const PodContext& pod, const NodeS
   out.placement.tenant = pod.tenant.name;
   if (pod.tenant.tier) out.placement.tier = pod.tenant.tier->name;
   out.placement.pool = supply.pool;
-  const bool uses_dra = dra != nullptr && DemandUsesDra(demand, *dra);
+  const bool uses_dra = DemandUsesDra(demand, dra);
   FitResult fit =
-      uses_dra ? FitWithDra(demand, pod, node, *dra) : Fit(demand, pod, supply, occupancy);
+      uses_dra ? FitWithDra(demand, pod, node, dra) : Fit(demand, pod, supply, occupancy);
   if (fit.fits() && pod.tenant.tenant && !pod.tenant.tenant->quota.empty()) {
     fit = PodQuotaCheck(*pod.tenant.tenant, *pod.policy, demand, tenant_held)
               .Check(supply, node.facts.labels);
@@ -37,21 +35,9 @@ PlaceOutcome PlaceOn(const GpuDemand& demand, const PodContext& pod, const NodeS
     }
   }
   if (uses_dra && out.placement.mig_profile.empty()) {
-    out.placement.mig_profile = std::string(DraMigProfile(demand, node, *dra));
+    out.placement.mig_profile = std::string(DraMigProfile(demand, node, dra));
   }
   return out;
-}
-
-}  // namespace
-
-PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
-                   const QuotaUsage& tenant_held) {
-  return PlaceOn(demand, pod, node, tenant_held, nullptr);
-}
-
-PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
-                   const QuotaUsage& tenant_held, const DraState& dra) {
-  return PlaceOn(demand, pod, node, tenant_held, &dra);
 }
 
 }  // namespace topology

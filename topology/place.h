@@ -40,12 +40,9 @@ struct PlaceOutcome {
   bool placed() const { return verdict == Verdict::kFits; }
 };
 
-// `tenant_held` is what the pod's tenant holds (TenantUsage), read only when it has a quota.
-PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
-                   const QuotaUsage& tenant_held);
-// The same, with the pod's DRA-backed extended resources (topology/dra_extended.h) counted on
-// the node's DRA devices: pass the snapshot's dra(). Without it a node that offers a name only
-// through DRA does not fit.
+// `tenant_held` is what the pod's tenant holds (TenantUsage), read only when it has a quota;
+// `dra` is the snapshot's dra(): demand for DRA-backed extended resources (topology/
+// dra_extended.h) is counted on the node's DRA devices.
 PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
                    const QuotaUsage& tenant_held, const DraState& dra);
 

@@ -6,6 +6,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "topology/dra_extended.h"
 
 namespace topology {
 
@@ -171,11 +172,13 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
     state.supply = BuildNodeSupply(node, catalog, policy);
     states.insert_or_assign(node.name, std::move(state));
   }
+  auto dra = std::make_shared<const DraState>(
+      MakeDraState(data.dra_slices, data.dra_claims, data.dra_classes, data.dra_claim_templates));
   for (const PodFacts& pod : data.pods) {
     if (!pod.HoldsResources()) continue;
     auto it = states.find(pod.node_name);
     if (it == states.end()) continue;
-    absl::StatusOr<GpuDemand> demand = ComputeDemand(pod, policy);
+    absl::StatusOr<GpuDemand> demand = ComputeDemandWithDra(pod, policy, *dra);
     if (!demand.ok()) {
       if (skipped) skipped->push_back(std::string(demand.status().message()));
       continue;
@@ -194,8 +197,7 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
   }
   builder.SetNamespaces(std::make_shared<const ClusterSnapshot::NamespaceMap>(
       data.namespace_labels.begin(), data.namespace_labels.end()));
-  builder.SetDra(std::make_shared<const DraState>(
-      MakeDraState(data.dra_slices, data.dra_claims, data.dra_classes, data.dra_claim_templates)));
+  builder.SetDra(std::move(dra));
   return std::move(builder).Build();
 }
 

@@ -51,7 +51,7 @@ class FakeBackend : public BindBackend {
     if (ctx->tenant.tenant) {
       held = topology::TenantUsage(*state_.snapshot, *state_.policy, ctx->tenant.name);
     }
-    return topology::Place(*demand, *ctx, *n, held);
+    return topology::Place(*demand, *ctx, *n, held, state_.snapshot->dra());
   }
   void Forget(const std::string& uid) override { steps.push_back("forget " + uid); }
   absl::Status PostBinding(const common::BindingArgs& args,

@@ -307,7 +307,7 @@ TEST_F(DraExtendedTest, MixedDemandAndPlaceAndScore) {
   ASSERT_TRUE(placed.placed()) << placed.reason;
   EXPECT_EQ(placed.placement.mig_profile, "");
   // Without the DRA state, Place cannot see the devices.
-  EXPECT_EQ(Place(one, Context(policy_, "acme"), n1, {}).rule, Rule::kNoGpu);
+  EXPECT_EQ(Place(one, Context(policy_, "acme"), n1, {}, DraState{}).rule, Rule::kNoGpu);
 
   // Binpack (the default) prefers the fuller node: 1 of 2 used after placing vs 2 of 2.
   Policy binpack = policy_;

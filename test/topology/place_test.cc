@@ -10,6 +10,8 @@ namespace {
 
 using namespace testing_fleet;  // NOLINT: the fixture's small vocabulary
 
+const DraState kNoDra;  // a cluster without DRA
+
 class PlaceTest : public FleetTest {
  protected:
   // The fixture's node `kind` as the snapshot would hold it, named `name`.
@@ -24,7 +26,7 @@ class PlaceTest : public FleetTest {
 
 TEST_F(PlaceTest, MigPodTakesItsProfile) {
   PlaceOutcome o = Place(Demand({{"nvidia.com/mig-3g.40gb", 1}}), Context(policy_, "acme"),
-                         At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 1}})), {});
+                         At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 1}})), {}, kNoDra);
   ASSERT_TRUE(o.placed()) << o.reason;
   EXPECT_EQ(o.reason, "");
   EXPECT_EQ(o.placement.node, "gpu-1");
@@ -37,9 +39,9 @@ TEST_F(PlaceTest, MigPodTakesItsProfile) {
 
 TEST_F(PlaceTest, SharedPodIsPromisedTheFullestGpuWithRoom) {
   // GPU 0 has 16,960 MiB left, GPU 1 has 36,864: the best fit for 16 GiB is GPU 0.
-  PlaceOutcome o =
-      Place(Demand({{"nvidia.com/gpu.shared", 1}}, 16384), Context(policy_, "research"),
-            At("ts-1", "ts", Used({{"nvidia.com/gpu.shared", 2}}, {{0, 24000}, {1, 4096}})), {});
+  PlaceOutcome o = Place(
+      Demand({{"nvidia.com/gpu.shared", 1}}, 16384), Context(policy_, "research"),
+      At("ts-1", "ts", Used({{"nvidia.com/gpu.shared", 2}}, {{0, 24000}, {1, 4096}})), {}, kNoDra);
   ASSERT_TRUE(o.placed()) << o.reason;
   EXPECT_EQ(o.placement.gpu_index, 0);
   EXPECT_EQ(o.placement.mig_profile, "");
@@ -47,7 +49,7 @@ TEST_F(PlaceTest, SharedPodIsPromisedTheFullestGpuWithRoom) {
 
 TEST_F(PlaceTest, NoLongerFittingIsAVerdictWithItsReason) {
   PlaceOutcome full = Place(Demand({{"nvidia.com/mig-3g.40gb", 1}}), Context(policy_, "acme"),
-                            At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 2}})), {});
+                            At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 2}})), {}, kNoDra);
   EXPECT_FALSE(full.placed());
   EXPECT_EQ(full.verdict, Verdict::kUnschedulable);
   EXPECT_EQ(full.rule, Rule::kExhausted);
@@ -55,13 +57,13 @@ TEST_F(PlaceTest, NoLongerFittingIsAVerdictWithItsReason) {
   EXPECT_EQ(full.placement.tenant, "acme");  // who it was for, for the audit record
 
   PlaceOutcome wrong_pool = Place(Demand({{"nvidia.com/gpu.shared", 1}}), Context(policy_, "acme"),
-                                  At("ts-1", "ts", {}), {});
+                                  At("ts-1", "ts", {}), {}, kNoDra);
   EXPECT_EQ(wrong_pool.verdict, Verdict::kUnresolvable);
   EXPECT_EQ(wrong_pool.reason, "pool gpu-timeslice (timeslice) is not allowed for tier untrusted");
 }
 
 TEST_F(PlaceTest, PodWithoutGpuDemandIsPlacedAsIs) {
-  PlaceOutcome o = Place(GpuDemand{}, Context(policy_, "acme"), At("cpu-1", "cpu", {}), {});
+  PlaceOutcome o = Place(GpuDemand{}, Context(policy_, "acme"), At("cpu-1", "cpu", {}), {}, kNoDra);
   EXPECT_TRUE(o.placed());
   EXPECT_EQ(o.placement.node, "cpu-1");
   EXPECT_EQ(o.placement.mig_profile, "");
@@ -77,21 +79,22 @@ TEST_F(PlaceTest, TenantQuotaIsCheckedAgainstItsHoldings) {
   const GpuDemand one = Demand({{"nvidia.com/mig-3g.40gb", 1}});
   QuotaUsage held;
   held.mig_instances = {{"3g.40gb", 2}};
-  PlaceOutcome at = Place(one, Context(policy, "acme"), At("gpu-1", "mig", {}), held);
+  PlaceOutcome at = Place(one, Context(policy, "acme"), At("gpu-1", "mig", {}), held, kNoDra);
   EXPECT_FALSE(at.placed());
   EXPECT_EQ(at.verdict, Verdict::kUnresolvable);
   EXPECT_EQ(at.rule, Rule::kTenantQuota);
   EXPECT_EQ(at.reason, "tenant acme quota: nvidia.com/mig-3g.40gb 2 of 2 held, 1 requested");
 
   held.mig_instances = {{"3g.40gb", 1}};
-  PlaceOutcome under = Place(one, Context(policy, "acme"), At("gpu-1", "mig", {}), held);
+  PlaceOutcome under = Place(one, Context(policy, "acme"), At("gpu-1", "mig", {}), held, kNoDra);
   EXPECT_TRUE(under.placed()) << under.reason;
   EXPECT_EQ(under.placement.mig_profile, "3g.40gb");
 
   // A node that does not fit says so first: its reason is the one that can change by waiting.
   held.mig_instances = {{"3g.40gb", 2}};
-  PlaceOutcome full = Place(one, Context(policy, "acme"),
-                            At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 2}})), held);
+  PlaceOutcome full =
+      Place(one, Context(policy, "acme"), At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 2}})),
+            held, kNoDra);
   EXPECT_EQ(full.rule, Rule::kExhausted);
 }
 
