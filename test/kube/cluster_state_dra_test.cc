@@ -25,9 +25,12 @@ topology::PodFacts PodNamed(const topology::ClusterData& data, const std::string
   return {};
 }
 
+constexpr char kNoFreeDevice[] =
+    "no free nvidia.com/gpu on DRA devices of class gpu.nvidia.com (0 of 1 free)";
+
 TEST(ClusterStateDraTest, BindCountsDraExtendedResourcesOnTheNodesDevices) {
-  absl::StatusOr<topology::ClusterData> data = common::ParseClusterList(
-      JsonOrFail(Testdata("dra/cluster-extended-resources.json")));
+  absl::StatusOr<topology::ClusterData> data =
+      common::ParseClusterList(JsonOrFail(Testdata("dra/cluster-extended-resources.json")));
   ASSERT_TRUE(data.ok()) << data.status();
   ClusterState state(common::BuiltinCatalog());
   state.SetPolicy(std::make_shared<const topology::Policy>(topology::Policy::AllowAll()));
@@ -38,7 +41,7 @@ TEST(ClusterStateDraTest, BindCountsDraExtendedResourcesOnTheNodesDevices) {
   absl::StatusOr<topology::PlaceOutcome> busy = state.Assume(wants, "dra-busy", expiry);
   ASSERT_TRUE(busy.ok()) << busy.status();
   EXPECT_FALSE(busy->placed());
-  EXPECT_EQ(busy->reason, "no free nvidia.com/gpu on DRA devices of class gpu.nvidia.com (0 of 1 free)");
+  EXPECT_EQ(busy->reason, kNoFreeDevice);
 
   absl::StatusOr<topology::PlaceOutcome> free = state.Assume(wants, "dra-free", expiry);
   ASSERT_TRUE(free.ok()) << free.status();
@@ -52,7 +55,7 @@ TEST(ClusterStateDraTest, BindCountsDraExtendedResourcesOnTheNodesDevices) {
   absl::StatusOr<topology::PlaceOutcome> again = state.Assume(second, "dra-free", expiry);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(again->placed());
-  EXPECT_EQ(again->reason, "no free nvidia.com/gpu on DRA devices of class gpu.nvidia.com (0 of 1 free)");
+  EXPECT_EQ(again->reason, kNoFreeDevice);
 }
 
 }  // namespace cluster_state_dra_test
