@@ -296,7 +296,9 @@ TEST_F(ServeLiveTest, OnlyTheLeaderBindsAndAShutdownHandsOver) {
   ASSERT_TRUE(WaitFor([&] { return first->Get("/readyz/extender").status == 200; }));
   std::unique_ptr<ServeProcess> second = start("replica-2");
   ASSERT_NE(second, nullptr);
-  ASSERT_TRUE(WaitFor([&] { return second->Get("/readyz").status == 200; }));
+  // Ready once nodes, pods, namespaces and the four resource.k8s.io kinds are listed: under
+  // ASan, beside another test, that can take longer than the default wait.
+  ASSERT_TRUE(WaitFor([&] { return second->Get("/readyz").status == 200; }, 30s));
   EXPECT_NE(second->Get("/readyz/extender").status, 200);
   // A bind that reaches the follower (endpoints lag a change of leader) is refused.
   std::string refused = BindError(*second, "p1", "mig-1");
