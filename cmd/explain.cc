@@ -1,6 +1,7 @@
 // gpu-tenancy explain: why is this pod pending? Evaluates one pod against every node of a
 // cluster file (or the demo cluster) with the extender's own decision code, and shows the
-// state and devices of its DRA claims.
+// state and devices of its DRA claims; for a claim not yet allocated, per node, whether free
+// devices pass its class's selectors and the tenant's limits.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -17,7 +18,9 @@
 #include "extender/decide.h"
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
+#include "topology/dra_claim_fit.h"
 #include "topology/status_macros.h"
+#include "webhook/claim_selectors.h"
 
 namespace cmd {
 namespace {
@@ -84,24 +87,53 @@ struct ClaimRow {
   std::string node;
   std::vector<const topology::DraDevice*> devices;
   size_t unpublished = 0;
+  // Not allocated yet (a pending claim, or the template a claim will be made from): where
+  // its requests could be met.
+  std::vector<topology::ClaimOnNode> candidates;
 };
 
+// The tenant's limits as the webhook writes them into claims, so that explain can say which
+// limit kept a device from a claim.
+std::vector<topology::NamedSelector> TenantLimits(const topology::TenantRef& tenant) {
+  std::vector<topology::NamedSelector> out;
+  for (const webhook::TenantSelector& s : webhook::TenantSelectors(tenant)) {
+    out.push_back({s.limit, s.expression});
+  }
+  return out;
+}
+
+// The claim (or template) named `name` in the pod's namespace, or null.
+const topology::DraClaim* FindClaim(const std::vector<topology::DraClaim>& claims,
+                                    const std::string& namespace_name, const std::string& name) {
+  for (const topology::DraClaim& c : claims) {
+    if (c.namespace_name == namespace_name && c.name == name) return &c;
+  }
+  return nullptr;
+}
+
 // The pod's claims as the cluster's DRA objects show them. Claims are placed by kube-scheduler's
-// DRA allocator, not by the extender: for a pending claim explain says so and does not guess.
-std::vector<ClaimRow> ClaimRows(const topology::PodFacts& pod, const topology::DraState& dra) {
+// DRA allocator, not by the extender: for a pending claim explain evaluates, per node, the
+// selectors the allocator will (topology/dra_claim_fit.h) and reports what it cannot decide.
+std::vector<ClaimRow> ClaimRows(const topology::PodFacts& pod, const topology::DraState& dra,
+                                const std::vector<topology::NamedSelector>& limits) {
   std::vector<ClaimRow> rows;
   for (const topology::PodClaimRef& ref : pod.resource_claims) {
-    ClaimRow row{ref.name, ref.claim, "", "", {}, 0};
-    const topology::DraClaim* found = nullptr;
-    for (const topology::DraClaim& c : dra.claims) {
-      if (c.namespace_name == pod.namespace_name && c.name == ref.claim) found = &c;
-    }
+    ClaimRow row{ref.name, ref.claim, "", "", {}, 0, {}};
+    const topology::DraClaim* found = FindClaim(dra.claims, pod.namespace_name, ref.claim);
     if (ref.claim.empty()) {
       row.state = absl::StrCat("not made yet (template ", ref.template_name, ")");
+      const topology::DraClaim* stamp =
+          FindClaim(dra.templates, pod.namespace_name, ref.template_name);
+      if (stamp) {
+        row.candidates = topology::ClaimCandidates(*stamp, dra, limits);
+      } else {
+        absl::StrAppend(&row.state, "; the template is not in the cluster");
+      }
     } else if (!found) {
       row.state = "not in the cluster";
     } else if (!found->allocated) {
       row.state = "pending: kube-scheduler's DRA allocator has not placed it";
+      row.candidates = topology::ClaimCandidates(*found, dra, limits);
     } else {
       row.state = "allocated";
       row.node = found->allocated_node;
@@ -145,6 +177,15 @@ void PrintText(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
     if (c.unpublished > 0) {
       std::cout << "          " << c.unpublished << " device(s) no current slice publishes\n";
     }
+    size_t width = 4;
+    for (const topology::ClaimOnNode& n : c.candidates) width = std::max(width, n.node.size());
+    for (const topology::ClaimOnNode& n : c.candidates) {
+      for (size_t i = 0; i < n.requests.size(); ++i) {
+        std::cout << absl::StrFormat("          %-*s  %-7s  %s\n", width, i == 0 ? n.node : "",
+                                     i == 0 ? topology::AnswerName(n.answer) : "",
+                                     topology::RequestOnNodeText(n.requests[i]));
+      }
+    }
   }
   std::cout << "\n";
   size_t width = 4;
@@ -159,6 +200,49 @@ void PrintText(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
                                  n.fits() ? "-" : n.reason);
   }
   std::cout << "\n" << fits << " of " << nodes.size() << " nodes can take the pod\n";
+}
+
+// Per node, whether a pending claim's requests could be met there, and why not.
+void WriteCandidates(rapidjson::PrettyWriter<rapidjson::StringBuffer>& w,
+                     const std::vector<topology::ClaimOnNode>& candidates) {
+  w.StartArray();
+  for (const topology::ClaimOnNode& n : candidates) {
+    w.StartObject();
+    w.Key("name");
+    w.String(n.node.c_str());
+    w.Key("answer");
+    w.String(topology::AnswerName(n.answer));
+    w.Key("requests");
+    w.StartArray();
+    for (const topology::RequestOnNode& r : n.requests) {
+      w.StartObject();
+      w.Key("request");
+      w.String(r.request.c_str());
+      w.Key("deviceClass");
+      w.String(r.device_class.c_str());
+      w.Key("answer");
+      w.String(topology::AnswerName(r.answer()));
+      w.Key("freeMatching");
+      w.Int64(r.free_matching);
+      w.Key("heldMatching");
+      w.Int64(r.held_matching);
+      w.Key("excludedByLimit");
+      w.StartObject();
+      for (const auto& [limit, count] : r.excluded_by_limit) {
+        w.Key(limit.c_str());
+        w.Int64(count);
+      }
+      w.EndObject();
+      w.Key("notDecided");
+      w.Int64(r.not_evaluated);
+      w.Key("reason");
+      w.String(topology::RequestOnNodeText(r).c_str());
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
 }
 
 void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& claims,
@@ -220,6 +304,10 @@ void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
       w.EndArray();
       w.Key("unpublishedDevices");
       w.Uint64(c.unpublished);
+      if (!c.candidates.empty()) {
+        w.Key("nodes");
+        WriteCandidates(w, c.candidates);
+      }
       w.EndObject();
     }
     w.EndArray();
@@ -281,7 +369,9 @@ int RunExplain(const std::vector<std::string>& args) {
         nodes.push_back({std::string(candidates[i]), o.fit.verdict, o.fit.Reason(), o.score});
       });
   if (!decision.ok()) return Fail(decision.status());
-  std::vector<ClaimRow> claims = ClaimRows(*pod, snapshot.dra());
+  const topology::TenantRef tenant = topology::ResolveTenant(
+      *policy, pod->namespace_name, snapshot.NamespaceLabels(pod->namespace_name));
+  std::vector<ClaimRow> claims = ClaimRows(*pod, snapshot.dra(), TenantLimits(tenant));
   if (format == "json") {
     PrintJson(*decision, claims, nodes);
   } else {

@@ -314,8 +314,72 @@ TEST(ExplainTest, APodsDraClaimsAreShownWithTheirDevices) {
 
   ProcessResult pending = Explain(base + "team-a/trainer");
   ASSERT_EQ(pending.exit_code, 0) << pending.out;
-  EXPECT_TRUE(absl::StrContains(pending.out, "claim   gpu: not made yet (template whole-gpu)\n"))
+  EXPECT_TRUE(
+      absl::StrContains(pending.out,
+                        "claim   gpu: not made yet (template whole-gpu); the template is not in "
+                        "the cluster\n"))
       << pending.out;
+}
+
+// A claim not allocated yet, and a template's claim not made yet: per node, how many free
+// devices pass the class's selectors and the tenant's limits the webhook wrote into the claim.
+// node-a has a 1g.10gb (held), a 3g.40gb and a full GPU free; node-b's full GPU is held.
+TEST(ExplainTest, APendingClaimIsEvaluatedOnEveryNode) {
+  testing_support::TempDir dir;
+  std::ofstream(dir.File("policy.yaml"))
+      << "tiers:\n  - name: trusted\n    modes: [mig, exclusive]\n"
+         "tenants:\n  - name: team-a\n    tier: trusted\n    namespaces: [team-a]\n"
+         "    limits:\n      migProfiles: [1g.10gb]\nunknownTenant: deny\n";
+  const std::string base = absl::StrCat("--cluster-file '", GT_TESTDATA_DIR,
+                                        "/dra/cluster-pending-claims.json' --policy '",
+                                        dir.File("policy.yaml"), "' --pod ");
+  ProcessResult run = Explain(base + "team-a/waiting");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(absl::StrContains(
+      run.out,
+      "claim   gpu = tenant-a-training: pending: kube-scheduler's DRA allocator has not placed "
+      "it\n"
+      "          node-a  no       mig (mig.nvidia.com): 1 wanted, 0 free match; 1 held by "
+      "claims; 1 excluded by mig-profiles\n"
+      "          node-b  no       mig (mig.nvidia.com): 1 wanted, 0 free match\n"))
+      << run.out;
+
+  ProcessResult trainer = Explain(base + "team-a/trainer");
+  ASSERT_EQ(trainer.exit_code, 0) << trainer.out << trainer.err;
+  EXPECT_TRUE(absl::StrContains(trainer.out,
+                                "claim   gpu: not made yet (template whole-gpu)\n"
+                                "          node-a  yes      gpu (gpu.nvidia.com): 1 wanted, 1 "
+                                "free match\n"
+                                "          node-b  no       gpu (gpu.nvidia.com): 1 wanted, 0 "
+                                "free match; 1 held by claims\n"))
+      << trainer.out;
+
+  ProcessResult json = Explain(base + "team-a/waiting -o json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  rapidjson::Document doc;
+  doc.Parse(json.out.c_str());
+  ASSERT_TRUE(doc.IsObject() && doc.HasMember("claims")) << json.out;
+  const rapidjson::Value& nodes = doc["claims"][0]["nodes"];
+  ASSERT_TRUE(nodes.IsArray() && nodes.Size() == 2) << json.out;
+  EXPECT_EQ(std::string(nodes[0]["name"].GetString()), "node-a");
+  EXPECT_EQ(std::string(nodes[0]["answer"].GetString()), "no");
+  EXPECT_EQ(nodes[0]["requests"][0]["excludedByLimit"]["mig-profiles"].GetInt(), 1);
+  EXPECT_EQ(nodes[0]["requests"][0]["heldMatching"].GetInt(), 1);
+
+  // Without the profile limit the 3g.40gb is free for the tenant, but this claim was made
+  // under the limit and still carries it: the allocator enforces what the claim says.
+  std::ofstream(dir.File("open.yaml"))
+      << "tiers:\n  - name: trusted\n    modes: [mig, exclusive]\n"
+         "tenants:\n  - name: team-a\n    tier: trusted\n    namespaces: [team-a]\n"
+         "unknownTenant: deny\n";
+  ProcessResult open = Explain(absl::StrCat("--cluster-file '", GT_TESTDATA_DIR,
+                                            "/dra/cluster-pending-claims.json' --policy '",
+                                            dir.File("open.yaml"), "' --pod team-a/waiting"));
+  ASSERT_EQ(open.exit_code, 0) << open.out;
+  EXPECT_TRUE(absl::StrContains(open.out,
+                                "          node-a  no       mig (mig.nvidia.com): 1 wanted, 0 "
+                                "free match; 1 held by claims\n"))
+      << open.out;
 }
 
 TEST(ExplainTest, DeniedTenantInText) {
