@@ -36,12 +36,18 @@ int64_t MigComputeSlices(absl::string_view profile) {
   return 0;
 }
 
-QuotaUsage UsageOf(const GpuDemand& demand, const Labels& node_labels, const Policy& policy) {
+namespace quota_usage {
+
+// UsageOf, counting only the device names `counted` keeps.
+template <typename Keep>
+QuotaUsage Usage(const GpuDemand& demand, const Labels& node_labels, const Policy& policy,
+                 Keep counted) {
   QuotaUsage usage;
   if (demand.empty()) return usage;
   usage.gpu_pods = 1;
   usage.gpu_memory_mib = demand.memory_mib;
   for (const ResourceCount& device : demand.devices) {
+    if (!counted(device)) continue;
     std::optional<ResourceClass> what = ClassifyResource(device.name, node_labels, policy);
     if (!what) continue;
     switch (what->kind) {
@@ -58,6 +64,19 @@ QuotaUsage UsageOf(const GpuDemand& demand, const Labels& node_labels, const Pol
     }
   }
   return usage;
+}
+
+}  // namespace quota_usage
+
+QuotaUsage UsageOf(const GpuDemand& demand, const Labels& node_labels, const Policy& policy) {
+  return quota_usage::Usage(demand, node_labels, policy, [](const ResourceCount&) { return true; });
+}
+
+QuotaUsage HoldUsage(const GpuDemand& demand, const NodeSupply& supply, const Labels& node_labels,
+                     const Policy& policy) {
+  return quota_usage::Usage(demand, node_labels, policy, [&](const ResourceCount& device) {
+    return supply.Find(device) != nullptr;
+  });
 }
 
 namespace {

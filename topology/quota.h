@@ -45,6 +45,13 @@ int64_t MigComputeSlices(absl::string_view profile);
 
 // One pod's demand on a node with `node_labels`. An empty demand counts nothing, not even a pod.
 QuotaUsage UsageOf(const GpuDemand& demand, const Labels& node_labels, const Policy& policy);
+// A bound or assumed pod's usage on its node: UsageOf without the device names the node's
+// allocatable does not list. Such a name is not a device-plugin resource there: on a node whose
+// GPUs DRA publishes, a pod asking `nvidia.com/gpu` gets devices through an extended-resource
+// claim, which DraState.usage counts by device, so counting the request too would charge the
+// tenant twice. (A device plugin that goes away leaves its name in allocatable at 0.)
+QuotaUsage HoldUsage(const GpuDemand& demand, const NodeSupply& supply, const Labels& node_labels,
+                     const Policy& policy);
 
 // The first quota item the pod would exceed, in the order of TenantQuota's fields (MIG profiles
 // by name), or ok. Only items the pod asks for are checked: a tenant already above an item

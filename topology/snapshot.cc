@@ -123,7 +123,7 @@ void SnapshotBuilder::Remove(absl::string_view name) {
 
 void AddHold(NodeState& state, std::shared_ptr<const PodHold> hold, const Policy& policy) {
   ApplyPod(state.occupancy, hold->demand, state.supply, hold->gpu_index, +1);
-  QuotaUsage usage = UsageOf(hold->demand, state.facts.labels, policy);
+  QuotaUsage usage = HoldUsage(hold->demand, state.supply, state.facts.labels, policy);
   if (!usage.empty()) state.usage[hold->namespace_name].Add(usage);
   state.holds.push_back(std::move(hold));
 }

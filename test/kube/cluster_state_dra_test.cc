@@ -58,5 +58,37 @@ TEST(ClusterStateDraTest, BindCountsDraExtendedResourcesOnTheNodesDevices) {
   EXPECT_EQ(again->reason, kNoFreeDevice);
 }
 
+// Once bound, the pod's nvidia.com/gpu is served by the extended-resource claim kube-scheduler
+// made and allocated for it: the tenant holds one GPU for it (the claim's device), not two.
+TEST(ClusterStateDraTest, AnExtendedResourcePodAndItsClaimCountOnceTowardTheQuota) {
+  absl::StatusOr<topology::ClusterData> data =
+      common::ParseClusterList(JsonOrFail(Testdata("dra/cluster-extended-resources.json")));
+  ASSERT_TRUE(data.ok()) << data.status();
+  for (topology::PodFacts& p : data->pods) {
+    if (p.name == "wants-gpu") p.node_name = "dra-free";
+  }
+  topology::DraClaim extended;
+  extended.namespace_name = "team-a";
+  extended.name = "wants-gpu-gpu-x7k2p";
+  extended.allocated = true;
+  extended.allocated_node = "dra-free";
+  extended.results = {{"container-0-request-0", "gpu.nvidia.com", "dra-free", "gpu-0"}};
+  extended.reserved_for = {{"pods", "wants-gpu", PodNamed(*data, "wants-gpu").uid}};
+  extended.extended_resource_claim = true;
+  data->dra_claims.push_back(extended);
+
+  ClusterState state(common::BuiltinCatalog());
+  auto policy = std::make_shared<const topology::Policy>(topology::Policy::AllowAll());
+  state.SetPolicy(policy);
+  state.ReplaceAll(*data);
+  const topology::ClusterSnapshot& snapshot = *state.Current()->snapshot;
+  const std::string tenant =
+      topology::ResolveTenant(*policy, "team-a", snapshot.NamespaceLabels("team-a")).name;
+  topology::QuotaUsage used = topology::TenantUsage(snapshot, *policy, tenant);
+  // holder's claim on dra-busy, and the claim that serves wants-gpu on dra-free.
+  EXPECT_EQ(used.gpus, 2);
+  EXPECT_EQ(used.gpu_pods, 1);  // wants-gpu; holder asks no extended resource
+}
+
 }  // namespace cluster_state_dra_test
 }  // namespace kube

@@ -347,7 +347,7 @@ TEST_F(ClusterStateTest, RandomEventSequencesNeverTakeATenantAboveItsQuota) {
     s->snapshot->ForEachNode([&](const topology::NodeState& n) {
       for (const auto& hold : n.holds) {
         recount[hold->namespace_name].Add(
-            topology::UsageOf(hold->demand, n.facts.labels, *s->policy));
+            topology::HoldUsage(hold->demand, n.supply, n.facts.labels, *s->policy));
       }
     });
     ASSERT_EQ(s->snapshot->usage(), recount) << "step " << step;
