@@ -173,8 +173,8 @@ std::string RequestOnNodeText(const RequestOnNode& r) {
     absl::StrAppend(&text, "; ", r.not_evaluated, " not decided (", r.not_evaluated_reason, ")");
   }
   if (!r.limits_not_in_claim.empty()) {
-    absl::StrAppend(&text, "; not in the claim, so not enforced: ",
-                    absl::StrJoin(r.limits_not_in_claim, ", "));
+    absl::StrAppend(
+        &text, "; not in the claim, so not enforced: ", absl::StrJoin(r.limits_not_in_claim, ", "));
   }
   return text;
 }

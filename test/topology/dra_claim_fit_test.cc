@@ -90,8 +90,8 @@ class DraClaimFitTest : public testing::Test {
 };
 
 TEST_F(DraClaimFitTest, TheTenantLimitAndAHeldDeviceLeaveNoMigInstance) {
-  std::vector<ClaimOnNode> nodes =
-      ClaimCandidates(Pending({Request("mig", "mig.nvidia.com", {kOnlySmallMig})}), State(), kLimits);
+  std::vector<ClaimOnNode> nodes = ClaimCandidates(
+      Pending({Request("mig", "mig.nvidia.com", {kOnlySmallMig})}), State(), kLimits);
   ASSERT_EQ(nodes.size(), 2u);
   EXPECT_EQ(nodes[0].node, "node-a");
   EXPECT_EQ(nodes[0].answer, RequestOnNode::Answer::kNo);
@@ -152,8 +152,7 @@ TEST_F(DraClaimFitTest, CountAndAllModes) {
   two.count = 2;
   EXPECT_EQ(ClaimCandidates(Pending({two}), State({}), {}).at(0).answer,
             RequestOnNode::Answer::kYes);
-  EXPECT_EQ(ClaimCandidates(Pending({two}), State(), {}).at(0).answer,
-            RequestOnNode::Answer::kNo);
+  EXPECT_EQ(ClaimCandidates(Pending({two}), State(), {}).at(0).answer, RequestOnNode::Answer::kNo);
   DraRequest all = Request("mig", "mig.nvidia.com");
   all.all = true;
   std::vector<ClaimOnNode> nodes = ClaimCandidates(Pending({all}), State(), {});
