@@ -17,6 +17,8 @@
 namespace testing_support::apiserver {
 namespace {
 
+// One row per resource, its BOOKMARK object on a line of its own.
+// clang-format off
 const ResourceInfo kInfos[kResourceCount] = {
     {Resource::kNodes, "nodes", "Node", "NodeList", "", "v1", false,
      R"({"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}}})"},
@@ -41,7 +43,20 @@ const ResourceInfo kInfos[kResourceCount] = {
     {Resource::kResourceClaimTemplates, "resourceclaimtemplates", "ResourceClaimTemplate",
      "ResourceClaimTemplateList", "resource.k8s.io", "resource.k8s.io/v1", true,
      R"({"kind":"ResourceClaimTemplate","apiVersion":"%AV%","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{"metadata":{"creationTimestamp":null},"spec":{"devices":{}}}})"},
+    {Resource::kConfigMaps, "configmaps", "ConfigMap", "ConfigMapList", "", "v1", true,
+     R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null}})"},
+    {Resource::kPodDisruptionBudgets, "poddisruptionbudgets", "PodDisruptionBudget",
+     "PodDisruptionBudgetList", "policy", "policy/v1", true,
+     R"({"kind":"PodDisruptionBudget","apiVersion":"policy/v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{},"status":{"disruptionsAllowed":0,"currentHealthy":0,"desiredHealthy":0,"expectedPods":0}})"},
+    {Resource::kReplicaSets, "replicasets", "ReplicaSet", "ReplicaSetList", "apps", "apps/v1", true,
+     R"({"kind":"ReplicaSet","apiVersion":"apps/v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{"selector":null,"template":{"metadata":{"creationTimestamp":null},"spec":{"containers":null}}},"status":{"replicas":0}})"},
+    {Resource::kStatefulSets, "statefulsets", "StatefulSet", "StatefulSetList", "apps", "apps/v1",
+     true,
+     R"({"kind":"StatefulSet","apiVersion":"apps/v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{"selector":null,"template":{"metadata":{"creationTimestamp":null},"spec":{"containers":null}},"serviceName":"","updateStrategy":{}},"status":{"replicas":0,"availableReplicas":0}})"},
+    {Resource::kDeployments, "deployments", "Deployment", "DeploymentList", "apps", "apps/v1", true,
+     R"({"kind":"Deployment","apiVersion":"apps/v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{"selector":null,"template":{"metadata":{"creationTimestamp":null},"spec":{"containers":null}},"strategy":{}},"status":{}})"},
 };
+// clang-format on
 
 Value::MemberIterator FindMut(Value& obj, absl::string_view key) {
   if (!obj.IsObject()) return Value::MemberIterator();

@@ -16,7 +16,8 @@ bool ParseRoute(absl::string_view path, Route* route) {
   std::vector<Resource> allowed;
   size_t base;
   if (segs.size() >= 2 && segs[0] == "api" && segs[1] == "v1") {
-    allowed = {Resource::kNodes, Resource::kPods, Resource::kNamespaces, Resource::kEvents};
+    allowed = {Resource::kNodes, Resource::kPods, Resource::kNamespaces, Resource::kEvents,
+               Resource::kConfigMaps};
     route->api_version = "v1";
     base = 2;
   } else if (segs.size() >= 3 && segs[0] == "apis" && segs[1] == "coordination.k8s.io" &&
@@ -28,6 +29,14 @@ bool ParseRoute(absl::string_view path, Route* route) {
              segs[2] == "v1") {
     allowed = {Resource::kEvents};
     route->api_version = "events.k8s.io/v1";
+    base = 3;
+  } else if (segs.size() >= 3 && segs[0] == "apis" && segs[1] == "policy" && segs[2] == "v1") {
+    allowed = {Resource::kPodDisruptionBudgets};
+    route->api_version = "policy/v1";
+    base = 3;
+  } else if (segs.size() >= 3 && segs[0] == "apis" && segs[1] == "apps" && segs[2] == "v1") {
+    allowed = {Resource::kReplicaSets, Resource::kStatefulSets, Resource::kDeployments};
+    route->api_version = "apps/v1";
     base = 3;
   } else if (segs.size() >= 3 && segs[0] == "apis" && segs[1] == kResourceGroup &&
              (segs[2] == "v1" || segs[2] == "v1beta2" || segs[2] == "v1beta1")) {

@@ -1,8 +1,10 @@
 // Test support, part of the kube-apiserver emulation (fake_apiserver.h): URL paths to resources.
-// /api/v1 (nodes, pods, namespaces, events), /apis/coordination.k8s.io/v1 (leases) and
-// /apis/events.k8s.io/v1 (events), /apis/resource.k8s.io/{v1,v1beta2,v1beta1} (resourceslices,
-// resourceclaims, deviceclasses, resourceclaimtemplates), each as /RESOURCE[/NAME[/SUB]] for
-// cluster-scoped objects and all-namespace lists, or /namespaces/NS/RESOURCE[/NAME[/SUB]].
+// /api/v1 (nodes, pods, namespaces, events, configmaps), /apis/coordination.k8s.io/v1 (leases),
+// /apis/events.k8s.io/v1 (events), /apis/policy/v1 (poddisruptionbudgets), /apis/apps/v1
+// (replicasets, statefulsets, deployments), /apis/resource.k8s.io/{v1,v1beta2,v1beta1}
+// (resourceslices, resourceclaims, deviceclasses, resourceclaimtemplates), each as
+// /RESOURCE[/NAME[/SUB]] for cluster-scoped objects and all-namespace lists, or
+// /namespaces/NS/RESOURCE[/NAME[/SUB]].
 #ifndef GPU_TENANCY_TEST_SUPPORT_APISERVER_ROUTE_H_
 #define GPU_TENANCY_TEST_SUPPORT_APISERVER_ROUTE_H_
 
@@ -19,7 +21,7 @@ struct Route {
   Resource resource = Resource::kPods;
   std::string ns;           // "" for cluster-scoped objects and all-namespace lists
   std::string name;         // "" for collections
-  std::string sub;          // "binding", "status"
+  std::string sub;          // "binding", "eviction", "status"
   std::string api_version;  // "v1", "coordination.k8s.io/v1", "resource.k8s.io/v1beta1"
 };
 

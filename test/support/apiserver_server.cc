@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "test/support/apiserver_binding.h"
 #include "test/support/apiserver_discovery.h"
+#include "test/support/apiserver_eviction.h"
 #include "test/support/apiserver_objects.h"
 #include "test/support/apiserver_sockets.h"
 
@@ -333,7 +334,7 @@ bool FakeApiServer::Impl::Serve(const httplib::Request& req, httplib::Response& 
   const std::string& m = req.method;
   bool collection = route.name.empty();
   if (!route.sub.empty() && route.sub != "status" &&
-      !(route.sub == "binding" && route.resource == Resource::kPods)) {
+      !((route.sub == "binding" || route.sub == "eviction") && route.resource == Resource::kPods)) {
     *reply = UnknownPath();
     return false;
   }
@@ -354,6 +355,11 @@ bool FakeApiServer::Impl::Serve(const httplib::Request& req, httplib::Response& 
       *reply = Bind(store_, route.ns, route.name, req.body);
       --bindings_in_flight_;
     }
+    return false;
+  }
+  if (m == "POST" && route.sub == "eviction") {
+    std::lock_guard<std::mutex> lock(mu_);
+    *reply = apiserver::Evict(store_, route.ns, route.name, req.body);
     return false;
   }
   std::string content_type = req.get_header_value("Content-Type");

@@ -20,6 +20,10 @@
 //   PATCH  .../NAME[/status]            merge, strategic-merge (as merge) and JSON patch
 //   DELETE .../NAME                     delete
 //   POST   /api/v1/namespaces/NS/pods/NAME/binding    201 Status, or 409 when already bound
+//   POST   /api/v1/namespaces/NS/pods/NAME/eviction   policy/v1 Eviction: 201 and the pod is
+//          deleted, or 429 when a PodDisruptionBudget selecting it allows no disruption
+//   also   /api/v1 configmaps, /apis/policy/v1 poddisruptionbudgets, /apis/apps/v1
+//          replicasets, statefulsets, deployments (stored as given; no controllers run)
 // Every request needs `Authorization: Bearer TOKEN` with an accepted token (401 otherwise), or a
 // client certificate when Options::require_client_cert is set.
 //
@@ -65,6 +69,13 @@ enum class Resource {
   kResourceClaims,
   kDeviceClasses,
   kResourceClaimTemplates,
+  // For `gpu-tenancy reconfigure`: mig-manager's ConfigMap, the owners of drained pods and the
+  // PodDisruptionBudgets their evictions honour.
+  kConfigMaps,
+  kPodDisruptionBudgets,
+  kReplicaSets,
+  kStatefulSets,
+  kDeployments,
 };
 
 struct FakeApiServerOptions {
