@@ -14,6 +14,7 @@ namespace cmd {
 int RunCheck(const std::vector<std::string>& args);
 int RunExplain(const std::vector<std::string>& args);
 int RunPlan(const std::vector<std::string>& args);
+int RunReconfigure(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
 
 // Prints "error: ..." (and the usage text if given) to stderr; returns 2.

@@ -62,6 +62,12 @@ std::string AuditLine(const AuditRecord& r, absl::Time at) {
     }
     w.EndArray();
   }
+  field("step", r.step);
+  field("migConfig", r.mig_config);
+  if (r.duration_ms) {
+    w.Key("durationMs");
+    w.Int64(*r.duration_ms);
+  }
   field("rule", r.rule);
   field("reason", r.reason);
   w.EndObject();

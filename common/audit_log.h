@@ -1,7 +1,7 @@
 // The audit trail: one JSON object per line for every bind (placed or failed), every
-// admission denial and every DRA ResourceClaim allocated or released, appended to a file (or
-// stdout) that survives restarts and can be shipped as is. Fields a record does not have are
-// left out.
+// admission denial, every DRA ResourceClaim allocated or released and every step of a MIG
+// reconfiguration, appended to a file (or stdout) that survives restarts and can be shipped as
+// is. Fields a record does not have are left out.
 //
 //   {"time":"2026-12-01T10:00:00.123Z","action":"bind","decision":"bound","namespace":"acme",
 //    "pod":"train-0","uid":"...","tenant":"acme","tier":"untrusted","node":"gpu-7",
@@ -10,6 +10,8 @@
 //    "namespace":"team-a","claim":"inference-mig-7xk2p","uid":"...","tenant":"team-a",
 //    "tier":"trusted","node":"node-a","devices":[{"device":"gpu.nvidia.com/node-a/gpu-0-mig-...",
 //    "type":"mig","uuid":"MIG-...","migProfile":"1g.10gb"}],"reservedFor":["inference"]}
+//   {"time":"...","action":"reconfigure","decision":"ok","node":"gpu-7","step":"drain",
+//    "migConfig":"all-1g.10gb","durationMs":251,"reason":"evicted 1 GPU pod(s): acme/llm-0"}
 #ifndef GPU_TENANCY_COMMON_AUDIT_LOG_H_
 #define GPU_TENANCY_COMMON_AUDIT_LOG_H_
 
@@ -35,8 +37,9 @@ struct AuditDevice {
 };
 
 struct AuditRecord {
-  std::string action;    // "bind", "admission" or "claim"
-  std::string decision;  // "bound", "failed", "denied"; claims: "allocated" or "released"
+  std::string action;    // "bind", "admission", "claim" or "reconfigure"
+  std::string decision;  // "bound", "failed", "denied"; claims: "allocated" or "released";
+                         // reconfigure: "ok", "failed" or "planned" (a dry run)
   std::string kind;      // admission: the object's kind ("Pod", "ResourceClaim"); claims too
   std::string webhook;   // admission: "validate" or "mutate"
   std::string namespace_name;
@@ -51,6 +54,9 @@ struct AuditRecord {
   std::optional<int> gpu_index;
   std::vector<AuditDevice> devices;       // claim: the devices allocated to it
   std::vector<std::string> reserved_for;  // claim: the pods it is reserved for
+  std::string step;                       // reconfigure: the gate's step ("drain", "result")
+  std::string mig_config;                 // reconfigure: the nvidia.com/mig.config it applies
+  std::optional<int64_t> duration_ms;     // reconfigure: how long the step took
   std::string rule;                       // admission: the id of the denying rule
   std::string reason;                     // why it failed or was denied
 };

@@ -184,6 +184,11 @@ absl::StatusOr<ApiResponse> ApiClient::Patch(const std::string& path, const std:
   });
 }
 
+absl::StatusOr<ApiResponse> ApiClient::Delete(const std::string& path) {
+  return Send(
+      [&](httplib::SSLClient& c, const httplib::Headers& h) { return c.Delete(path.c_str(), h); });
+}
+
 absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
                                            const std::function<bool(absl::string_view)>& on_line,
                                            Stream* cancel_handle, int read_timeout_seconds) {

@@ -40,6 +40,7 @@ class ApiClient {
   [[nodiscard]] absl::StatusOr<ApiResponse> Put(const std::string& path, const std::string& body);
   [[nodiscard]] absl::StatusOr<ApiResponse> Patch(const std::string& path, const std::string& body,
                                                   const std::string& content_type);
+  [[nodiscard]] absl::StatusOr<ApiResponse> Delete(const std::string& path);
 
   // A GET whose body is consumed as it arrives: `on_line` gets each complete line (watch event)
   // and returns false to stop. Returns the HTTP status once the stream ends; a non-200 reply's

@@ -74,6 +74,22 @@ TEST(AuditLogTest, FieldsARecordDoesNotHaveAreLeftOutAndTextIsEscaped) {
   EXPECT_TRUE(common::ParseJson(line).ok());
 }
 
+TEST(AuditLogTest, AReconfigureLineNamesTheStepTheConfigAndTheDuration) {
+  AuditRecord r;
+  r.action = "reconfigure";
+  r.decision = "failed";
+  r.node = "gpu-7";
+  r.step = "wait-mig-manager";
+  r.mig_config = "all-1g.10gb";
+  r.duration_ms = 1002;
+  r.reason = "timed out";
+  EXPECT_EQ(AuditLine(r, kAt),
+            R"({"time":"2025-12-01T10:00:00.123Z","action":"reconfigure","decision":"failed",)"
+            R"("node":"gpu-7","step":"wait-mig-manager","migConfig":"all-1g.10gb",)"
+            R"("durationMs":1002,"reason":"timed out"})"
+            "\n");
+}
+
 TEST(AuditLogTest, AClaimLineNamesTheClaimItsDevicesAndItsPods) {
   AuditRecord r;
   r.action = "claim";
