@@ -102,9 +102,13 @@ absl::StatusOr<NodeFacts> ReconfigureGate::WaitForNode(
     // The watch has no deadline of its own short enough: a watchdog interrupts it.
     bool finished = false;
     std::thread watchdog([&] {
-      std::unique_lock<std::mutex> lock(mu_);
-      clock_.WaitUntil(lock, cv_, deadline, [&] { return finished || cancelled_; });
-      if (!finished) stream_.Interrupt();
+      bool interrupt;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        clock_.WaitUntil(lock, cv_, deadline, [&] { return finished || cancelled_; });
+        interrupt = !finished;
+      }
+      if (interrupt) stream_.Interrupt();
     });
     bool matched = false;
     absl::Status watched = WatchNode(

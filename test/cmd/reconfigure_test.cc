@@ -10,13 +10,17 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/json.h"
+#include "common/yaml_json.h"
 #include "gtest/gtest.h"
 #include "test/support/apiserver_objects.h"
 #include "test/support/fake_apiserver.h"
@@ -188,6 +192,35 @@ TEST_F(ReconfigureTest, ChangesTheGeometryDrainsGpuPodsAndUncordons) {
   EXPECT_TRUE(absl::StrContains(audit, R"("action":"reconfigure","decision":"ok")")) << audit;
   EXPECT_TRUE(absl::StrContains(audit, R"("step":"drain")")) << audit;
   EXPECT_TRUE(absl::StrContains(audit, R"("durationMs":)")) << audit;
+}
+
+TEST_F(ReconfigureTest, SingleStrategyChecksTheGpuCountAndTheProductLabel) {
+  ASSERT_TRUE(api_->MergePatch(Resource::kNodes, "", "gpu-a",
+                               R"({"metadata":{"labels":{"nvidia.com/mig.strategy":"single",)"
+                               R"("nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3-MIG-3g.40gb"}},)"
+                               R"("status":{"allocatable":{"nvidia.com/mig-3g.40gb":null,)"
+                               R"("nvidia.com/gpu":"4"}}})")
+                  .ok());
+  MigManagerOutcome done = Success({{"nvidia.com/gpu", 14}});
+  done.labels = {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"}};
+  sim_->SetOutcome("all-1g.10gb", done);
+  CommandResult r = Reconfigure("--to all-1g.10gb --timeout 10s --settle 5s");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out,
+                                "nvidia.com/gpu: 14, "
+                                "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"))
+      << r.out;
+
+  // GFD still says 3g.40gb: the product label is part of what the node must show.
+  MigManagerOutcome stale = Success({{"nvidia.com/gpu", 4}});
+  sim_->SetOutcome("all-3g.40gb", stale);
+  r = Reconfigure("--to all-3g.40gb --timeout 10s --settle 300ms");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out,
+                                "nvidia.com/gpu.product: expected "
+                                "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb, node shows "
+                                "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"))
+      << r.out;
 }
 
 TEST_F(ReconfigureTest, RetriesEvictionsABudgetRefusesUntilItIsRelaxed) {
@@ -399,6 +432,82 @@ TEST_F(ReconfigureTest, CtrlCStopsWaitingAndLeavesTheNodeCordoned) {
       << out;
   EXPECT_TRUE(Unschedulable());
   EXPECT_EQ(Label("nvidia.com/mig.config"), "all-1g.10gb");  // no rollback behind the user's back
+}
+
+// The (API group, resource, verb) a request needs, as RBAC names them.
+struct Permission {
+  std::string group, resource, verb;
+  bool operator<(const Permission& o) const {
+    return std::tie(group, resource, verb) < std::tie(o.group, o.resource, o.verb);
+  }
+};
+
+Permission PermissionFor(const testing_support::RequestRecord& req) {
+  std::vector<std::string> segs = absl::StrSplit(req.path, '/', absl::SkipEmpty());
+  Permission p;
+  size_t base = 2;  // /api/v1
+  if (segs[0] == "apis") {
+    p.group = segs[1];
+    base = 3;
+  }
+  std::vector<std::string> rest(segs.begin() + base, segs.end());
+  if (rest.size() >= 2 && rest[0] == "namespaces") rest.erase(rest.begin(), rest.begin() + 2);
+  p.resource = rest[0];
+  if (rest.size() == 3) p.resource = absl::StrCat(rest[0], "/", rest[2]);
+  bool named = rest.size() >= 2;
+  if (req.method == "GET") {
+    p.verb = absl::StrContains(req.target, "watch=1") ? "watch" : named ? "get" : "list";
+  } else if (req.method == "POST") {
+    p.verb = "create";
+  } else if (req.method == "PATCH") {
+    p.verb = "patch";
+  } else if (req.method == "PUT") {
+    p.verb = "update";
+  } else {
+    p.verb = "delete";
+  }
+  return p;
+}
+
+TEST_F(ReconfigureTest, EveryCallItMakesIsGrantedByTheOperatorsClusterRole) {
+  ASSERT_TRUE(api_->Load(absl::StrCat(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{)",
+                                      R"("name":"mig","namespace":"gpu-operator"},"data":{)",
+                                      R"("config.yaml":)",
+                                      testing_support::apiserver::JsonString(kMigParted), "}}"))
+                  .ok());
+  sim_->SetSmokePhase("Succeeded");
+  CommandResult r = RunShell(absl::StrCat(
+      GT_BINARY, " reconfigure gpu-a --kubeconfig ", ShellQuote(dir_.File("kubeconfig")),
+      " --mig-parted-configmap gpu-operator/mig --to all-1g.10gb --timeout 10s --settle 5s",
+      " --smoke-image cuda-sample:12"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+
+  absl::StatusOr<rapidjson::Document> role =
+      common::YamlToJson(testing_support::ReadSource("manifests/reconfigure/clusterrole.yaml"));
+  ASSERT_TRUE(role.ok()) << role.status();
+  std::set<Permission> granted;
+  for (const rapidjson::Value& rule : (*role)["rules"].GetArray()) {
+    for (const rapidjson::Value& group : rule["apiGroups"].GetArray()) {
+      for (const rapidjson::Value& resource : rule["resources"].GetArray()) {
+        for (const rapidjson::Value& verb : rule["verbs"].GetArray()) {
+          granted.insert({group.GetString(), resource.GetString(), verb.GetString()});
+        }
+      }
+    }
+  }
+  std::set<Permission> used;
+  for (const testing_support::RequestRecord& req : api_->Requests()) {
+    used.insert(PermissionFor(req));
+  }
+  for (const Permission& p : used) {
+    EXPECT_TRUE(granted.count(p)) << p.verb << " " << p.resource << " (group \"" << p.group
+                                  << "\") is used but not granted";
+  }
+  // And nothing granted goes unused by this run, but for the other owner kind.
+  for (const Permission& p : granted) {
+    if (p.resource == "statefulsets") continue;
+    EXPECT_TRUE(used.count(p)) << p.verb << " " << p.resource << " is granted but never used";
+  }
 }
 
 TEST_F(ReconfigureTest, RefusesALayoutWithoutValidPlacements) {

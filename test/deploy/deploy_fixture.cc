@@ -91,6 +91,7 @@ void DeployTest::SetUpTestSuite() {
   (*renders_)["cert-manager"] = Kustomize(Source("manifests/overlays/cert-manager"));
   (*renders_)["monitoring"] = Kustomize(Source("manifests/monitoring"));
   (*renders_)["network-policy"] = Kustomize(Source("manifests/network-policy"));
+  (*renders_)["reconfigure"] = Kustomize(Source("manifests/reconfigure"));
 
   // The static-certs overlay is rendered from a copy, so the source tree gets no keys.
   std::error_code ec;
