@@ -1,4 +1,5 @@
 // micro_bench: the model's per-node and per-event costs, each next to a baseline from the same run.
+// (DRA watch events: bench/dra_micro.cc, linked into the same binary.)
 //   Fit / Score per node       for MIG, time-sliced and exclusive nodes (synthetic fleet)
 //   Quantity::Parse            Kubernetes quantities as found on nodes and pods
 //   Publish after a pod event  kube::ClusterState::UpsertPod of a bound GPU pod at 5,000 nodes and

@@ -137,7 +137,7 @@ std::vector<ClaimRow> ClaimRows(const topology::PodFacts& pod, const topology::D
     } else {
       row.state = "allocated";
       row.node = found->allocated_node;
-      topology::DraAllocatedDevices held = topology::AllocatedDevices(*found, dra.devices);
+      topology::DraAllocatedDevices held = topology::AllocatedDevices(*found, dra.devices());
       row.devices = std::move(held.devices);
       row.unpublished = held.missing.size();
     }

@@ -300,7 +300,7 @@ void ClusterState::ReplaceDra(std::shared_ptr<const topology::DraState> dra) {
   if (!dra) dra = std::make_shared<const topology::DraState>();
   auto names = [](const topology::DraState& d) {
     std::vector<std::string> out;
-    for (const auto& [name, index] : d.extended_resources) out.push_back(name);
+    for (const auto& [name, index] : d.extended_resources()) out.push_back(name);
     std::sort(out.begin(), out.end());
     return out;
   };

@@ -50,15 +50,19 @@ std::vector<ClaimTransition> ClaimTransitions(const topology::DraClaim* before,
 }
 
 void DraStore::ReplaceSlices(std::vector<topology::DraSlice> slices) {
+  device_set_.reset();
   slices_ = Keyed(std::move(slices), [](const topology::DraSlice& s) { return s.name; });
 }
 
 void DraStore::UpsertSlice(topology::DraSlice slice) {
   std::string key = slice.name;
+  device_set_.reset();
   slices_.insert_or_assign(std::move(key), std::move(slice));
 }
 
-void DraStore::DeleteSlice(const std::string& name) { slices_.erase(name); }
+void DraStore::DeleteSlice(const std::string& name) {
+  if (slices_.erase(name)) device_set_.reset();
+}
 
 std::vector<ClaimTransition> DraStore::ReplaceClaims(std::vector<topology::DraClaim> claims) {
   std::map<std::string, topology::DraClaim> next =
@@ -107,15 +111,19 @@ std::vector<ClaimTransition> DraStore::DeleteClaim(const std::string& namespace_
 }
 
 void DraStore::ReplaceClasses(std::vector<topology::DraDeviceClass> classes) {
+  device_set_.reset();
   classes_ = Keyed(std::move(classes), [](const topology::DraDeviceClass& c) { return c.name; });
 }
 
 void DraStore::UpsertClass(topology::DraDeviceClass device_class) {
   std::string key = device_class.name;
+  device_set_.reset();
   classes_.insert_or_assign(std::move(key), std::move(device_class));
 }
 
-void DraStore::DeleteClass(const std::string& name) { classes_.erase(name); }
+void DraStore::DeleteClass(const std::string& name) {
+  if (classes_.erase(name)) device_set_.reset();
+}
 
 void DraStore::ReplaceTemplates(std::vector<topology::DraClaim> templates) {
   templates_ = Keyed(std::move(templates), [](const topology::DraClaim& t) {
@@ -133,8 +141,8 @@ void DraStore::DeleteTemplate(const std::string& namespace_name, const std::stri
 }
 
 topology::DraState DraStore::Build() const {
-  return topology::MakeDraState(Values(slices_), Values(claims_), Values(classes_),
-                                Values(templates_));
+  if (!device_set_) device_set_ = topology::MakeDraDeviceSet(Values(slices_), Values(classes_));
+  return topology::MakeDraState(device_set_, Values(claims_), Values(templates_));
 }
 
 }  // namespace kube

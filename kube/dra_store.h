@@ -14,6 +14,7 @@
 #define GPU_TENANCY_KUBE_DRA_STORE_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,8 @@ class DraStore {
   void UpsertTemplate(topology::DraClaim claim_template);
   void DeleteTemplate(const std::string& namespace_name, const std::string& name);
 
-  // Every object in key order, through topology::MakeDraState.
+  // Every object in key order, through topology::MakeDraState. The device set (slices and
+  // classes) is made again only after one of them changed; claim and template changes reuse it.
   topology::DraState Build() const;
 
   size_t slice_count() const { return slices_.size(); }
@@ -66,6 +68,7 @@ class DraStore {
   std::map<std::string, topology::DraClaim> claims_;
   std::map<std::string, topology::DraDeviceClass> classes_;
   std::map<std::string, topology::DraClaim> templates_;
+  mutable std::shared_ptr<const topology::DraDeviceSet> device_set_;  // null: make on Build
 };
 
 }  // namespace kube

@@ -45,21 +45,54 @@ DraAllocatedDevices AllocatedDevices(const DraClaim& claim, const std::vector<Dr
   return out;
 }
 
-const DraDevice* DraState::Find(const DraAllocationResult& result) const {
-  auto it = device_index.find(result.Id().ToString());
-  return it == device_index.end() ? nullptr : &devices[it->second];
+namespace dra_internal {
+
+const DraDeviceSet& NoDevices() {
+  static const DraDeviceSet* empty = new DraDeviceSet();
+  return *empty;
 }
 
-DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
-                      std::vector<DraDeviceClass> classes, std::vector<DraClaim> templates) {
+}  // namespace dra_internal
+
+const std::vector<DraDevice>& DraState::devices() const {
+  return (device_set ? *device_set : dra_internal::NoDevices()).devices;
+}
+const std::vector<DraDeviceClass>& DraState::classes() const {
+  return (device_set ? *device_set : dra_internal::NoDevices()).classes;
+}
+const absl::flat_hash_map<std::string, size_t>& DraState::extended_resources() const {
+  return (device_set ? *device_set : dra_internal::NoDevices()).extended_resources;
+}
+
+ptrdiff_t DraState::IndexOf(const DraAllocationResult& result) const {
+  if (!device_set) return -1;
+  auto it = device_set->index.find(result.Id().ToString());
+  return it == device_set->index.end() ? -1 : static_cast<ptrdiff_t>(it->second);
+}
+
+const DraDevice* DraState::Find(const DraAllocationResult& result) const {
+  const ptrdiff_t i = IndexOf(result);
+  return i < 0 ? nullptr : &device_set->devices[i];
+}
+
+std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>& slices,
+                                                     std::vector<DraDeviceClass> classes) {
+  auto set = std::make_shared<DraDeviceSet>();
+  set->devices = CurrentDevices(slices);
+  set->classes = std::move(classes);
+  for (size_t i = 0; i < set->devices.size(); ++i) {
+    set->index.emplace(set->devices[i].Id().ToString(), i);
+  }
+  IndexDraExtendedResources(*set);
+  return set;
+}
+
+DraState MakeDraState(std::shared_ptr<const DraDeviceSet> device_set, std::vector<DraClaim> claims,
+                      std::vector<DraClaim> templates) {
   DraState state;
-  state.devices = CurrentDevices(slices);
+  state.device_set = std::move(device_set);
   state.claims = std::move(claims);
   state.templates = std::move(templates);
-  state.classes = std::move(classes);
-  for (size_t i = 0; i < state.devices.size(); ++i) {
-    state.device_index.emplace(state.devices[i].Id().ToString(), i);
-  }
   for (const DraClaim& claim : state.claims) {
     if (!claim.allocated) continue;
     QuotaUsage held;
@@ -76,8 +109,14 @@ DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim>
     }
     if (!held.empty()) state.usage[claim.namespace_name].Add(held);
   }
-  IndexDraExtendedResources(state);
+  CountDraExtendedClaims(state);
   return state;
+}
+
+DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
+                      std::vector<DraDeviceClass> classes, std::vector<DraClaim> templates) {
+  return MakeDraState(MakeDraDeviceSet(slices, std::move(classes)), std::move(claims),
+                      std::move(templates));
 }
 
 }  // namespace topology

@@ -10,9 +10,11 @@
 #define GPU_TENANCY_TOPOLOGY_DRA_H_
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -176,37 +178,61 @@ struct DraClassOnNode {
   std::string mig_profile;
 };
 
-// What the cluster's DRA objects say, as one value a snapshot shares: the current devices
-// (CurrentDevices of the slices), every claim and every device class.
+// What slices and device classes give a DraState. Claims change far more often than either
+// (each allocation, reservation and release is an event), so the states of consecutive claim
+// events share one set: kube/dra_store.h keeps it until a slice or a class changes.
+struct DraDeviceSet {
+  std::vector<DraDevice> devices;  // CurrentDevices of the slices
+  // DraDeviceId::ToString() -> index in `devices`.
+  absl::flat_hash_map<std::string, size_t> index;
+  std::vector<DraDeviceClass> classes;
+  // DRA extended resources (KEP-5004), from IndexDraExtendedResources: the resource name a pod
+  // may ask in its limits -> index in `classes` of the class that backs it (a class's
+  // extendedResourceName, and deviceclass.resource.kubernetes.io/<name>); per node, one entry
+  // per class in `classes` order, with `allocated` still 0; per device, the classes it is
+  // counted for.
+  absl::flat_hash_map<std::string, size_t> extended_resources;
+  absl::flat_hash_map<std::string, std::vector<DraClassOnNode>> classes_on_node;
+  std::vector<std::vector<uint32_t>> counted_for;
+};
+std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>& slices,
+                                                     std::vector<DraDeviceClass> classes);
+
+// What the cluster's DRA objects say, as one value a snapshot shares: the current devices and
+// device classes (shared with other states), every claim and template, and what the claims
+// hold.
 struct DraState {
-  std::vector<DraDevice> devices;
+  std::shared_ptr<const DraDeviceSet> device_set;  // null: no slices and no classes
   std::vector<DraClaim> claims;
   // ResourceClaimTemplates, read as the claim spec they stamp out (no uid, never allocated).
   std::vector<DraClaim> templates;
-  std::vector<DraDeviceClass> classes;
   // What allocated claims hold per namespace, in quota units: a whole GPU (type "gpu") counts
   // in gpus, a MIG device (type "mig") in migInstances by profile and in migComputeSlices.
   // Claims declare no GPU memory and are not pods, so neither item counts them.
   absl::flat_hash_map<std::string, QuotaUsage> usage;
-  // DraDeviceId::ToString() -> index in `devices`, built once with the state.
-  absl::flat_hash_map<std::string, size_t> device_index;
-  // DRA extended resources (KEP-5004), built once with the state (IndexDraExtendedResources):
-  // the resource name a pod may ask in its limits -> index in `classes` of the class that
-  // backs it (a class's extendedResourceName, and deviceclass.resource.kubernetes.io/<name>);
-  // per node, one entry per class in `classes` order; and the UIDs of the pods an allocated
-  // extended-resource claim is reserved for (their devices already count as allocated).
-  absl::flat_hash_map<std::string, size_t> extended_resources;
+  // The device set's classes_on_node with `allocated` counted; and the UIDs (and
+  // namespace/name) of the pods an allocated extended-resource claim is reserved for (their
+  // devices already count as allocated).
   absl::flat_hash_map<std::string, std::vector<DraClassOnNode>> classes_on_node;
   absl::flat_hash_set<std::string> extended_claim_pods;
 
+  const std::vector<DraDevice>& devices() const;
+  const std::vector<DraDeviceClass>& classes() const;
+  const absl::flat_hash_map<std::string, size_t>& extended_resources() const;
   bool empty() const {
-    return devices.empty() && claims.empty() && templates.empty() && classes.empty();
+    return devices().empty() && claims.empty() && templates.empty() && classes().empty();
   }
+  // The index in devices() of the device an allocation result names, or -1 when no current
+  // slice has it.
+  ptrdiff_t IndexOf(const DraAllocationResult& result) const;
   // The current device an allocation result names, or null when no current slice has it.
   const DraDevice* Find(const DraAllocationResult& result) const;
 };
 DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
                       std::vector<DraDeviceClass> classes, std::vector<DraClaim> templates = {});
+// The same over a device set made before: what a claim event costs.
+DraState MakeDraState(std::shared_ptr<const DraDeviceSet> device_set, std::vector<DraClaim> claims,
+                      std::vector<DraClaim> templates);
 
 }  // namespace topology
 

@@ -26,7 +26,7 @@ Evaluation Prepare(const DraRequest& request, const DraState& dra,
   e.prototype.all = request.all;
   e.prototype.wanted = request.all ? 0 : request.count;
   const DraDeviceClass* device_class = nullptr;
-  for (const DraDeviceClass& c : dra.classes) {
+  for (const DraDeviceClass& c : dra.classes()) {
     if (c.name == request.device_class) device_class = &c;
   }
   e.prototype.class_found = device_class != nullptr;
@@ -110,17 +110,17 @@ std::vector<ClaimOnNode> ClaimCandidates(const DraClaim& claim, const DraState& 
   std::vector<Evaluation> evaluations;
   for (const DraRequest& r : claim.requests) evaluations.push_back(Prepare(r, dra, tenant_limits));
 
-  std::vector<bool> held(dra.devices.size(), false);
+  const std::vector<DraDevice>& current = dra.devices();
+  std::vector<bool> held(current.size(), false);
   for (const DraClaim& other : dra.claims) {
     if (!other.allocated) continue;
     for (const DraAllocationResult& r : other.results) {
-      auto it = dra.device_index.find(r.Id().ToString());
-      if (it != dra.device_index.end()) held[it->second] = true;
+      if (const ptrdiff_t k = dra.IndexOf(r); k >= 0) held[k] = true;
     }
   }
   std::map<std::string, std::vector<size_t>> devices_by_node;
-  for (size_t k = 0; k < dra.devices.size(); ++k) {
-    if (!dra.devices[k].node.empty()) devices_by_node[dra.devices[k].node].push_back(k);
+  for (size_t k = 0; k < current.size(); ++k) {
+    if (!current[k].node.empty()) devices_by_node[current[k].node].push_back(k);
   }
 
   for (const auto& [node, devices] : devices_by_node) {
@@ -128,7 +128,7 @@ std::vector<ClaimOnNode> ClaimCandidates(const DraClaim& claim, const DraState& 
     for (const Evaluation& e : evaluations) {
       RequestOnNode on = e.prototype;
       if (on.class_found) {
-        for (size_t k : devices) Count(e, dra.devices[k], held[k], on);
+        for (size_t k : devices) Count(e, current[k], held[k], on);
       }
       row.requests.push_back(std::move(on));
     }

@@ -20,8 +20,8 @@ namespace {
 // device-plugin allocatable of it (a node cannot have both, so allocatable wins).
 std::optional<size_t> DraClassHere(const DraState& dra, const NodeSupply& supply,
                                    const ResourceCount& device) {
-  auto it = dra.extended_resources.find(device.name);
-  if (it == dra.extended_resources.end()) return std::nullopt;
+  auto it = dra.extended_resources().find(device.name);
+  if (it == dra.extended_resources().end()) return std::nullopt;
   const OfferedResource* offered = supply.Find(device);
   if (offered != nullptr && offered->allocatable > 0) return std::nullopt;
   return it->second;
@@ -143,7 +143,7 @@ FitResult FitShares(const PodContext& pod, const NodeState& node, const DraState
     out.requested = share.requested;
     out.free = share.free;
     out.capacity = share.devices;
-    out.subject = dra.classes[share.class_index].name;
+    out.subject = dra.classes()[share.class_index].name;
     if (share.on_node != nullptr) out.detail = share.on_node->not_counted_reason;
     return out;
   }
@@ -180,63 +180,48 @@ void MergeType(const DraDevice& device, bool first, DraClassOnNode& on) {
 
 }  // namespace
 
-void IndexDraExtendedResources(DraState& state) {
-  state.extended_resources.clear();
-  state.classes_on_node.clear();
-  state.extended_claim_pods.clear();
+void IndexDraExtendedResources(DraDeviceSet& set) {
+  set.extended_resources.clear();
+  set.classes_on_node.clear();
+  set.counted_for.assign(set.devices.size(), {});
   // Explicit names first, by class name, so the lexicographically first class keeps a name
   // two classes claim; then every class's implicit name.
-  std::vector<size_t> by_name(state.classes.size());
+  std::vector<size_t> by_name(set.classes.size());
   std::iota(by_name.begin(), by_name.end(), 0);
   std::sort(by_name.begin(), by_name.end(),
-            [&](size_t a, size_t b) { return state.classes[a].name < state.classes[b].name; });
+            [&](size_t a, size_t b) { return set.classes[a].name < set.classes[b].name; });
   for (size_t i : by_name) {
-    const std::string& name = state.classes[i].extended_resource_name;
-    if (!name.empty()) state.extended_resources.try_emplace(name, i);
+    const std::string& name = set.classes[i].extended_resource_name;
+    if (!name.empty()) set.extended_resources.try_emplace(name, i);
   }
   for (size_t i : by_name) {
-    state.extended_resources.try_emplace(
-        absl::StrCat(kDeviceClassResourcePrefix, state.classes[i].name), i);
+    set.extended_resources.try_emplace(
+        absl::StrCat(kDeviceClassResourcePrefix, set.classes[i].name), i);
   }
 
-  std::vector<bool> held(state.devices.size(), false);
-  for (const DraClaim& claim : state.claims) {
-    if (!claim.allocated) continue;
-    for (const DraAllocationResult& r : claim.results) {
-      auto it = state.device_index.find(r.Id().ToString());
-      if (it != state.device_index.end()) held[it->second] = true;
-    }
-    if (!claim.extended_resource_claim) continue;
-    for (const DraReservation& consumer : claim.reserved_for) {
-      // Holds are keyed by UID, or by namespace/name for pods without one.
-      if (!consumer.uid.empty()) state.extended_claim_pods.insert(consumer.uid);
-      state.extended_claim_pods.insert(absl::StrCat(claim.namespace_name, "/", consumer.name));
-    }
-  }
-
-  if (state.classes.empty()) return;
+  if (set.classes.empty()) return;
   std::vector<std::vector<CompiledSelector>> selectors;
-  selectors.reserve(state.classes.size());
-  for (const DraDeviceClass& c : state.classes) selectors.push_back(CompileSelectors(c.selectors));
+  selectors.reserve(set.classes.size());
+  for (const DraDeviceClass& c : set.classes) selectors.push_back(CompileSelectors(c.selectors));
   // Per (node, class): the first reason a device was not counted.
   absl::flat_hash_map<std::string, std::vector<std::string>> first_reason;
-  for (size_t k = 0; k < state.devices.size(); ++k) {
-    const DraDevice& device = state.devices[k];
+  for (size_t k = 0; k < set.devices.size(); ++k) {
+    const DraDevice& device = set.devices[k];
     if (device.node.empty()) continue;
-    std::vector<DraClassOnNode>& per_class = state.classes_on_node[device.node];
+    std::vector<DraClassOnNode>& per_class = set.classes_on_node[device.node];
     std::vector<std::string>& reasons = first_reason[device.node];
     if (per_class.empty()) {
-      per_class.resize(state.classes.size());
-      reasons.resize(state.classes.size());
+      per_class.resize(set.classes.size());
+      reasons.resize(set.classes.size());
     }
-    for (size_t c = 0; c < state.classes.size(); ++c) {
+    for (size_t c = 0; c < set.classes.size(); ++c) {
       DraClassOnNode& on = per_class[c];
       SelectorResult r = DeviceMatchesCompiled(device, selectors[c]);
       switch (r.outcome) {
         case SelectorOutcome::kMatch:
           MergeType(device, on.devices == 0, on);
           ++on.devices;
-          if (held[k]) ++on.allocated;
+          set.counted_for[k].push_back(static_cast<uint32_t>(c));
           break;
         case SelectorOutcome::kNoMatch:
           break;
@@ -253,7 +238,7 @@ void IndexDraExtendedResources(DraState& state) {
       }
     }
   }
-  for (auto& [node, per_class] : state.classes_on_node) {
+  for (auto& [node, per_class] : set.classes_on_node) {
     const std::vector<std::string>& reasons = first_reason[node];
     for (size_t c = 0; c < per_class.size(); ++c) {
       DraClassOnNode& on = per_class[c];
@@ -265,16 +250,41 @@ void IndexDraExtendedResources(DraState& state) {
   }
 }
 
+void CountDraExtendedClaims(DraState& state) {
+  state.extended_claim_pods.clear();
+  state.classes_on_node.clear();
+  if (state.device_set) state.classes_on_node = state.device_set->classes_on_node;
+  std::vector<bool> held(state.devices().size(), false);
+  for (const DraClaim& claim : state.claims) {
+    if (!claim.allocated) continue;
+    for (const DraAllocationResult& r : claim.results) {
+      const ptrdiff_t k = state.IndexOf(r);
+      if (k < 0 || held[k]) continue;
+      held[k] = true;
+      const DraDevice& device = state.devices()[k];
+      auto on_node = state.classes_on_node.find(device.node);
+      if (on_node == state.classes_on_node.end()) continue;
+      for (uint32_t c : state.device_set->counted_for[k]) ++on_node->second[c].allocated;
+    }
+    if (!claim.extended_resource_claim) continue;
+    for (const DraReservation& consumer : claim.reserved_for) {
+      // Holds are keyed by UID, or by namespace/name for pods without one.
+      if (!consumer.uid.empty()) state.extended_claim_pods.insert(consumer.uid);
+      state.extended_claim_pods.insert(absl::StrCat(claim.namespace_name, "/", consumer.name));
+    }
+  }
+}
+
 const DraDeviceClass* DraExtendedClass(const DraState& dra, absl::string_view resource) {
-  auto it = dra.extended_resources.find(resource);
-  return it == dra.extended_resources.end() ? nullptr : &dra.classes[it->second];
+  auto it = dra.extended_resources().find(resource);
+  return it == dra.extended_resources().end() ? nullptr : &dra.classes()[it->second];
 }
 
 absl::Status AddDraExtendedDemand(const PodFacts& pod, const DraState& dra, GpuDemand& demand) {
-  if (dra.extended_resources.empty()) return absl::OkStatus();
+  if (dra.extended_resources().empty()) return absl::OkStatus();
   // Most pods ask for nothing of the kind: look at the names before computing requests.
   auto wanted = [&](absl::string_view name) {
-    return dra.extended_resources.contains(name) && demand.devices.Find(name) == nullptr;
+    return dra.extended_resources().contains(name) && demand.devices.Find(name) == nullptr;
   };
   bool any = false;
   for (const auto* list : {&pod.containers, &pod.init_containers}) {
@@ -308,9 +318,9 @@ absl::StatusOr<GpuDemand> ComputeDemandWithDra(const PodFacts& pod, const Policy
 }
 
 bool DemandUsesDra(const GpuDemand& demand, const DraState& dra) {
-  if (dra.extended_resources.empty()) return false;
+  if (dra.extended_resources().empty()) return false;
   for (const ResourceCount& device : demand.devices) {
-    if (dra.extended_resources.contains(device.name)) return true;
+    if (dra.extended_resources().contains(device.name)) return true;
   }
   return false;
 }

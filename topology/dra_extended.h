@@ -29,14 +29,17 @@ namespace topology {
 inline constexpr absl::string_view kDeviceClassResourcePrefix =
     "deviceclass.resource.kubernetes.io/";
 
-// Fills state.extended_resources, classes_on_node and extended_claim_pods from its devices,
-// claims and classes (MakeDraState calls it). When two classes name the same
+// Fills the set's extended_resources, classes_on_node (allocated 0) and counted_for from its
+// devices and classes (MakeDraDeviceSet calls it). When two classes name the same
 // extendedResourceName, the API says the one created later wins and, on a tie, the
 // lexicographically first name; creation times are not in the model, so the lexicographically
 // first name wins. A device is counted for a class when all the class's selectors are true
 // for it; one whose selectors are not evaluated or fail is not counted, and the class's
 // DraClassOnNode says so. Devices of slices not tied to one node are not counted.
-void IndexDraExtendedResources(DraState& state);
+void IndexDraExtendedResources(DraDeviceSet& set);
+// Fills state.classes_on_node (the set's, with the devices allocated claims hold counted) and
+// extended_claim_pods from its claims (MakeDraState calls it).
+void CountDraExtendedClaims(DraState& state);
 
 // The class that backs `resource` as a DRA extended resource, or null.
 const DraDeviceClass* DraExtendedClass(const DraState& dra, absl::string_view resource);

@@ -77,11 +77,9 @@ TEST_F(ClusterStateTest, WithDraRequiredNothingIsPublishedBeforeTheDraState) {
   state_.ReplaceNodes({MigNode("n1", 2)});
   state_.ReplacePods({});
   EXPECT_EQ(state_.Current(), nullptr) << "DRA objects not listed yet";
-  topology::DraState dra;
   topology::DraDeviceClass mig;
   mig.name = "mig.nvidia.com";
-  dra.classes.push_back(mig);
-  auto shared = std::make_shared<const topology::DraState>(std::move(dra));
+  auto shared = std::make_shared<const topology::DraState>(topology::MakeDraState({}, {}, {mig}));
   state_.ReplaceDra(shared);
   ASSERT_NE(state_.Current(), nullptr);
   EXPECT_EQ(&state_.Current()->snapshot->dra(), shared.get()) << "shared, not copied";

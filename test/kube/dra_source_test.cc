@@ -135,8 +135,8 @@ TEST_F(DraSourceTest, ReadsTheCapturedObjectsAndAuditsAllocationsAndReleases) {
   EXPECT_TRUE(r.source->synced());
   const topology::DraState* dra = Dra(state.Current());
   ASSERT_NE(dra, nullptr);
-  EXPECT_EQ(dra->devices.size(), 3u);
-  EXPECT_EQ(dra->classes.size(), 2u);
+  EXPECT_EQ(dra->devices().size(), 3u);
+  EXPECT_EQ(dra->classes().size(), 2u);
   EXPECT_EQ(HeldUuid(state, kCapturedClaim), kCapturedUuid);
   EXPECT_GE(api_->CountRequests("GET", "/apis/resource.k8s.io/v1/resourceslices", "limit=2"), 1);
   EXPECT_GE(api_->CountRequests("GET", "/apis/resource.k8s.io/v1/resourceclaimtemplates"), 1);
@@ -181,7 +181,7 @@ TEST_F(DraSourceTest, ReadsTheCapturedObjectsAndAuditsAllocationsAndReleases) {
 
   // A slice deleted takes its devices out of the state; the claim still names its device.
   ASSERT_TRUE(api_->Delete(Resource::kResourceSlices, "", "node-a-gpu.nvidia.com-k2x9q").ok());
-  EXPECT_TRUE(Eventually([&] { return Dra(state.Current())->devices.empty(); }));
+  EXPECT_TRUE(Eventually([&] { return Dra(state.Current())->devices().empty(); }));
   EXPECT_EQ(HeldUuid(state, kCapturedClaim), "");
   EXPECT_TRUE(FindClaim(*Dra(state.Current()), kCapturedClaim)->allocated);
 }

@@ -129,9 +129,9 @@ TEST(DraStoreTest, BuildsTheStateFromEverythingStored) {
   store.UpsertTemplate(tmpl);
 
   topology::DraState state = store.Build();
-  ASSERT_EQ(state.devices.size(), 2u);
+  ASSERT_EQ(state.devices().size(), 2u);
   ASSERT_EQ(state.claims.size(), 1u);
-  ASSERT_EQ(state.classes.size(), 1u);
+  ASSERT_EQ(state.classes().size(), 1u);
   ASSERT_EQ(state.templates.size(), 1u);
   const topology::DraDevice* held = state.Find(state.claims[0].results[0]);
   ASSERT_NE(held, nullptr);
@@ -139,15 +139,44 @@ TEST(DraStoreTest, BuildsTheStateFromEverythingStored) {
 
   // A second slice, then the first one gone: its devices go with it.
   store.UpsertSlice(Slice("s2", {"gpu-2"}));
-  EXPECT_EQ(store.Build().devices.size(), 3u);
+  EXPECT_EQ(store.Build().devices().size(), 3u);
   store.DeleteSlice("s1");
   topology::DraState after = store.Build();
-  ASSERT_EQ(after.devices.size(), 1u);
+  ASSERT_EQ(after.devices().size(), 1u);
   EXPECT_EQ(after.Find(after.claims[0].results[0]), nullptr) << "its slice is gone";
   store.DeleteClass("mig.nvidia.com");
   store.DeleteTemplate("team-a", "template");
-  EXPECT_TRUE(store.Build().classes.empty());
+  EXPECT_TRUE(store.Build().classes().empty());
   EXPECT_TRUE(store.Build().templates.empty());
+}
+
+// A claim event rebuilds only what claims give: the devices, their index and the per-class
+// selector counts are shared with the state before, until a slice or a class changes.
+TEST(DraStoreTest, ClaimEventsShareTheDeviceSet) {
+  DraStore store;
+  store.ReplaceSlices({Slice("s1", {"gpu-0", "gpu-1"})});
+  topology::DraDeviceClass mig;
+  mig.name = "mig.nvidia.com";
+  mig.selectors = {"device.driver == 'gpu.nvidia.com'"};
+  store.ReplaceClasses({mig});
+  store.ReplaceClaims({});
+  topology::DraState before = store.Build();
+  ASSERT_EQ(before.classes_on_node.at("node-a").at(0).devices, 2);
+  EXPECT_EQ(before.classes_on_node.at("node-a").at(0).allocated, 0);
+
+  store.UpsertClaim(Claim("a", "gpu-0"));
+  topology::DraState after = store.Build();
+  EXPECT_EQ(after.device_set, before.device_set) << "shared, not rebuilt";
+  EXPECT_EQ(after.classes_on_node.at("node-a").at(0).allocated, 1);
+  EXPECT_EQ(before.classes_on_node.at("node-a").at(0).allocated, 0) << "the state before stays";
+
+  store.UpsertSlice(Slice("s1", {"gpu-0", "gpu-1", "gpu-2"}));
+  topology::DraState resliced = store.Build();
+  EXPECT_NE(resliced.device_set, after.device_set);
+  EXPECT_EQ(resliced.classes_on_node.at("node-a").at(0).devices, 3);
+  EXPECT_EQ(resliced.classes_on_node.at("node-a").at(0).allocated, 1);
+  store.DeleteClass("mig.nvidia.com");
+  EXPECT_TRUE(store.Build().classes_on_node.empty());
 }
 
 }  // namespace
