@@ -250,6 +250,9 @@ absl::Status WatchNode(ApiClient& api, const std::string& node, const std::strin
       stream, 330);
   if (!bad.ok()) return bad;
   if (!status.ok()) return status.status();
+  if (*status == 401 || *status == 403) {
+    return absl::PermissionDeniedError(absl::StrCat("watch node ", node, ": HTTP ", *status));
+  }
   if (*status != 200) {
     return absl::UnavailableError(absl::StrCat("watch node ", node, ": HTTP ", *status));
   }

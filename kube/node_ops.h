@@ -83,7 +83,8 @@ struct Eviction {
 
 // Watches the Node from `resource_version` and calls `on_node` with each new state until it
 // returns true (OK), the stream ends (OK, the caller re-reads and watches again), `stream` is
-// interrupted (Aborted) or cancelled (Cancelled).
+// interrupted (Aborted) or cancelled (Cancelled). NotFound when the node is deleted,
+// PermissionDenied on 401/403, Unavailable on other refusals.
 [[nodiscard]] absl::Status WatchNode(ApiClient& api, const std::string& node,
                                      const std::string& resource_version,
                                      const std::function<bool(const NodeFacts&)>& on_node,

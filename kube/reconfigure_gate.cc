@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
+#include "kube/smoke_pod.h"
 #include "topology/status_macros.h"
 #include "topology/wellknown.h"
 
@@ -96,7 +97,16 @@ absl::StatusOr<NodeFacts> ReconfigureGate::WaitForNode(
   NodeFacts& last = *last_seen;
   while (true) {
     if (cancelled()) return absl::CancelledError("interrupted");
-    ASSIGN_OR_RETURN(last, GetNode(api_, node));
+    absl::StatusOr<NodeFacts> read = GetNode(api_, node);
+    if (absl::IsUnavailable(read.status()) && clock_.Now() < deadline) {
+      // A waiting gate outlives an API server hiccup: only the deadline ends the wait.
+      common::Log(common::LogLevel::kWarn, "reading the node failed, retrying",
+                  {{"error", read.status().ToString()}});
+      RETURN_IF_ERROR(Sleep(absl::Seconds(1)));
+      continue;
+    }
+    RETURN_IF_ERROR(read.status());
+    last = *std::move(read);
     if (done(last)) return last;
     if (clock_.Now() >= deadline) return absl::DeadlineExceededError("timed out");
     // The watch has no deadline of its own short enough: a watchdog interrupts it.
@@ -126,7 +136,7 @@ absl::StatusOr<NodeFacts> ReconfigureGate::WaitForNode(
     cv_.notify_all();
     watchdog.join();
     if (matched) return last;
-    if (absl::IsNotFound(watched)) return watched;
+    if (absl::IsNotFound(watched) || absl::IsPermissionDenied(watched)) return watched;
     if (!watched.ok() && !absl::IsAborted(watched)) {
       // The API server went away for a moment: read again after a pause, within the deadline.
       RETURN_IF_ERROR(Sleep(absl::Milliseconds(200)));
@@ -418,45 +428,8 @@ absl::StatusOr<std::string> ReconfigureGate::Smoke(Context& ctx) {
       smallest != nullptr && ctx.strategy == topology::MigStrategy::kMixed
           ? absl::StrCat(topology::kMigResourcePrefix, smallest->ResourceSuffix())
           : std::string(topology::kGpuResource);
-  ASSIGN_OR_RETURN(std::string pod,
-                   CreateSmokePod(api_, o.smoke_namespace, o.node, o.smoke_image, resource));
-  Clock::TimePoint deadline = Deadline(o.timeout);
-  absl::Duration backoff = absl::Milliseconds(100);
-  absl::StatusOr<std::string> verdict;
-  while (true) {
-    absl::StatusOr<PodFacts> p = GetPod(api_, o.smoke_namespace, pod);
-    if (!p.ok()) {
-      verdict = p.status();
-      break;
-    }
-    if (p->phase == "Succeeded" || p->phase == "Running") {
-      verdict = absl::StrCat("pod ", o.smoke_namespace, "/", pod, " with one ", resource, " is ",
-                             p->phase);
-      break;
-    }
-    if (p->phase == "Failed") {
-      verdict = absl::FailedPreconditionError(absl::StrCat("smoke pod ", o.smoke_namespace, "/",
-                                                           pod, " with one ", resource, " failed"));
-      break;
-    }
-    if (clock_.Now() >= deadline) {
-      verdict = absl::DeadlineExceededError(absl::StrCat(
-          "smoke pod ", o.smoke_namespace, "/", pod, " still ",
-          p->phase.empty() ? "Pending" : p->phase, " after ", ShortDuration(o.timeout)));
-      break;
-    }
-    absl::Status slept = Sleep(backoff);
-    if (!slept.ok()) {
-      verdict = slept;
-      break;
-    }
-    backoff = std::min(backoff * 2, absl::Seconds(2));
-  }
-  absl::Status deleted = DeletePod(api_, o.smoke_namespace, pod);
-  if (!deleted.ok() && verdict.ok()) {
-    verdict = absl::UnavailableError(absl::StrCat("smoke pod passed but ", deleted.message()));
-  }
-  return verdict;
+  return RunSmokePod(api_, clock_, {o.smoke_namespace, o.node, o.smoke_image, resource, o.timeout},
+                     [this](absl::Duration d) { return Sleep(d); });
 }
 
 void ReconfigureGate::Rollback(Context& ctx) {

@@ -251,6 +251,27 @@ TEST_F(ReconfigureTest, RetriesEvictionsABudgetRefusesUntilItIsRelaxed) {
   EXPECT_GE(api_->CountRequests("POST", "/api/v1/namespaces/acme/pods/llm-0/eviction"), 2);
 }
 
+TEST_F(ReconfigureTest, ApiServerHiccupsWhileWaitingAreRetried) {
+  sim_->SetOutcome("all-1g.10gb", Success({{"nvidia.com/mig-1g.10gb", 14}}));
+  CommandResult r;
+  std::thread run([&] { r = Reconfigure("--to all-1g.10gb --timeout 10s --settle 5s"); });
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (Label("nvidia.com/mig.config") != "all-1g.10gb" &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  // mig-manager is busy for 100 ms: the next reads of the node fail as an overloaded server's.
+  api_->InjectFailure("GET", "/api/v1/nodes/gpu-a", 503, 2);
+  run.join();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  int refused = 0;
+  for (const auto& req : api_->Requests()) {
+    if (req.path == "/api/v1/nodes/gpu-a" && req.status == 503) ++refused;
+  }
+  EXPECT_EQ(refused, 2);
+  EXPECT_EQ(Label("nvidia.com/mig.config.state"), "success");
+}
+
 TEST_F(ReconfigureTest, FailedStateRollsBackAndUncordons) {
   MigManagerOutcome failed;
   failed.kind = MigManagerOutcome::Kind::kFailed;
