@@ -16,6 +16,7 @@ int RunExplain(const std::vector<std::string>& args);
 int RunPlan(const std::vector<std::string>& args);
 int RunReconfigure(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
+int RunUi(const std::vector<std::string>& args);
 
 // Prints "error: ..." (and the usage text if given) to stderr; returns 2.
 int UsageError(const absl::Status& status, const char* usage);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace cmd {
 
@@ -30,6 +31,11 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                        const std::set<std::string>& switches);
 
 absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// HOST:PORT (IPv6 hosts in brackets; an empty host is 0.0.0.0; port 0 picks a free one) into
+// `host` and `port`; `flag` names the flag in errors, since a command may have two addresses.
+absl::Status SplitHostPort(absl::string_view flag, const std::string& text, std::string& host,
+                           int& port);
 
 }  // namespace cmd
 

@@ -33,6 +33,7 @@ constexpr char kUsage[] =
     "  plan          pick each workload's isolation, cut the cards, write the configuration\n"
     "  check         run the admission webhook's rules over manifest files, offline\n"
     "  reconfigure   change a node's MIG geometry safely (drain, apply, validate, roll back)\n"
+    "  ui            the sharing-mode picker in a browser, on a local port\n"
     "  version       print the version\n\n"
     "Run 'gpu-tenancy COMMAND --help' for a command's flags.\n";
 
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   if (command == "check") return cmd::RunCheck(args);
   if (command == "serve") return cmd::RunServe(args);
   if (command == "reconfigure") return cmd::RunReconfigure(args);
+  if (command == "ui") return cmd::RunUi(args);
   if (command == "version" || command == "--version") {
     std::cout << "gpu-tenancy " << GPU_TENANCY_VERSION << "\n";
     return 0;

@@ -20,6 +20,7 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
+#include "cmd/ui.h"
 #include "common/audit_log.h"
 #include "common/config_loader.h"
 #include "common/extender_codec.h"
@@ -63,7 +64,7 @@ constexpr char kUsage[] =
     "pod's service account (in-cluster). --config FILE is YAML whose keys are these flag names\n"
     "(without --); flags win over it. --audit-log appends one JSON line per bind, per\n"
     "admission denial and per DRA claim allocated or released (\"-\": stdout). The metrics\n"
-    "listener also serves GET /debug/allocations.\n";
+    "listener also serves GET /debug/allocations, and the picker and the live GPU map at /ui/.\n";
 
 const std::set<std::string> kValueFlags = {"cluster-file",
                                            "policy",
@@ -96,26 +97,6 @@ constexpr char kDemoFilterRequest[] =
     R"("spec":{"containers":[{"name":"server","resources":{"limits":{"nvidia.com/mig-3g.40gb":"1"},)"
     R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
     R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
-
-// `flag` names the flag in errors: serve has two listen addresses.
-absl::Status SplitHostPort(absl::string_view flag, const std::string& text, std::string& host,
-                           int& port) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, " \"", text, "\" is not HOST:PORT"));
-  }
-  host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  if (host.empty()) host = "0.0.0.0";
-  // Digits only: SimpleAtoi would also take a sign and surrounding spaces.
-  const std::string digits = text.substr(colon + 1);
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), absl::ascii_isdigit) ||
-      !absl::SimpleAtoi(digits, &port) || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, " \"", text, "\" has no valid port"));
-  }
-  return absl::OkStatus();
-}
 
 // Folds --config FILE into the flags: every key of the YAML mapping is a flag name.
 absl::Status MergeConfigFile(ParsedFlags& flags) {
@@ -528,14 +509,16 @@ int RunServe(const std::vector<std::string>& args) {
             "# TYPE gpu_tenancy_leader gauge\n", "gpu_tenancy_leader ",
             (!leader || leader->is_leader()) ? 1 : 0, "\n");
       },
-      {{"/debug/allocations", [state] {
+      {{"/debug/allocations",
+        [state] {
           std::shared_ptr<const topology::ModelState> current = state->Current();
           if (!current) {
             return server::Reply{503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
           }
           return server::Reply{
               200, extender::AllocationsJson(*current, extender::Allocations(*current)), {}};
-        }}});
+        }}},
+      server::UiRoutes(MakeUiHandlers(nullptr, [state] { return state->Current(); })));
   if (!srv.ok()) return Fail(srv.status());
 
   std::unique_ptr<server::FileWatcher> policy_watch;

@@ -67,10 +67,14 @@ OperatorReply JsonError(int status, absl::string_view message) {
 }
 
 std::string Serialize(const OperatorReply& reply, bool head_only) {
-  std::string out = absl::StrCat(
-      "HTTP/1.1 ", reply.status, " ", ReasonPhrase(reply.status),
-      "\r\nContent-Type: ", reply.content_type, "\r\nContent-Length: ", reply.body.size(),
-      reply.status == 405 ? "\r\nAllow: GET, HEAD" : "", "\r\nConnection: close\r\n\r\n");
+  std::string out = absl::StrCat("HTTP/1.1 ", reply.status, " ", ReasonPhrase(reply.status),
+                                 "\r\nContent-Type: ", reply.content_type,
+                                 "\r\nContent-Length: ", reply.body.size(),
+                                 reply.status == 405 ? "\r\nAllow: GET, HEAD" : "",
+                                 // Every reply here is live state or a page tied to this binary's
+                                 // endpoints: never cached, and never sniffed as another type.
+                                 "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff",
+                                 "\r\nConnection: close\r\n\r\n");
   if (!head_only) out += reply.body;
   return out;
 }
@@ -80,8 +84,9 @@ void CloseFd(int& fd) {
   fd = -1;
 }
 
-OperatorReply Call(const OperatorRoute& route) {
+OperatorReply Call(const OperatorRoute& route, absl::string_view query) {
   try {
+    if (route.query_handler) return route.query_handler(query);
     return route.handler();
   } catch (const std::exception& e) {
     common::Log(common::LogLevel::kError, "handler threw",
@@ -177,7 +182,7 @@ void OperatorListener::RunHandlers() {
       job = std::move(queued_.front());
       queued_.pop_front();
     }
-    job.reply = Serialize(Call(*job.route), job.head_only);
+    job.reply = Serialize(Call(*job.route, job.query), job.head_only);
     {
       std::lock_guard<std::mutex> lock(jobs_mu_);
       done_.push_back(std::move(job));
@@ -200,7 +205,11 @@ void OperatorListener::Answer(Connection& c, size_t head_end) {
   } else {
     absl::string_view method = line.substr(0, first);
     absl::string_view target = line.substr(first + 1, last - first - 1);
-    target = target.substr(0, target.find('?'));
+    absl::string_view query;
+    if (size_t mark = target.find('?'); mark != absl::string_view::npos) {
+      query = target.substr(mark + 1);
+      target = target.substr(0, mark);
+    }
     head_only = method == "HEAD";
     if (method != "GET" && method != "HEAD") {
       reply = JsonError(405, "method not allowed");
@@ -210,13 +219,13 @@ void OperatorListener::Answer(Connection& c, size_t head_end) {
       if (route == routes_.end()) {
         reply = JsonError(404, "no such route");
       } else if (route->quick) {
-        reply = Call(*route);
+        reply = Call(*route, query);
       } else if (in_handler_ >= options_.max_queued) {
         reply = JsonError(503, "too many requests waiting; retry later");
       } else {
         {
           std::lock_guard<std::mutex> lock(jobs_mu_);
-          queued_.push_back(Job{c.id, &*route, head_only, {}});
+          queued_.push_back(Job{c.id, &*route, head_only, std::string(query), {}});
         }
         jobs_ready_.notify_one();
         ++in_handler_;

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace server {
 
@@ -47,6 +48,9 @@ struct OperatorRoute {
   // read atomics). Others run one at a time on the listener's handler thread, so a /metrics
   // scrape waiting on the cluster-state lock does not hold up a probe.
   bool quick = false;
+  // Instead of `handler`, for routes that read the query string (the part of the target after
+  // '?', as sent: still percent-encoded; "" when there is none).
+  std::function<OperatorReply(absl::string_view query)> query_handler = nullptr;
 };
 
 class OperatorListener {
@@ -86,6 +90,7 @@ class OperatorListener {
     uint64_t connection;
     const OperatorRoute* route;
     bool head_only;
+    std::string query;
     std::string reply;  // filled in by the handler thread
   };
   OperatorListener() = default;

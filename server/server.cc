@@ -38,7 +38,8 @@ Server::~Server() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     Options options, std::vector<PostRoute> routes, std::vector<ReadyCheck> readiness,
-    std::function<void(std::string&)> extra_metrics, std::vector<GetRoute> operator_routes) {
+    std::function<void(std::string&)> extra_metrics, std::vector<GetRoute> operator_routes,
+    std::vector<OperatorRoute> page_routes) {
   std::unique_ptr<Server> s(new Server());
   s->options_ = std::move(options);
   s->extra_metrics_ = std::move(extra_metrics);
@@ -104,6 +105,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
                                 return OperatorReply{reply.status, kJson, std::move(reply.body)};
                               }});
     }
+    for (OperatorRoute& route : page_routes) plain_routes.push_back(std::move(route));
     plain_routes.push_back(
         {"/metrics", [self] {
            std::string out;

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "server/metrics.h"
+#include "server/operator_listener.h"
 #include "server/tls.h"
 
 namespace server {
@@ -86,7 +87,9 @@ class Server {
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Server>> Create(
       Options options, std::vector<PostRoute> routes, std::vector<ReadyCheck> readiness,
       std::function<void(std::string&)> extra_metrics = nullptr,
-      std::vector<GetRoute> operator_routes = {});
+      std::vector<GetRoute> operator_routes = {},
+      // More routes on the plain listener as they are (the pages: server/ui_routes.h).
+      std::vector<OperatorRoute> page_routes = {});
 
   void Start();  // serves on background threads
   // Graceful stop: /readyz fails at once; after Options::shutdown_delay_millis (still serving)

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -14,7 +15,9 @@
 #include "common/json.h"
 #include "common/k8s_codec.h"
 #include "common/yaml_json.h"
+#include "extender/gpu_map.h"
 #include "gtest/gtest.h"
+#include "rapidjson/document.h"
 #include "topology/snapshot.h"
 
 namespace {
@@ -260,6 +263,44 @@ TEST_F(AllocationsTest, ClaimsAreListedUnderTheirTenantWithTheirDevices) {
   EXPECT_TRUE(absl::StrContains(json, R"("uuid":"MIG-gpu-0-mig-3g40gb-9-4")")) << json;
   EXPECT_TRUE(absl::StrContains(json, R"("unpublishedDevices":1)")) << json;
   EXPECT_FALSE(absl::StrContains(json, R"("name":"pending")")) << json;
+}
+
+// The page's map reads the same holds: each demo tenant's slices on the nodes they are bound
+// to, mig-c reconfiguring, and free slots where nobody holds one.
+TEST_F(AllocationsTest, TheGpuMapShowsEachTenantsSlicesOnTheirNodes) {
+  Build(DemoCluster());
+  rapidjson::Document map;
+  map.Parse(extender::GpuMapJson(state_).c_str());
+  ASSERT_TRUE(map.IsObject() && map["nodes"].IsArray());
+  std::map<std::string, const rapidjson::Value*> nodes;
+  for (const rapidjson::Value& n : map["nodes"].GetArray()) nodes[n["name"].GetString()] = &n;
+  EXPECT_EQ(nodes.count("cpu-a"), 0u) << "nodes without GPUs are left out";
+  ASSERT_EQ(nodes.count("mig-b"), 1u);
+  EXPECT_EQ(std::string((*nodes["mig-c"])["migState"].GetString()),
+            "nvidia.com/mig.config.state=pending");
+  EXPECT_EQ(std::string((*nodes["mig-a"])["migState"].GetString()), "");
+  // "node resource tenant/pod x count" for every holder.
+  std::multiset<std::string> held;
+  for (const auto& [name, node] : nodes) {
+    for (const rapidjson::Value& r : (*node)["resources"].GetArray()) {
+      int64_t counted = 0;
+      for (const rapidjson::Value& h : r["holders"].GetArray()) {
+        held.insert(absl::StrCat(name, " ", r["name"].GetString(), " ", h["tenant"].GetString(),
+                                 "/", h["pod"].GetString(), " x", h["count"].GetInt64()));
+        counted += h["count"].GetInt64();
+      }
+      EXPECT_EQ(counted, r["used"].GetInt64()) << name << " " << r["name"].GetString();
+      EXPECT_LE(r["used"].GetInt64(), r["allocatable"].GetInt64());
+    }
+  }
+  EXPECT_EQ(held.count("mig-b nvidia.com/mig-3g.40gb acme/llm-a x1"), 1u);
+  EXPECT_EQ(held.count("mig-b nvidia.com/mig-3g.40gb bank/risk-model x1"), 1u);
+  EXPECT_EQ(held.count("mig-b nvidia.com/mig-1g.10gb acme/embed-1 x1"), 1u);
+  EXPECT_EQ(held.count("mig-a nvidia.com/mig-1g.10gb acme/embed-2 x1"), 1u);
+  EXPECT_EQ(held.count("ts-a nvidia.com/gpu.shared research/notebook-1 x1"), 1u);
+  std::set<std::string> tenants;
+  for (const rapidjson::Value& t : map["tenants"].GetArray()) tenants.insert(t.GetString());
+  EXPECT_TRUE(tenants.count("acme") && tenants.count("bank") && tenants.count("research"));
 }
 
 }  // namespace

@@ -1,0 +1,90 @@
+// gpu-tenancy ui: the sharing-mode picker on a local port, no cluster needed. The same pages,
+// with the live GPU map, are under `serve`'s operator listener at /ui/.
+#include "cmd/ui.h"
+
+#include <signal.h>
+
+#include <iostream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "cmd/inputs.h"
+#include "common/config_loader.h"
+#include "common/extender_codec.h"
+#include "common/ui_json.h"
+#include "extender/gpu_map.h"
+#include "server/operator_listener.h"
+
+namespace cmd {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: gpu-tenancy ui [--listen HOST:PORT] [--policy FILE]\n"
+    "Serves the sharing-mode picker at http://HOST:PORT/ui/ (default 127.0.0.1:8090; port 0\n"
+    "picks a free one). --policy sets the GPU-memory annotation the plans' pod snippets use.\n";
+
+}  // namespace
+
+server::UiHandlers MakeUiHandlers(
+    std::shared_ptr<const topology::Policy> policy,
+    std::function<std::shared_ptr<const topology::ModelState>()> state) {
+  server::UiHandlers h;
+  h.catalog = [] { return common::CatalogJson(common::BuiltinCatalog()); };
+  h.plan = [policy, state](absl::string_view input) -> absl::StatusOr<std::string> {
+    std::shared_ptr<const topology::ModelState> current = state ? state() : nullptr;
+    const topology::Policy& live = current ? *current->policy : *policy;
+    return common::PlanJson(input, common::BuiltinCatalog(), live);
+  };
+  if (state) {
+    h.map = [state] {
+      std::shared_ptr<const topology::ModelState> current = state();
+      // Before the first sync there is no state to draw: an empty map, not an error.
+      return current ? extender::GpuMapJson(*current)
+                     : std::string(R"({"nodes":[],"tenants":[],"pools":[]})");
+    };
+  }
+  return h;
+}
+
+int RunUi(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, {"listen", "policy"}, {"help"});
+  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  if (flags->Has("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::string host;
+  int port = 0;
+  absl::Status where =
+      SplitHostPort("--listen", flags->Get("listen", "127.0.0.1:8090"), host, port);
+  if (!where.ok()) return UsageError(where, kUsage);
+  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
+  if (!policy.ok()) return Fail(policy.status());
+
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<std::unique_ptr<server::OperatorListener>> listener =
+      server::OperatorListener::Bind(
+          host, port,
+          server::UiRoutes(
+              MakeUiHandlers(std::make_shared<const topology::Policy>(*std::move(policy)))),
+          server::OperatorListener::Options{});
+  if (!listener.ok()) return Fail(listener.status());
+  (*listener)->Start();
+  const bool v6 = host.find(':') != std::string::npos;
+  std::cout << "ui: http://" << (v6 ? absl::StrCat("[", host, "]") : host) << ":"
+            << (*listener)->port() << "/ui/" << std::endl;
+  int received = 0;
+  sigwait(&signals, &received);
+  (*listener)->Stop();
+  return 0;
+}
+
+}  // namespace cmd

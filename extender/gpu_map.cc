@@ -1,0 +1,190 @@
+#include "extender/gpu_map.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "topology/policy.h"
+#include "topology/wellknown.h"
+
+namespace extender {
+namespace gpu_map {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+constexpr char kUnschedulableTaint[] = "node.kubernetes.io/unschedulable";
+
+const char* KindName(topology::ResourceKind kind) {
+  switch (kind) {
+    case topology::ResourceKind::kWholeGpu:
+      return "gpu";
+    case topology::ResourceKind::kMigInstance:
+      return "mig";
+    case topology::ResourceKind::kSharedReplica:
+      return "shared";
+  }
+  return "gpu";
+}
+
+void Str(Writer& w, const char* key, absl::string_view value) {
+  w.Key(key);
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+// Who holds a DRA device: the tenant and claim of the allocated claim that names it.
+struct DraHolder {
+  std::string tenant, claim;
+};
+
+class MapWriter {
+ public:
+  explicit MapWriter(const topology::ModelState& state) : state_(state), w_(buffer_) {
+    const topology::DraState& dra = state.snapshot->dra();
+    for (const topology::DraClaim& c : dra.claims) {
+      if (!c.allocated) continue;
+      for (const topology::DraAllocationResult& r : c.results) {
+        held_[r.Id().ToString()] = {TenantOf(c.namespace_name), c.namespace_name + "/" + c.name};
+      }
+    }
+    for (const topology::DraDevice& d : dra.devices()) {
+      if (!d.node.empty()) devices_by_node_[d.node].push_back(&d);
+    }
+  }
+
+  std::string Write() {
+    w_.StartObject();
+    w_.Key("nodes");
+    w_.StartArray();
+    for (const std::string& name : state_.snapshot->SortedNodeNames()) {
+      const topology::NodeState* node = state_.snapshot->FindNode(name);
+      auto dra = devices_by_node_.find(name);
+      if (!node || (!node->supply.HasGpus() && dra == devices_by_node_.end())) continue;
+      WriteNode(*node, dra == devices_by_node_.end() ? nullptr : &dra->second);
+    }
+    w_.EndArray();
+    w_.Key("tenants");
+    w_.StartArray();
+    for (const std::string& t : tenants_) w_.String(t.c_str());
+    w_.EndArray();
+    w_.Key("pools");
+    w_.StartArray();
+    for (const std::string& p : pools_) w_.String(p.c_str());
+    w_.EndArray();
+    w_.EndObject();
+    return buffer_.GetString();
+  }
+
+ private:
+  const std::string& TenantOf(const std::string& namespace_name) {
+    auto it = tenant_of_.find(namespace_name);
+    if (it == tenant_of_.end()) {
+      std::string tenant = topology::ResolveTenant(*state_.policy, namespace_name,
+                                                   state_.snapshot->NamespaceLabels(namespace_name))
+                               .name;
+      tenants_.insert(tenant);
+      it = tenant_of_.emplace(namespace_name, std::move(tenant)).first;
+    }
+    return it->second;
+  }
+
+  void WriteNode(const topology::NodeState& node,
+                 const std::vector<const topology::DraDevice*>* dra) {
+    const topology::NodeSupply& supply = node.supply;
+    if (!supply.pool.empty()) pools_.insert(supply.pool);
+    w_.StartObject();
+    Str(w_, "name", node.facts.name);
+    Str(w_, "pool", supply.pool);
+    Str(w_, "mode", supply.pool_mode ? topology::ModeName(*supply.pool_mode) : "");
+    Str(w_, "product", supply.product);
+    Str(w_, "model", supply.model ? supply.model->model : "");
+    w_.Key("gpus");
+    auto count = node.facts.labels.find(std::string(topology::kGpuCountLabel));
+    int gpus = 0;
+    if (count != node.facts.labels.end() && absl::SimpleAtoi(count->second, &gpus)) {
+      w_.Int(gpus);
+    } else {
+      w_.Null();
+    }
+    Str(w_, "migState", supply.mig_unsettled);
+    w_.Key("cordoned");
+    w_.Bool(std::any_of(node.facts.taints.begin(), node.facts.taints.end(),
+                        [](const topology::Taint& t) { return t.key == kUnschedulableTaint; }));
+    w_.Key("resources");
+    w_.StartArray();
+    for (const topology::OfferedResource& r : supply.resources) WriteResource(node, r);
+    w_.EndArray();
+    w_.Key("draDevices");
+    w_.StartArray();
+    if (dra) {
+      for (const topology::DraDevice* d : *dra) WriteDevice(*d);
+    }
+    w_.EndArray();
+    w_.EndObject();
+  }
+
+  void WriteResource(const topology::NodeState& node, const topology::OfferedResource& r) {
+    w_.StartObject();
+    Str(w_, "name", r.name);
+    Str(w_, "kind", KindName(r.kind));
+    Str(w_, "profile", r.mig_profile);
+    w_.Key("allocatable");
+    w_.Int64(r.allocatable);
+    w_.Key("used");
+    w_.Int64(node.occupancy.Used(r.name));
+    w_.Key("holders");
+    w_.StartArray();
+    for (const auto& hold : node.holds) {
+      const int64_t count = hold->demand.devices.Get(r.name);
+      if (count <= 0) continue;
+      w_.StartObject();
+      Str(w_, "tenant", TenantOf(hold->namespace_name));
+      Str(w_, "namespace", hold->namespace_name);
+      Str(w_, "pod", hold->name);
+      w_.Key("count");
+      w_.Int64(count);
+      w_.Key("gpuIndex");
+      if (hold->gpu_index) {
+        w_.Int(*hold->gpu_index);
+      } else {
+        w_.Null();
+      }
+      w_.Key("assumed");
+      w_.Bool(hold->assumed);
+      w_.EndObject();
+    }
+    w_.EndArray();
+    w_.EndObject();
+  }
+
+  void WriteDevice(const topology::DraDevice& d) {
+    w_.StartObject();
+    Str(w_, "device", d.Id().ToString());
+    Str(w_, "type", d.type);
+    Str(w_, "profile", d.profile);
+    Str(w_, "uuid", d.uuid);
+    auto holder = held_.find(d.Id().ToString());
+    Str(w_, "tenant", holder == held_.end() ? "" : holder->second.tenant);
+    Str(w_, "claim", holder == held_.end() ? "" : holder->second.claim);
+    w_.EndObject();
+  }
+
+  const topology::ModelState& state_;
+  rapidjson::StringBuffer buffer_;
+  Writer w_;
+  std::map<std::string, std::string> tenant_of_;  // namespace -> tenant
+  std::set<std::string> tenants_, pools_;
+  std::map<std::string, DraHolder> held_;  // device ID -> holder
+  std::map<std::string, std::vector<const topology::DraDevice*>> devices_by_node_;
+};
+
+}  // namespace gpu_map
+
+std::string GpuMapJson(const topology::ModelState& state) {
+  return gpu_map::MapWriter(state).Write();
+}
+
+}  // namespace extender

@@ -1,0 +1,31 @@
+// The live GPU map the operator page draws (web/map.html, GET /ui/api/map): per GPU node its
+// pool, whether mig-manager is reconfiguring it or it is cordoned, and per offered resource the
+// slots it has and who holds them; per DRA device the tenant and claim that hold it. Read from
+// the same node states the scheduler decides on, as /debug/allocations is. Pure: no I/O.
+//
+//   std::string body = extender::GpuMapJson(*state);
+//
+// {"nodes":[{"name","pool","mode","product","model","gpus","migState","cordoned",
+//   "resources":[{"name","kind":"gpu"|"mig"|"shared","profile","allocatable","used",
+//     "holders":[{"tenant","namespace","pod","count","gpuIndex","assumed"}]}],
+//   "draDevices":[{"device","type","profile","uuid","tenant","claim"}]}],
+//  "tenants":[...], "pools":[...]}
+// Nodes without GPUs (neither allocatable nor DRA devices) are left out; nodes are in name
+// order, holders by namespace and pod name. `migState` is "" on a settled node, else what keeps
+// it unsettled ("nvidia.com/mig.config.state=pending", a device plugin paused for the change).
+// `gpus` is GFD's nvidia.com/gpu.count, null without it; `gpuIndex` is null where the GPU is not
+// known (the device plugin does not say which GPU a MIG instance or an exclusive GPU is).
+#ifndef GPU_TENANCY_EXTENDER_GPU_MAP_H_
+#define GPU_TENANCY_EXTENDER_GPU_MAP_H_
+
+#include <string>
+
+#include "topology/snapshot.h"
+
+namespace extender {
+
+std::string GpuMapJson(const topology::ModelState& state);
+
+}  // namespace extender
+
+#endif  // GPU_TENANCY_EXTENDER_GPU_MAP_H_
