@@ -1,0 +1,233 @@
+'use strict';
+// The live GPU map: GET api/map (the same node states the scheduler extender decides on) drawn
+// per node and offered resource as slots, filled by the pods that hold them. Nothing is decided
+// here; free is what the map says is allocatable minus what it says is used.
+
+const REFRESH_MS = 5000;
+
+let latest = null;     // the last api/map answer
+let refreshTimer = 0;
+let loading = false;
+
+const $ = (selector, root = document) => root.querySelector(selector);
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) {
+      node.append(child instanceof Node ? child : String(child));
+    }
+  }
+  return node;
+}
+
+// ---------------------------------------------------------------- filters, kept in the address
+
+function readFilters() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  return { tenant: params.get('tenant') || '', pool: params.get('pool') || '' };
+}
+
+function keepFilters() {
+  const params = new URLSearchParams();
+  if ($('#tenant-filter').value) params.set('tenant', $('#tenant-filter').value);
+  if ($('#pool-filter').value) params.set('pool', $('#pool-filter').value);
+  history.replaceState(null, '', params.toString() ? `#${params}` : location.pathname);
+}
+
+// Refills a filter's options from the map, keeping the choice (also one the map no longer has,
+// so a filter from a link survives a tenant that has no pods at the moment).
+function fillFilter(select, values, allText, wanted) {
+  const choices = [...new Set([...values, ...(wanted ? [wanted] : [])])];
+  select.replaceChildren(el('option', { value: '' }, allText),
+    ...choices.map((v) => el('option', { value: v }, v)));
+  select.value = wanted;
+}
+
+// ---------------------------------------------------------------- drawing
+
+function tenantColours(tenants) {
+  return new Map(tenants.map((t, i) => [t, `tenant-${i % 10}`]));
+}
+
+function holdsTenant(node, tenant) {
+  return node.resources.some((r) => r.holders.some((h) => h.tenant === tenant)) ||
+    node.draDevices.some((d) => d.tenant === tenant);
+}
+
+function resourceTitle(r) {
+  if (r.kind === 'mig') return `MIG ${r.profile}`;
+  if (r.kind === 'shared') return 'shared replicas';
+  return 'whole GPUs';
+}
+
+function holderSlot(holder, colours, tenantFilter) {
+  const dimmed = tenantFilter && holder.tenant !== tenantFilter;
+  const gpu = holder.gpuIndex === null || holder.gpuIndex === undefined ? '' : `, GPU ${holder.gpuIndex}`;
+  return el('div', {
+    class: `slot ${colours.get(holder.tenant) || 'tenant-9'}${holder.assumed ? ' assumed' : ''}${dimmed ? ' dimmed' : ''}`,
+    'data-tenant': holder.tenant,
+    'data-pod': `${holder.namespace}/${holder.pod}`,
+    title: `${holder.tenant}: ${holder.namespace}/${holder.pod}${gpu}${holder.assumed ? ' (being bound)' : ''}`,
+  }, el('strong', {}, holder.tenant), el('br'), holder.pod);
+}
+
+function freeSlot() {
+  return el('div', { class: 'slot free-slot', 'data-free': 'true' }, 'free');
+}
+
+// Shared replicas whose GPU is known are drawn per GPU (a node's replicas split evenly over
+// its GPUs); anything else is one row of slots.
+function drawSlots(r, node, colours, tenantFilter) {
+  const slots = el('div', { class: 'slots' });
+  const perGpu = r.kind === 'shared' && node.gpus > 1 && r.allocatable % node.gpus === 0 ?
+    r.allocatable / node.gpus : 0;
+  const filled = [];
+  for (const h of r.holders) {
+    for (let i = 0; i < h.count; i++) filled.push(h);
+  }
+  if (!perGpu) {
+    slots.append(...filled.map((h) => holderSlot(h, colours, tenantFilter)));
+    for (let i = filled.length; i < r.allocatable; i++) slots.append(freeSlot());
+    return slots;
+  }
+  const groups = Array.from({ length: node.gpus }, () => []);
+  const unplaced = [];
+  for (const h of filled) {
+    const g = groups[h.gpuIndex];
+    if (g && g.length < perGpu) g.push(h); else unplaced.push(h);
+  }
+  for (const h of unplaced) {
+    const g = groups.find((group) => group.length < perGpu);
+    if (g) g.push(h);
+  }
+  groups.forEach((held, index) => {
+    const group = el('div', { class: 'per-gpu', 'data-gpu': index }, el('span', { class: 'gpu-name' }, `GPU ${index}`),
+      held.map((h) => holderSlot(h, colours, tenantFilter)));
+    for (let i = held.length; i < perGpu; i++) group.append(freeSlot());
+    slots.append(group);
+  });
+  return slots;
+}
+
+function drawNode(node, colours, tenantFilter) {
+  const badges = [];
+  if (node.migState) {
+    badges.push(el('span', { class: 'badge reconfiguring' }, `MIG reconfiguring (${node.migState})`));
+  }
+  if (node.cordoned) badges.push(el('span', { class: 'badge cordoned' }, 'cordoned'));
+  const facts = [node.pool && `pool ${node.pool}`, node.mode, node.model || node.product,
+    node.gpus !== null && node.gpus !== undefined ? `${node.gpus} GPU${node.gpus === 1 ? '' : 's'}` : null]
+    .filter(Boolean).join(' · ');
+  const free = node.resources.filter((r) => r.allocatable > r.used)
+    .map((r) => `${r.allocatable - r.used} x ${r.kind === 'mig' ? r.profile : r.kind === 'gpu' ? 'whole GPU' : 'shared replica'}`);
+  const card = el('article', {
+    class: `node${node.migState ? ' unsettled' : ''}`, 'data-node': node.name, 'data-pool': node.pool,
+    'aria-label': `node ${node.name}`,
+  },
+  el('header', {}, el('h3', {}, node.name), badges, el('span', { class: 'facts' }, facts)),
+  node.resources.map((r) => el('div', { class: 'resource', 'data-resource': r.name },
+    el('div', { class: 'label' }, el('span', {}, el('strong', {}, resourceTitle(r)), ` ${r.name}`),
+      el('span', { class: 'free' }, `${r.used} of ${r.allocatable} used`)),
+    drawSlots(r, node, colours, tenantFilter))),
+  node.draDevices.length ? drawDevices(node.draDevices, colours) : null,
+  el('p', { class: 'node-free' }, free.length ? `Free: ${free.join(', ')}` : 'Free: nothing'));
+  return card;
+}
+
+function drawDevices(devices, colours) {
+  return el('div', { class: 'table-wrap' }, el('table', { class: 'dra' },
+    el('caption', { class: 'hint' }, 'DRA devices'),
+    el('thead', {}, el('tr', {}, ['Device', 'Type', 'Profile', 'Held by'].map((h) => el('th', { scope: 'col' }, h)))),
+    el('tbody', {}, devices.map((d) => el('tr', { 'data-device': d.device, 'data-tenant': d.tenant },
+      el('td', {}, d.device), el('td', {}, d.type), el('td', {}, d.profile || ''),
+      el('td', {}, d.tenant ? el('span', { class: `chip ${colours.get(d.tenant) || 'tenant-9'}` }, `${d.tenant} (${d.claim})`) : 'free'))))));
+}
+
+function draw() {
+  if (!latest) return;
+  const tenant = $('#tenant-filter').value;
+  const pool = $('#pool-filter').value;
+  const colours = tenantColours(latest.tenants);
+  $('#legend').replaceChildren(...latest.tenants.map((t) => el('li', { class: `chip ${colours.get(t)}` }, t)),
+    el('li', { class: 'chip free-chip' }, 'free'));
+  const shown = latest.nodes.filter((n) => (!pool || n.pool === pool) && (!tenant || holdsTenant(n, tenant)));
+  $('#nodes').replaceChildren(...shown.map((n) => drawNode(n, colours, tenant)));
+  if (!shown.length) $('#nodes').append(el('p', { class: 'hint' }, 'No GPU node matches the filters.'));
+}
+
+// ---------------------------------------------------------------- loading
+
+async function load() {
+  if (loading) return;
+  loading = true;
+  try {
+    const reply = await fetch('api/map', { cache: 'no-store' });
+    if (reply.status === 404) {
+      stopRefreshing();
+      showError('There is no live map here: it is served by gpu-tenancy serve, at /ui/map.html on ' +
+        'its operator (metrics) listener. gpu-tenancy ui serves the picker only.');
+      return;
+    }
+    const body = await reply.json();
+    if (!reply.ok) throw new Error(body.error || reply.statusText);
+    latest = body;
+    $('#error').hidden = true;
+    const wanted = { tenant: $('#tenant-filter').value, pool: $('#pool-filter').value };
+    fillFilter($('#tenant-filter'), body.tenants, 'all tenants', wanted.tenant);
+    fillFilter($('#pool-filter'), body.pools, 'all pools', wanted.pool);
+    draw();
+    $('#status').textContent = `${body.nodes.length} GPU node${body.nodes.length === 1 ? '' : 's'}, ` +
+      `updated ${new Date().toLocaleTimeString()}`;
+    document.body.dataset.loads = String(Number(document.body.dataset.loads || 0) + 1);
+  } catch (e) {
+    showError(`The map could not be loaded (${e.message}); showing the last one.`);
+  } finally {
+    loading = false;
+  }
+}
+
+function showError(message) {
+  $('#error').textContent = message;
+  $('#error').hidden = false;
+}
+
+function stopRefreshing() {
+  clearInterval(refreshTimer);
+  refreshTimer = 0;
+  $('#auto-refresh').checked = false;
+}
+
+function startRefreshing() {
+  clearInterval(refreshTimer);
+  // A hidden tab does not poll; it catches up when shown.
+  refreshTimer = setInterval(() => { if (!document.hidden) load(); }, REFRESH_MS);
+}
+
+function start() {
+  const filters = readFilters();
+  fillFilter($('#tenant-filter'), [], 'all tenants', filters.tenant);
+  fillFilter($('#pool-filter'), [], 'all pools', filters.pool);
+  for (const id of ['#tenant-filter', '#pool-filter']) {
+    $(id).addEventListener('change', () => { keepFilters(); draw(); });
+  }
+  $('#refresh').addEventListener('click', load);
+  $('#auto-refresh').addEventListener('change', (event) => {
+    if (event.target.checked) startRefreshing(); else stopRefreshing();
+  });
+  // A link with other filters opened in this tab changes only the hash.
+  window.addEventListener('hashchange', () => {
+    const wanted = readFilters();
+    fillFilter($('#tenant-filter'), latest ? latest.tenants : [], 'all tenants', wanted.tenant);
+    fillFilter($('#pool-filter'), latest ? latest.pools : [], 'all pools', wanted.pool);
+    draw();
+  });
+  document.addEventListener('visibilitychange', () => { if (!document.hidden && refreshTimer) load(); });
+  startRefreshing();
+  load();
+}
+
+start();
