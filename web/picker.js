@@ -78,7 +78,8 @@ function addFleetRow(entry = {}) {
   $('[name=count]', row).value = entry.count ?? '';
   $('[name=zone]', row).value = entry.zone ?? '';
   const above = $$('.fleet-row').pop();
-  const gpu = entry.gpu ?? (above ? readFleetRow(above).gpu : 'H100-80GB');
+  const copied = entry.gpu === undefined && above ? readFleetRow(above) : {};
+  const gpu = entry.gpu ?? copied.gpu ?? 'H100-80GB';
   const model = catalogModels.find((m) => m.model === gpu || (m.products || []).includes(gpu));
   const preset = GPUS_WITHOUT_MIG.find((g) => g.name === gpu);
   if (model) {
@@ -89,7 +90,7 @@ function addFleetRow(entry = {}) {
     $('[name=gpu]', row).value = OTHER_GPU;
     $('[name=otherGpu]', row).value = gpu;
   }
-  $('[name=memory]', row).value = entry.memory ?? '';
+  $('[name=memory]', row).value = entry.memory ?? copied.memory ?? '';
   $('[name=gpu]', row).addEventListener('change', () => showGpuFields(row));
   $('.remove', row).addEventListener('click', () => removeRow(row, '#add-node'));
   $('#fleet-rows').append(row);

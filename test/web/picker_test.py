@@ -3,7 +3,8 @@
 The worked example of cmd/demo/plan-example.yaml typed into the form must give 4 GPUs and the
 3g.40gb + 2g.20gb + 1g.10gb + 1g.10gb cut; an L40S fleet must be flagged as having no hardware
 boundary (driven by keyboard only); a VM isolation requirement must be flagged for vGPU
-licensing; the address must restore the plan; a planner error must be shown with its reason.
+licensing; the address must restore the plan; a planner error must be shown with its reason;
+the map page, which only `serve` feeds, must say so.
 """
 
 import browser
@@ -150,6 +151,12 @@ class PickerTest(unittest.TestCase):
         self.assertIn('untrusted tenant: needs a hardware boundary', rule.text)
         smi = self.driver.find_element(By.CSS_SELECTOR, '[data-output=nvidia-smi] code')
         self.assertIn('nvidia-smi mig -i 0 -cgi 9,14,19,19 -C', smi.get_attribute('textContent'))
+        copy = self.driver.find_element(By.CSS_SELECTOR, '[data-output=nvidia-smi] button')
+        self.driver.execute_script('arguments[0].scrollIntoView()', copy)
+        copy.click()
+        # Copied, or selected for Ctrl+C where the clipboard is not allowed (as headless may be).
+        browser.wait_until(self.driver, lambda d: copy.text != 'Copy', message='Copy did nothing')
+        self.assertIn(copy.text, ('Copied', 'Selected: press Ctrl+C'))
         for output in ('mig-parted', 'resource-claims', 'pods', 'policy', 'plan-input'):
             self.driver.find_element(By.CSS_SELECTOR, f'[data-output={output}]')
         self.driver.execute_script("document.getElementById('plan').scrollIntoView()")
@@ -226,6 +233,14 @@ class PickerTest(unittest.TestCase):
         self.assertEqual(self.text('gpus-used'), '4')
         self.assertEqual(self.geometries()[('h100-a', '0')], ZONE_CUT)
         self.assert_no_console_errors()
+
+    def test_map_under_ui_says_where_the_map_is(self):
+        self.driver.get(self.url + 'map.html')
+        browser.wait_until(self.driver, lambda d: d.find_element(By.ID, 'error').text,
+                           message='the map page under ui never explained itself')
+        self.assertIn('gpu-tenancy serve', self.text('error'))
+        self.assertFalse(self.driver.find_element(By.ID, 'auto-refresh').is_selected())
+        self.assert_no_console_errors(allowed=[r'api/map - .* 404'])
 
     def test_planner_error_is_shown_with_its_reason(self):
         self.open_picker()
