@@ -78,6 +78,12 @@ class MapTest(unittest.TestCase):
         self.assertEqual(len(mig_1g.find_elements(By.CSS_SELECTOR, '.slot.free-slot')), 7)
         self.assertNotIn('cpu-a', self.shown_nodes())
         browser.screenshot(self.driver, 'map-demo')
+        # Readable on a narrow window: one column of nodes, nothing wider than the window.
+        self.driver.set_window_size(480, 900)
+        overflow = self.driver.execute_script('return document.documentElement.scrollWidth - window.innerWidth')
+        self.assertLessEqual(overflow, 0)
+        browser.screenshot(self.driver, 'map-narrow')
+        self.driver.set_window_size(1280, 800)
         self.assertEqual(browser.console_errors(self.driver), [])
 
     def test_filters_narrow_the_nodes_and_stay_in_the_address(self):
