@@ -42,16 +42,18 @@ TEST(UiTest, ThePickerPlansTheWorkedExampleAndRefusesBadInput) {
   TempDir dir;
   const std::string example = absl::StrCat(GT_SOURCE_DIR, "/cmd/demo/plan-example.yaml");
   CommandResult r = WithUi(
-      dir, absl::StrCat("curl -s -o plan.json -w 'plan %{http_code}\\n' -G --data-urlencode "
-                        "input@",
-                        ShellQuote(example),
-                        " \"${url}api/plan\"; "
-                        "curl -s -o bad.json -w 'bad %{http_code}\\n' \"${url}api/plan?input="
-                        "fleet%3A%20%5B%5D\"; "
-                        "curl -s -o catalog.json -w 'catalog %{http_code}\\n' \"${url}api/catalog\"; "
-                        "curl -s -o /dev/null -w 'map %{http_code}\\n' \"${url}api/map\""));
+      dir,
+      absl::StrCat("curl -s -o plan.json -w 'plan %{http_code}\\n' -G --data-urlencode "
+                   "input@",
+                   ShellQuote(example),
+                   " \"${url}api/plan\"; "
+                   "curl -s -o bad.json -w 'bad %{http_code}\\n' \"${url}api/plan?input="
+                   "fleet%3A%20%5B%5D\"; "
+                   "curl -s -o catalog.json -w 'catalog %{http_code}\\n' \"${url}api/catalog\"; "
+                   "curl -s -o /dev/null -w 'map %{http_code}\\n' \"${url}api/map\""));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << Slurp(dir.File("ui.err"));
-  EXPECT_EQ(r.out, "plan 200\nbad 400\ncatalog 200\nmap 404\nexit 0\n") << Slurp(dir.File("ui.err"));
+  EXPECT_EQ(r.out, "plan 200\nbad 400\ncatalog 200\nmap 404\nexit 0\n")
+      << Slurp(dir.File("ui.err"));
   rapidjson::Document plan;
   plan.Parse(Slurp(dir.File("plan.json")).c_str());
   ASSERT_TRUE(plan.IsObject()) << Slurp(dir.File("plan.json"));
@@ -83,8 +85,8 @@ TEST(UiTest, ServeDemoMapsEachTenantsSlices) {
     if (std::string(n["name"].GetString()) != "mig-b") continue;
     for (const rapidjson::Value& r : n["resources"].GetArray()) {
       for (const rapidjson::Value& h : r["holders"].GetArray()) {
-        absl::StrAppend(&mig_b_holders, r["profile"].GetString(), " ", h["tenant"].GetString(),
-                        "/", h["pod"].GetString(), "; ");
+        absl::StrAppend(&mig_b_holders, r["profile"].GetString(), " ", h["tenant"].GetString(), "/",
+                        h["pod"].GetString(), "; ");
       }
     }
   }

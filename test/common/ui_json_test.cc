@@ -36,27 +36,27 @@ TEST(UiJsonTest, TheCatalogCarriesEachProfilesShapeAndPlacements) {
 }
 
 TEST(UiJsonTest, TheWorkedExamplePlansFourGpus) {
-  absl::StatusOr<std::string> json = PlanJson(testing_support::SourceFile("cmd/demo/plan-example.yaml"),
-                                              BuiltinCatalog(), topology::Policy::AllowAll());
+  absl::StatusOr<std::string> json =
+      PlanJson(testing_support::SourceFile("cmd/demo/plan-example.yaml"), BuiltinCatalog(),
+               topology::Policy::AllowAll());
   ASSERT_TRUE(json.ok()) << json.status();
   rapidjson::Document doc;
   doc.Parse(json->c_str());
   ASSERT_TRUE(doc.IsObject());
   EXPECT_EQ(doc["summary"]["gpusUsed"].GetInt(), 4);
-  EXPECT_TRUE(doc.HasMember("nvidiaSmi") && doc.HasMember("migParted") && doc.HasMember("warnings"));
+  EXPECT_TRUE(doc.HasMember("nvidiaSmi") && doc.HasMember("migParted") &&
+              doc.HasMember("warnings"));
 }
 
 TEST(UiJsonTest, BadInputIsRefusedWithTheReason) {
-  absl::StatusOr<std::string> typo =
-      PlanJson("fleet: [{node: a, gpu: H100-80GB}]\nworkload: []\n", BuiltinCatalog(),
-               topology::Policy::AllowAll());
+  absl::StatusOr<std::string> typo = PlanJson("fleet: [{node: a, gpu: H100-80GB}]\nworkload: []\n",
+                                              BuiltinCatalog(), topology::Policy::AllowAll());
   ASSERT_EQ(typo.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(typo.status().message().find("workload"), absl::string_view::npos)
-      << typo.status();
-  absl::StatusOr<std::string> unplaceable =
-      PlanJson("fleet: [{node: a, gpu: L4, memory: 24Gi}]\n"
-               "workloads: [{name: big, tenant: t, trust: trusted, memory: {highWaterMark: 40Gi}}]\n",
-               BuiltinCatalog(), topology::Policy::AllowAll());
+  EXPECT_NE(typo.status().message().find("workload"), absl::string_view::npos) << typo.status();
+  absl::StatusOr<std::string> unplaceable = PlanJson(
+      "fleet: [{node: a, gpu: L4, memory: 24Gi}]\n"
+      "workloads: [{name: big, tenant: t, trust: trusted, memory: {highWaterMark: 40Gi}}]\n",
+      BuiltinCatalog(), topology::Policy::AllowAll());
   ASSERT_EQ(unplaceable.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(unplaceable.status().message().find("big"), absl::string_view::npos)
       << unplaceable.status();
