@@ -64,15 +64,20 @@ function resourceTitle(r) {
   return 'whole GPUs';
 }
 
+function colourOf(tenant, colours) { return colours.get(tenant) || 'tenant-9'; }
+
+function known(value) { return value !== null && value !== undefined; }
+
 function holderSlot(holder, colours, tenantFilter) {
-  const dimmed = tenantFilter && holder.tenant !== tenantFilter;
-  const gpu = holder.gpuIndex === null || holder.gpuIndex === undefined ? '' : `, GPU ${holder.gpuIndex}`;
-  return el('div', {
-    class: `slot ${colours.get(holder.tenant) || 'tenant-9'}${holder.assumed ? ' assumed' : ''}${dimmed ? ' dimmed' : ''}`,
-    'data-tenant': holder.tenant,
-    'data-pod': `${holder.namespace}/${holder.pod}`,
-    title: `${holder.tenant}: ${holder.namespace}/${holder.pod}${gpu}${holder.assumed ? ' (being bound)' : ''}`,
-  }, el('strong', {}, holder.tenant), el('br'), holder.pod);
+  const classes = ['slot', colourOf(holder.tenant, colours)];
+  if (holder.assumed) classes.push('assumed');
+  if (tenantFilter && holder.tenant !== tenantFilter) classes.push('dimmed');
+  const pod = `${holder.namespace}/${holder.pod}`;
+  const gpu = known(holder.gpuIndex) ? `, GPU ${holder.gpuIndex}` : '';
+  const binding = holder.assumed ? ' (being bound)' : '';
+  return el('div', { class: classes.join(' '), 'data-tenant': holder.tenant, 'data-pod': pod,
+    title: `${holder.tenant}: ${pod}${gpu}${binding}` },
+  el('strong', {}, holder.tenant), el('br'), holder.pod);
 }
 
 function freeSlot() {
@@ -105,7 +110,8 @@ function drawSlots(r, node, colours, tenantFilter) {
     if (g) g.push(h);
   }
   groups.forEach((held, index) => {
-    const group = el('div', { class: 'per-gpu', 'data-gpu': index }, el('span', { class: 'gpu-name' }, `GPU ${index}`),
+    const group = el('div', { class: 'per-gpu', 'data-gpu': index },
+      el('span', { class: 'gpu-name' }, `GPU ${index}`),
       held.map((h) => holderSlot(h, colours, tenantFilter)));
     for (let i = held.length; i < perGpu; i++) group.append(freeSlot());
     slots.append(group);
@@ -113,38 +119,51 @@ function drawSlots(r, node, colours, tenantFilter) {
   return slots;
 }
 
+function slotName(r) {
+  if (r.kind === 'mig') return r.profile;
+  return r.kind === 'gpu' ? 'whole GPU' : 'shared replica';
+}
+
+function drawResource(r, node, colours, tenantFilter) {
+  return el('div', { class: 'resource', 'data-resource': r.name },
+    el('div', { class: 'label' },
+      el('span', {}, el('strong', {}, resourceTitle(r)), ` ${r.name}`),
+      el('span', { class: 'free' }, `${r.used} of ${r.allocatable} used`)),
+    drawSlots(r, node, colours, tenantFilter));
+}
+
 function drawNode(node, colours, tenantFilter) {
   const badges = [];
   if (node.migState) {
-    badges.push(el('span', { class: 'badge reconfiguring' }, `MIG reconfiguring (${node.migState})`));
+    const state = `MIG reconfiguring (${node.migState})`;
+    badges.push(el('span', { class: 'badge reconfiguring' }, state));
   }
   if (node.cordoned) badges.push(el('span', { class: 'badge cordoned' }, 'cordoned'));
-  const facts = [node.pool && `pool ${node.pool}`, node.mode, node.model || node.product,
-    node.gpus !== null && node.gpus !== undefined ? `${node.gpus} GPU${node.gpus === 1 ? '' : 's'}` : null]
-    .filter(Boolean).join(' · ');
+  const gpus = known(node.gpus) ? `${node.gpus} GPU${node.gpus === 1 ? '' : 's'}` : null;
+  const facts = [node.pool && `pool ${node.pool}`, node.mode, node.model || node.product, gpus];
   const free = node.resources.filter((r) => r.allocatable > r.used)
-    .map((r) => `${r.allocatable - r.used} x ${r.kind === 'mig' ? r.profile : r.kind === 'gpu' ? 'whole GPU' : 'shared replica'}`);
-  const card = el('article', {
-    class: `node${node.migState ? ' unsettled' : ''}`, 'data-node': node.name, 'data-pool': node.pool,
-    'aria-label': `node ${node.name}`,
-  },
-  el('header', {}, el('h3', {}, node.name), badges, el('span', { class: 'facts' }, facts)),
-  node.resources.map((r) => el('div', { class: 'resource', 'data-resource': r.name },
-    el('div', { class: 'label' }, el('span', {}, el('strong', {}, resourceTitle(r)), ` ${r.name}`),
-      el('span', { class: 'free' }, `${r.used} of ${r.allocatable} used`)),
-    drawSlots(r, node, colours, tenantFilter))),
+    .map((r) => `${r.allocatable - r.used} x ${slotName(r)}`);
+  return el('article', { class: `node${node.migState ? ' unsettled' : ''}`,
+    'data-node': node.name, 'data-pool': node.pool, 'aria-label': `node ${node.name}` },
+  el('header', {}, el('h3', {}, node.name), badges,
+    el('span', { class: 'facts' }, facts.filter(Boolean).join(' · '))),
+  node.resources.map((r) => drawResource(r, node, colours, tenantFilter)),
   node.draDevices.length ? drawDevices(node.draDevices, colours) : null,
-  el('p', { class: 'node-free' }, free.length ? `Free: ${free.join(', ')}` : 'Free: nothing'));
-  return card;
+  el('p', { class: 'node-free' }, `Free: ${free.length ? free.join(', ') : 'nothing'}`));
 }
 
 function drawDevices(devices, colours) {
+  const heldBy = (d) => (d.tenant ?
+    el('span', { class: `chip ${colourOf(d.tenant, colours)}` }, `${d.tenant} (${d.claim})`) :
+    'free');
   return el('div', { class: 'table-wrap' }, el('table', { class: 'dra' },
     el('caption', { class: 'hint' }, 'DRA devices'),
-    el('thead', {}, el('tr', {}, ['Device', 'Type', 'Profile', 'Held by'].map((h) => el('th', { scope: 'col' }, h)))),
-    el('tbody', {}, devices.map((d) => el('tr', { 'data-device': d.device, 'data-tenant': d.tenant },
-      el('td', {}, d.device), el('td', {}, d.type), el('td', {}, d.profile || ''),
-      el('td', {}, d.tenant ? el('span', { class: `chip ${colours.get(d.tenant) || 'tenant-9'}` }, `${d.tenant} (${d.claim})`) : 'free'))))));
+    el('thead', {}, el('tr', {},
+      ['Device', 'Type', 'Profile', 'Held by'].map((h) => el('th', { scope: 'col' }, h)))),
+    el('tbody', {}, devices.map((d) =>
+      el('tr', { 'data-device': d.device, 'data-tenant': d.tenant },
+        el('td', {}, d.device), el('td', {}, d.type), el('td', {}, d.profile || ''),
+        el('td', {}, heldBy(d)))))));
 }
 
 function draw() {
@@ -152,11 +171,15 @@ function draw() {
   const tenant = $('#tenant-filter').value;
   const pool = $('#pool-filter').value;
   const colours = tenantColours(latest.tenants);
-  $('#legend').replaceChildren(...latest.tenants.map((t) => el('li', { class: `chip ${colours.get(t)}` }, t)),
+  $('#legend').replaceChildren(
+    ...latest.tenants.map((t) => el('li', { class: `chip ${colours.get(t)}` }, t)),
     el('li', { class: 'chip free-chip' }, 'free'));
-  const shown = latest.nodes.filter((n) => (!pool || n.pool === pool) && (!tenant || holdsTenant(n, tenant)));
+  const shown = latest.nodes.filter((n) =>
+    (!pool || n.pool === pool) && (!tenant || holdsTenant(n, tenant)));
   $('#nodes').replaceChildren(...shown.map((n) => drawNode(n, colours, tenant)));
-  if (!shown.length) $('#nodes').append(el('p', { class: 'hint' }, 'No GPU node matches the filters.'));
+  if (!shown.length) {
+    $('#nodes').append(el('p', { class: 'hint' }, 'No GPU node matches the filters.'));
+  }
 }
 
 // ---------------------------------------------------------------- loading
@@ -168,8 +191,8 @@ async function load() {
     const reply = await fetch('api/map', { cache: 'no-store' });
     if (reply.status === 404) {
       stopRefreshing();
-      showError('There is no live map here: it is served by gpu-tenancy serve, at /ui/map.html on ' +
-        'its operator (metrics) listener. gpu-tenancy ui serves the picker only.');
+      showError('There is no live map here: it is served by gpu-tenancy serve, at ' +
+        '/ui/map.html on its operator (metrics) listener. gpu-tenancy ui serves the picker only.');
       return;
     }
     const body = await reply.json();
@@ -180,8 +203,9 @@ async function load() {
     fillFilter($('#tenant-filter'), body.tenants, 'all tenants', wanted.tenant);
     fillFilter($('#pool-filter'), body.pools, 'all pools', wanted.pool);
     draw();
-    $('#status').textContent = `${body.nodes.length} GPU node${body.nodes.length === 1 ? '' : 's'}, ` +
-      `updated ${new Date().toLocaleTimeString()}`;
+    const count = body.nodes.length;
+    $('#status').textContent =
+      `${count} GPU node${count === 1 ? '' : 's'}, updated ${new Date().toLocaleTimeString()}`;
     document.body.dataset.loads = String(Number(document.body.dataset.loads || 0) + 1);
   } catch (e) {
     showError(`The map could not be loaded (${e.message}); showing the last one.`);
@@ -225,7 +249,9 @@ function start() {
     fillFilter($('#pool-filter'), latest ? latest.pools : [], 'all pools', wanted.pool);
     draw();
   });
-  document.addEventListener('visibilitychange', () => { if (!document.hidden && refreshTimer) load(); });
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden && refreshTimer) load();
+  });
   startRefreshing();
   load();
 }

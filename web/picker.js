@@ -325,14 +325,19 @@ function drawFlags(warnings) {
     const kind = (FLAG_KINDS.find(([pattern]) => pattern.test(warning)) || [null, 'Note'])[1];
     return el('li', { 'data-kind': kind }, el('span', { class: 'kind' }, `${kind}:`), warning);
   });
-  if (!items.length) items.push(el('li', { class: 'none' }, 'No flags: nothing in this plan needs a warning.'));
+  if (!items.length) {
+    items.push(el('li', { class: 'none' }, 'No flags: nothing in this plan needs a warning.'));
+  }
   $('#flags').replaceChildren(...items);
 }
+
+function plural(n, one, many = `${one}s`) { return `${n} ${n === 1 ? one : many}`; }
 
 function mechanismText(w) {
   switch (w.mechanism) {
     case 'mig': return `MIG ${w.profile} on ${w.gpu}`;
-    case 'exclusive': return `whole GPU${w.gpusPerReplica > 1 ? ` x${w.gpusPerReplica}` : ''} (${w.gpu})`;
+    case 'exclusive':
+      return `${w.gpusPerReplica > 1 ? `${w.gpusPerReplica} whole GPUs` : 'whole GPU'} (${w.gpu})`;
     case 'timeslice': return `time-slicing on ${w.gpu}`;
     case 'mps': return `MPS on ${w.gpu}`;
     case 'vm': return 'VM boundary (not placed)';
@@ -341,16 +346,21 @@ function mechanismText(w) {
 }
 
 function drawDecisions(workloads, colours) {
-  const rows = workloads.map((w) => el('tr', { 'data-workload': w.name },
-    el('th', { scope: 'row' }, w.name),
-    el('td', {}, el('span', { class: `chip ${colours.get(w.tenant)}` }, w.tenant), ` ${w.trust}, ${w.latency}`),
-    el('td', { class: 'mechanism' }, mechanismText(w)),
-    el('td', {}, w.replicas, w.mirrored && w.replicaZones.length ? ` (zones ${w.replicaZones.join(', ')})` : ''),
-    el('td', {}, w.memory.total),
-    el('td', { class: 'rule' }, el('ul', {},
-      w.reasons.map((r) => el('li', {}, r)),
-      w.rounding ? el('li', {}, w.rounding) : null,
-      w.warnings.map((r) => el('li', { class: 'warning' }, r))))));
+  const rows = workloads.map((w) => {
+    const mirrored = w.mirrored && w.replicaZones.length;
+    const zones = mirrored ? ` (zones ${w.replicaZones.join(', ')})` : '';
+    return el('tr', { 'data-workload': w.name },
+      el('th', { scope: 'row' }, w.name),
+      el('td', {}, el('span', { class: `chip ${colours.get(w.tenant)}` }, w.tenant),
+        ` ${w.trust}, ${w.latency}`),
+      el('td', { class: 'mechanism' }, mechanismText(w)),
+      el('td', {}, w.replicas, zones),
+      el('td', {}, w.memory.total),
+      el('td', { class: 'rule' }, el('ul', {},
+        w.reasons.map((r) => el('li', {}, r)),
+        w.rounding ? el('li', {}, w.rounding) : null,
+        w.warnings.map((r) => el('li', { class: 'warning' }, r)))));
+  });
   $('#decisions tbody').replaceChildren(...rows);
 }
 
@@ -360,64 +370,79 @@ function holderLabel(holder) {
   return holder.canary ? 'canary (kept free)' : `${holder.workload} #${holder.replica}`;
 }
 
+function holderColour(holder, colours, tenantOf) {
+  return holder.canary ? 'canary' : colours.get(tenantOf.get(holder.workload));
+}
+
+const GPU_USE_TEXT = { exclusive: 'whole GPU', timeslice: 'time-sliced', mps: 'MPS', idle: 'idle' };
+
 function drawGpu(gpu, colours, tenantOf) {
-  const where = `${gpu.node} · GPU ${gpu.index}${gpu.zone ? ` · zone ${gpu.zone}` : ''} · ${gpu.gpu}`;
-  const figure = el('figure', { class: 'gpu', 'data-node': gpu.node, 'data-index': gpu.index, 'data-use': gpu.use });
+  const zone = gpu.zone ? ` · zone ${gpu.zone}` : '';
+  const where = el('strong', {}, `${gpu.node} · GPU ${gpu.index}${zone} · ${gpu.gpu}`);
+  const figure = el('figure', { class: 'gpu', 'data-node': gpu.node, 'data-index': gpu.index,
+    'data-use': gpu.use });
   if (gpu.use === 'mig') {
     const profiles = [...gpu.instances]
       .sort((a, b) => b.memorySlices - a.memorySlices || b.computeSlices - a.computeSlices)
       .map((i) => i.profile);
     figure.dataset.geometry = profiles.join('+');
-    figure.append(el('figcaption', {}, el('strong', {}, where), el('br'),
+    figure.append(el('figcaption', {}, where, el('br'),
       'MIG: ', el('span', { class: 'geometry' }, profiles.join(' + ') || 'no instances')),
     drawSlices(gpu, colours, tenantOf));
     return figure;
   }
-  const useText = { exclusive: 'whole GPU', timeslice: 'time-sliced', mps: 'MPS', idle: 'idle' }[gpu.use] || gpu.use;
   const memory = gpu.sharedMemoryMiB !== undefined && gpu.memoryMiB ?
     ` · ${gpu.sharedMemoryMiB} of ${gpu.memoryMiB} MiB declared` : '';
-  figure.append(el('figcaption', {}, el('strong', {}, where), el('br'), useText, memory),
+  figure.append(el('figcaption', {}, where, el('br'), GPU_USE_TEXT[gpu.use] || gpu.use, memory),
     el('div', { class: 'clients' }, gpu.clients.map((c) =>
-      el('span', { class: `chip ${c.canary ? 'canary' : colours.get(tenantOf.get(c.workload))}` }, holderLabel(c)))));
+      el('span', { class: `chip ${holderColour(c, colours, tenantOf)}` }, holderLabel(c)))));
   return figure;
 }
 
 // One grid for both rows: a column count divisible by the compute and the memory slices, so an
 // instance's compute and memory cells sit under each other as on the card.
 function drawSlices(gpu, colours, tenantOf) {
-  const model = catalogModels.find((m) => m.model === gpu.gpu) || { computeSlices: 7, memorySlices: 8 };
+  const model = catalogModels.find((m) => m.model === gpu.gpu) ||
+    { computeSlices: 7, memorySlices: 8 };
   const compute = model.computeSlices;
   const memory = model.memorySlices;
   const columns = compute * memory / gcd(compute, memory);
   const perCompute = columns / compute;
   const perMemory = columns / memory;
-  const described = gpu.instances.map((i) =>
-    `${i.profile} for ${holderLabel(i)} at memory slices ${i.start}-${i.start + i.memorySlices - 1}`);
-  const grid = el('div', { class: 'slices', role: 'img',
-    'aria-label': `${gpu.node} GPU ${gpu.index}, ${compute} compute x ${memory} memory slices: ${described.join('; ') || 'empty'}` });
+  const described = gpu.instances.map((i) => `${i.profile} for ${holderLabel(i)} at memory ` +
+    `slices ${i.start}-${i.start + i.memorySlices - 1}`).join('; ') || 'empty';
+  const grid = el('div', { class: 'slices', role: 'img', 'aria-label':
+    `${gpu.node} GPU ${gpu.index}, ${compute} compute x ${memory} memory slices: ${described}` });
   grid.style.gridTemplateColumns = `repeat(${columns}, minmax(0, 1fr))`;
   const place = (node, row, from, span) => {
     node.style.gridRow = String(row);
     node.style.gridColumn = `${from + 1} / span ${span}`;
     grid.append(node);
   };
-  for (let c = 0; c < compute; c++) place(el('div', { class: 'slot-free' }), 1, c * perCompute, perCompute);
-  for (let m = 0; m < memory; m++) place(el('div', { class: 'slot-free' }), 2, m * perMemory, perMemory);
+  for (let c = 0; c < compute; c++) {
+    place(el('div', { class: 'slot-free' }), 1, c * perCompute, perCompute);
+  }
+  for (let m = 0; m < memory; m++) {
+    place(el('div', { class: 'slot-free' }), 2, m * perMemory, perMemory);
+  }
   for (const i of gpu.instances) {
-    const colour = i.canary ? 'canary' : colours.get(tenantOf.get(i.workload));
-    const title = `${i.profile}: ${holderLabel(i)}${i.canary ? '' : ` (tenant ${tenantOf.get(i.workload)})`}`;
+    const colour = holderColour(i, colours, tenantOf);
+    const tenant = i.canary ? 'canary' : tenantOf.get(i.workload);
+    const title = `${i.profile}: ${holderLabel(i)}${i.canary ? '' : ` (tenant ${tenant})`}`;
     // A GPU instance's compute slices start where its memory slices do (placements are
     // memory-slice starts, and no profile runs past the last compute slice).
     const computeStart = Math.min(i.start, compute - i.computeSlices);
     place(el('div', { class: `slice ${colour}`, title }, `${i.computeSlices}g`), 1,
       computeStart * perCompute, i.computeSlices * perCompute);
-    place(el('div', { class: `slice ${colour}`, title, 'data-profile': i.profile, 'data-workload': i.workload ?? '' },
-      el('span', { class: 'profile' }, i.profile), el('br'), i.canary ? 'canary' : tenantOf.get(i.workload)), 2,
-    i.start * perMemory, i.memorySlices * perMemory);
+    const slice = el('div', { class: `slice ${colour}`, title, 'data-profile': i.profile,
+      'data-workload': i.workload ?? '' },
+    el('span', { class: 'profile' }, i.profile), el('br'), tenant);
+    place(slice, 2, i.start * perMemory, i.memorySlices * perMemory);
   }
   return el('div', {}, grid,
     el('div', { class: 'axis-labels', 'aria-hidden': 'true' },
-      el('span', {}, `top: ${compute} compute slices`), el('span', {}, `bottom: ${memory} memory slices`)));
+      el('span', {}, `top: ${compute} compute slices`),
+      el('span', {}, `bottom: ${memory} memory slices`)));
 }
 
 // ---------------------------------------------------------------- copyable outputs
@@ -451,7 +476,8 @@ function yamlLines(value, indent) {
         lines.push(lead, ...nested);
       }
     } else {
-      const scalar = isEmptyCollection(item) ? (Array.isArray(item) ? '[]' : '{}') : yamlScalar(item);
+      const empty = Array.isArray(item) ? '[]' : '{}';
+      const scalar = isEmptyCollection(item) ? empty : yamlScalar(item);
       lines.push(key === null ? lead + scalar : `${lead} ${scalar}`);
     }
   }
@@ -468,22 +494,25 @@ function outputsOf(doc, input) {
       `# on ${n.node}\n${n.commands.join('\n')}\n`).join('\n')]);
   }
   if (doc.nodeLabels.length) {
-    outputs.push(['node-labels', 'Node labels', `${doc.nodeLabels.flatMap((n) => n.commands).join('\n')}\n`]);
+    const commands = doc.nodeLabels.flatMap((n) => n.commands);
+    outputs.push(['node-labels', 'Node labels', `${commands.join('\n')}\n`]);
   }
   if (!isEmptyCollection(doc.migParted['mig-configs'])) {
     outputs.push(['mig-parted', 'mig-parted config', toYaml(doc.migParted)]);
   }
   if (!isEmptyCollection(doc.devicePlugin.configs)) {
-    outputs.push(['device-plugin', 'Device-plugin sharing configs (one per name, chosen by nvidia.com/device-plugin.config)',
+    outputs.push(['device-plugin',
+      'Device-plugin sharing configs (one per name, chosen by nvidia.com/device-plugin.config)',
       toYaml(doc.devicePlugin.configs)]);
   }
   if (doc.resourceClaims.length) {
-    outputs.push(['resource-claims', 'ResourceClaims (DRA)', doc.resourceClaims.map(toYaml).join('---\n')]);
+    outputs.push(['resource-claims', 'ResourceClaims (DRA)',
+      doc.resourceClaims.map(toYaml).join('---\n')]);
   }
   if (doc.pods.length) {
     outputs.push(['pods', 'Pod snippets', doc.pods.map((p) =>
-      `# ${p.workload}: tenant ${p.tenant}, ${p.replicas} replica${p.replicas === 1 ? '' : 's'}\n${toYaml(p.podTemplate)}`)
-      .join('---\n')]);
+      `# ${p.workload}: tenant ${p.tenant}, ${plural(p.replicas, 'replica')}\n` +
+      toYaml(p.podTemplate)).join('---\n')]);
   }
   outputs.push(['policy', "The policy's tenants section", toYaml(doc.policy)]);
   return outputs;
@@ -530,7 +559,8 @@ async function start() {
     if (!reply.ok) throw new Error(body.error || reply.statusText);
     catalogModels = body.models;
   } catch (e) {
-    showError(`The GPU catalog could not be loaded (${e.message}); only GPUs without MIG can be planned.`);
+    showError(`The GPU catalog could not be loaded (${e.message}); ` +
+      'only GPUs without MIG can be planned.');
   }
   $('#add-node').addEventListener('click', () => $('input', addFleetRow()).focus());
   $('#add-workload').addEventListener('click', () => $('input', addWorkloadRow()).focus());

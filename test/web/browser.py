@@ -2,7 +2,8 @@
 through chromedriver, the browser's console errors, and a screenshot per test.
 
 Each test file is a script run by ctest:
-  /usr/bin/python3 test/web/picker_test.py --binary build/gpu-tenancy --screenshots build/screenshots
+  /usr/bin/python3 test/web/picker_test.py --binary build/gpu-tenancy \
+      --screenshots build/screenshots
 """
 
 import argparse
@@ -20,6 +21,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 ARGS = None  # the command line, read by main()
@@ -96,7 +98,8 @@ def start_ui(*args):
 def start_serve_demo():
     """`gpu-tenancy serve --demo` with both listeners on free ports; returns (process, operator
     base URL such as http://127.0.0.1:PORT/). The ready line names both ports."""
-    process = Process('serve', '--demo', '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0')
+    process = Process('serve', '--demo', '--listen', '127.0.0.1:0',
+                      '--metrics-listen', '127.0.0.1:0')
     port = process.wait_for(r'ready tls_port=\d+ metrics_port=(\d+)\n').group(1)
     return process, f'http://127.0.0.1:{port}/'
 
@@ -126,7 +129,8 @@ def start_browser(width=1280, height=800):
 def console_errors(driver, allowed=()):
     """The browser log's SEVERE entries since the last call, minus those matching `allowed`."""
     return [entry['message'] for entry in driver.get_log('browser')
-            if entry['level'] == 'SEVERE' and not any(re.search(a, entry['message']) for a in allowed)]
+            if entry['level'] == 'SEVERE'
+            and not any(re.search(a, entry['message']) for a in allowed)]
 
 
 def screenshot(driver, name):
@@ -136,4 +140,18 @@ def screenshot(driver, name):
 
 
 def wait_until(driver, condition, timeout=10, message=''):
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: condition(d), message)
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition, message)
+
+
+def find(root, selector):
+    """The first element under `root` (the driver or an element) that matches a CSS selector."""
+    return root.find_element(By.CSS_SELECTOR, selector)
+
+
+def find_all(root, selector):
+    return root.find_elements(By.CSS_SELECTOR, selector)
+
+
+def horizontal_overflow(driver):
+    """How many pixels the page is wider than the window (0 or less: it fits)."""
+    return driver.execute_script('return document.documentElement.scrollWidth - window.innerWidth')

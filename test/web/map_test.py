@@ -33,7 +33,7 @@ class MapTest(unittest.TestCase):
                            message='the map never drew a node')
 
     def shown_nodes(self):
-        return [n.get_attribute('data-node') for n in self.driver.find_elements(By.CSS_SELECTOR, 'article.node')]
+        return [n.get_attribute('data-node') for n in browser.find_all(self.driver, 'article.node')]
 
     def test_each_tenant_holds_its_slices_on_the_right_nodes(self):
         self.open_map()
@@ -52,9 +52,10 @@ class MapTest(unittest.TestCase):
 
         drawn = []
         for slot in self.driver.find_elements(By.CSS_SELECTOR, '.slot[data-pod]'):
-            node = slot.find_element(By.XPATH, 'ancestor::article[@data-node]').get_attribute('data-node')
-            resource = slot.find_element(By.XPATH, 'ancestor::div[@data-resource]').get_attribute('data-resource')
-            drawn.append((node, resource, slot.get_attribute('data-tenant'), slot.get_attribute('data-pod')))
+            node = slot.find_element(By.XPATH, 'ancestor::article[@data-node]')
+            resource = slot.find_element(By.XPATH, 'ancestor::div[@data-resource]')
+            drawn.append((node.get_attribute('data-node'), resource.get_attribute('data-resource'),
+                          slot.get_attribute('data-tenant'), slot.get_attribute('data-pod')))
         self.assertEqual(sorted(drawn), sorted(
             (node, resource, tenant, pod) for node, resource, tenant, pod, count in expected
             for _ in range(count)))
@@ -63,8 +64,8 @@ class MapTest(unittest.TestCase):
         mig_b = self.driver.find_element(By.CSS_SELECTOR, 'article[data-node=mig-b]')
         big = mig_b.find_element(By.CSS_SELECTOR, '[data-resource="nvidia.com/mig-3g.40gb"]')
         self.assertIn('2 of 2 used', big.text)
-        self.assertEqual(sorted(s.text.replace('\n', ' ') for s in big.find_elements(By.CLASS_NAME, 'slot')),
-                         ['acme llm-a', 'bank risk-model'])
+        slots = [s.text.replace('\n', ' ') for s in big.find_elements(By.CLASS_NAME, 'slot')]
+        self.assertEqual(sorted(slots), ['acme llm-a', 'bank risk-model'])
         # The time-sliced notebooks sit on the GPUs their annotations name.
         for pod, gpu in (('notebook-1', '0'), ('notebook-2', '1')):
             group = self.driver.find_element(
@@ -80,8 +81,7 @@ class MapTest(unittest.TestCase):
         browser.screenshot(self.driver, 'map-demo')
         # Readable on a narrow window: one column of nodes, nothing wider than the window.
         self.driver.set_window_size(480, 900)
-        overflow = self.driver.execute_script('return document.documentElement.scrollWidth - window.innerWidth')
-        self.assertLessEqual(overflow, 0)
+        self.assertLessEqual(browser.horizontal_overflow(self.driver), 0)
         browser.screenshot(self.driver, 'map-narrow')
         self.driver.set_window_size(1280, 800)
         self.assertEqual(browser.console_errors(self.driver), [])
@@ -101,9 +101,11 @@ class MapTest(unittest.TestCase):
         mig_nodes = ['mig-1g', 'mig-a', 'mig-b', 'mig-c']
         browser.wait_until(self.driver, lambda d: self.shown_nodes() == mig_nodes,
                            message=f'a #pool=gpu-mig link shows {self.shown_nodes()}')
-        loads = self.driver.find_element(By.TAG_NAME, 'body').get_attribute('data-loads')
+        def loads(d):
+            return d.find_element(By.TAG_NAME, 'body').get_attribute('data-loads')
+        before = loads(self.driver)
         self.driver.find_element(By.ID, 'refresh').click()
-        browser.wait_until(self.driver, lambda d: d.find_element(By.TAG_NAME, 'body').get_attribute('data-loads') != loads)
+        browser.wait_until(self.driver, lambda d: loads(d) != before, message='no refresh')
         self.assertEqual(self.shown_nodes(), mig_nodes)
         self.assertEqual(browser.console_errors(self.driver), [])
 
