@@ -63,7 +63,9 @@ def keyboard_fill(row, values, replace):
     row.find_element(By.TAG_NAME, 'input').send_keys(keys)
 
 
-class PickerTest(unittest.TestCase):
+class PickerCase(unittest.TestCase):
+    """A `gpu-tenancy ui` and a browser for the cases of one class, and what they share."""
+
     @classmethod
     def setUpClass(cls):
         cls.ui, cls.url = browser.start_ui()
@@ -121,6 +123,8 @@ class PickerTest(unittest.TestCase):
             for i, (row, row_values) in enumerate(zip(browser.find_all(d, rows), values)):
                 keyboard_fill(row, row_values, replace=i == 0)  # the first rows hold the starter
 
+
+class WorkedExampleTest(PickerCase):
     def test_worked_example_gives_four_gpus_and_the_zone_cut(self):
         self.open_picker()
         self.enter_worked_example()
@@ -179,6 +183,16 @@ class PickerTest(unittest.TestCase):
         self.driver.set_window_size(1280, 800)
         self.assert_no_console_errors()
 
+    def test_landing_page_links_the_worked_example(self):
+        self.driver.get(self.url)
+        self.driver.find_element(By.ID, 'worked-example').click()
+        self.wait_for_plan()
+        self.assertEqual(self.text('gpus-used'), '4')
+        self.assertEqual(self.geometries()[('h100-a', '0')], ZONE_CUT)
+        self.assert_no_console_errors()
+
+
+class FlagsTest(PickerCase):
     def test_l40s_fleet_is_flagged_by_keyboard_alone(self):
         self.open_picker()
         d = self.driver
@@ -226,22 +240,6 @@ class PickerTest(unittest.TestCase):
         browser.screenshot(self.driver, 'picker-vm')
         self.assert_no_console_errors()
 
-    def test_landing_page_links_the_worked_example(self):
-        self.driver.get(self.url)
-        self.driver.find_element(By.ID, 'worked-example').click()
-        self.wait_for_plan()
-        self.assertEqual(self.text('gpus-used'), '4')
-        self.assertEqual(self.geometries()[('h100-a', '0')], ZONE_CUT)
-        self.assert_no_console_errors()
-
-    def test_map_under_ui_says_where_the_map_is(self):
-        self.driver.get(self.url + 'map.html')
-        browser.wait_until(self.driver, lambda d: d.find_element(By.ID, 'error').text,
-                           message='the map page under ui never explained itself')
-        self.assertIn('gpu-tenancy serve', self.text('error'))
-        self.assertFalse(self.driver.find_element(By.ID, 'auto-refresh').is_selected())
-        self.assert_no_console_errors(allowed=[r'api/map - .* 404'])
-
     def test_planner_error_is_shown_with_its_reason(self):
         self.open_picker()
         row = self.driver.find_element(By.CSS_SELECTOR, '.workload-row')
@@ -253,6 +251,14 @@ class PickerTest(unittest.TestCase):
         browser.screenshot(self.driver, 'picker-error')
         # The 400 itself is logged by the browser as a failed load; nothing else may be.
         self.assert_no_console_errors(allowed=[r'api/plan\?input=.* 400'])
+
+    def test_map_under_ui_says_where_the_map_is(self):
+        self.driver.get(self.url + 'map.html')
+        browser.wait_until(self.driver, lambda d: d.find_element(By.ID, 'error').text,
+                           message='the map page under ui never explained itself')
+        self.assertIn('gpu-tenancy serve', self.text('error'))
+        self.assertFalse(self.driver.find_element(By.ID, 'auto-refresh').is_selected())
+        self.assert_no_console_errors(allowed=[r'api/map - .* 404'])
 
 
 if __name__ == '__main__':
