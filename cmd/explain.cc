@@ -341,10 +341,9 @@ int RunExplain(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return 0;
   }
-  std::string format = flags->Get("o", flags->Get("output", "text"));
-  if (format != "text" && format != "json") {
-    return UsageError(absl::InvalidArgumentError("-o must be text or json"), kUsage);
-  }
+  absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "json"});
+  if (!output.ok()) return UsageError(output.status(), kUsage);
+  const std::string format = *output;
   if (!flags->Has("pod"))
     return UsageError(absl::InvalidArgumentError("--pod is required"), kUsage);
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);

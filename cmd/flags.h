@@ -3,6 +3,8 @@
 #ifndef GPU_TENANCY_CMD_FLAGS_H_
 #define GPU_TENANCY_CMD_FLAGS_H_
 
+#include <signal.h>
+
 #include <map>
 #include <set>
 #include <string>
@@ -31,6 +33,17 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                        const std::set<std::string>& switches);
 
 absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// The -o / --output value, "text" when neither is given; InvalidArgument ("-o must be text or
+// json") when it is not one of `formats`.
+absl::StatusOr<std::string> OutputFormat(const ParsedFlags& flags,
+                                         const std::vector<std::string>& formats);
+
+// Ignores SIGPIPE (a peer that hangs up turns a write into EPIPE: OpenSSL's socket BIO sends
+// without MSG_NOSIGNAL) and blocks SIGTERM and SIGINT in the calling thread, and so in every
+// thread started after it, so that only a sigwait() on the returned set sees them. Call before
+// any thread starts.
+sigset_t BlockShutdownSignals();
 
 // HOST:PORT (IPv6 hosts in brackets; an empty host is 0.0.0.0; port 0 picks a free one) into
 // `host` and `port`; `flag` names the flag in errors, since a command may have two addresses.

@@ -40,10 +40,9 @@ int RunPlan(const std::vector<std::string>& args) {
     std::cout << kUsage;
     return 0;
   }
-  std::string format = flags->Get("o", flags->Get("output", "text"));
-  if (format != "text" && format != "yaml" && format != "json") {
-    return UsageError(absl::InvalidArgumentError("-o must be text, yaml or json"), kUsage);
-  }
+  absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "yaml", "json"});
+  if (!output.ok()) return UsageError(output.status(), kUsage);
+  const std::string format = *output;
   if (!flags->positional.empty()) {
     return UsageError(absl::InvalidArgumentError(
                           absl::StrCat("unexpected argument \"", flags->positional.front(), "\"")),

@@ -440,16 +440,8 @@ int RunServe(const std::vector<std::string>& args) {
          /*waits_on_io=*/false});
   }
 
-  // A peer that hangs up turns a write into EPIPE, never a process-killing SIGPIPE: the
-  // kube-apiserver client writes through OpenSSL's socket BIO, which sends without
-  // MSG_NOSIGNAL.
-  signal(SIGPIPE, SIG_IGN);
-  // Block the shutdown signals before any thread starts, so only sigwait() below sees them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Before any thread starts, so only sigwait() below sees SIGTERM and SIGINT.
+  sigset_t signals = BlockShutdownSignals();
 
   kube::LeaderElector* leader = elector.get();
   kube::LeaderFence* leader_fence = fence.get();

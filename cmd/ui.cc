@@ -63,12 +63,7 @@ int RunUi(const std::vector<std::string>& args) {
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
 
-  signal(SIGPIPE, SIG_IGN);
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigset_t signals = BlockShutdownSignals();
 
   absl::StatusOr<std::unique_ptr<server::OperatorListener>> listener =
       server::OperatorListener::Bind(

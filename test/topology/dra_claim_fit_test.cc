@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "test/topology/dra_devices.h"
 #include "topology/dra.h"
 
 namespace topology {
@@ -22,31 +23,6 @@ constexpr char kOnlySmallMig[] =
     "device.attributes[\"gpu.nvidia.com\"].type != \"mig\") || (\"profile\" in "
     "device.attributes[\"gpu.nvidia.com\"] && device.attributes[\"gpu.nvidia.com\"].profile in "
     "[\"1g.10gb\"])";
-
-DraDevice Device(const std::string& node, const std::string& name, const std::string& type,
-                 const std::string& profile = "") {
-  DraDevice d;
-  d.driver = "gpu.nvidia.com";
-  d.pool = node;
-  d.node = node;
-  d.name = name;
-  d.type = type;
-  d.profile = profile;
-  d.attributes["gpu.nvidia.com/type"] = DraAttribute::String(type);
-  if (!profile.empty()) d.attributes["gpu.nvidia.com/profile"] = DraAttribute::String(profile);
-  return d;
-}
-
-DraSlice Slice(const std::string& node, std::vector<DraDevice> devices) {
-  DraSlice s;
-  s.name = node + "-slice";
-  s.driver = "gpu.nvidia.com";
-  s.pool = node;
-  s.node = node;
-  s.generation = 1;
-  s.devices = std::move(devices);
-  return s;
-}
 
 DraClaim Holding(const std::string& name, const std::string& node, const std::string& device) {
   DraClaim c;
@@ -75,17 +51,21 @@ DraClaim Pending(std::vector<DraRequest> requests) {
   return c;
 }
 
+using testing_dra::NodeSlice;
+using testing_dra::NvidiaDevice;
+
 const std::vector<NamedSelector> kLimits = {{"mig-profiles", kOnlySmallMig}};
 
 class DraClaimFitTest : public testing::Test {
  protected:
   // node-a: a MIG GPU cut 1g.10gb (held by another claim) + 3g.40gb (free); node-b: a full GPU.
   DraState State(std::vector<DraClaim> held = {Holding("other", "node-a", "gpu-0-mig-1g")}) {
-    return MakeDraState({Slice("node-a", {Device("node-a", "gpu-0-mig-1g", "mig", "1g.10gb"),
-                                          Device("node-a", "gpu-0-mig-3g", "mig", "3g.40gb")}),
-                         Slice("node-b", {Device("node-b", "gpu-0", "gpu")})},
-                        std::move(held),
-                        {{"mig.nvidia.com", {kMigClass}, ""}, {"gpu.nvidia.com", {kGpuClass}, ""}});
+    return MakeDraState(
+        {NodeSlice("node-a", {NvidiaDevice("node-a", "gpu-0-mig-1g", "mig", "1g.10gb"),
+                              NvidiaDevice("node-a", "gpu-0-mig-3g", "mig", "3g.40gb")}),
+         NodeSlice("node-b", {NvidiaDevice("node-b", "gpu-0", "gpu")})},
+        std::move(held),
+        {{"mig.nvidia.com", {kMigClass}, ""}, {"gpu.nvidia.com", {kGpuClass}, ""}});
   }
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "test/topology/dra_devices.h"
 #include "test/topology/fleet_fixture.h"
 #include "topology/dra.h"
 #include "topology/place.h"
@@ -15,6 +16,8 @@
 namespace topology {
 namespace {
 
+using testing_dra::NodeSlice;
+using testing_dra::NvidiaDevice;
 using testing_fleet::Demand;
 using testing_fleet::FleetTest;
 using testing_fleet::Node;
@@ -23,31 +26,6 @@ constexpr char kGpuClassSelector[] =
     "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'";
 constexpr char kMigClassSelector[] =
     "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'";
-
-DraDevice ExtGpu(const std::string& node, const std::string& name, const std::string& type = "gpu",
-                 const std::string& profile = "") {
-  DraDevice d;
-  d.driver = "gpu.nvidia.com";
-  d.pool = node;
-  d.node = node;
-  d.name = name;
-  d.type = type;
-  d.profile = profile;
-  d.attributes["gpu.nvidia.com/type"] = DraAttribute::String(type);
-  if (!profile.empty()) d.attributes["gpu.nvidia.com/profile"] = DraAttribute::String(profile);
-  return d;
-}
-
-DraSlice ExtSlice(const std::string& node, std::vector<DraDevice> devices) {
-  DraSlice s;
-  s.name = node + "-gpu.nvidia.com";
-  s.driver = "gpu.nvidia.com";
-  s.pool = node;
-  s.node = node;
-  s.generation = 1;
-  s.devices = std::move(devices);
-  return s;
-}
 
 // An allocated claim holding `device` on `node`, made by the scheduler for `pod_uid` when
 // `extended` (else a user's claim).
@@ -115,11 +93,12 @@ TEST_F(DraExtendedTest, NamesMapToClasses) {
 
 TEST_F(DraExtendedTest, CountsTheNodesFreeDevicesOfTheClass) {
   const DraState dra = MakeDraState(
-      {ExtSlice("free", {ExtGpu("free", "gpu-0"), ExtGpu("free", "gpu-1"),
-                         ExtGpu("free", "gpu-0-mig-1g10gb-19-0", "mig", "1g.10gb")}),
-       ExtSlice("half", {ExtGpu("half", "gpu-0"), ExtGpu("half", "gpu-1")}),
-       ExtSlice("full", {ExtGpu("full", "gpu-0"), ExtGpu("full", "gpu-1")}),
-       ExtSlice("mig-only", {ExtGpu("mig-only", "gpu-0-mig-1g10gb-19-0", "mig", "1g.10gb")})},
+      {NodeSlice("free", {NvidiaDevice("free", "gpu-0"), NvidiaDevice("free", "gpu-1"),
+                          NvidiaDevice("free", "gpu-0-mig-1g10gb-19-0", "mig", "1g.10gb")}),
+       NodeSlice("half", {NvidiaDevice("half", "gpu-0"), NvidiaDevice("half", "gpu-1")}),
+       NodeSlice("full", {NvidiaDevice("full", "gpu-0"), NvidiaDevice("full", "gpu-1")}),
+       NodeSlice("mig-only",
+                 {NvidiaDevice("mig-only", "gpu-0-mig-1g10gb-19-0", "mig", "1g.10gb")})},
       {ExtClaim("half-0", "half", "gpu-0"), ExtClaim("full-0", "full", "gpu-0"),
        ExtClaim("full-1", "full", "gpu-1")},
       NvidiaClasses());
@@ -168,7 +147,7 @@ TEST_F(DraExtendedTest, CountsTheNodesFreeDevicesOfTheClass) {
 
 TEST_F(DraExtendedTest, APodBoundBeforeItsClaimIsAllocatedCountsOnce) {
   const std::vector<DraSlice> slices = {
-      ExtSlice("n1", {ExtGpu("n1", "gpu-0"), ExtGpu("n1", "gpu-1")})};
+      NodeSlice("n1", {NvidiaDevice("n1", "gpu-0"), NvidiaDevice("n1", "gpu-1")})};
   NodeState node = DraNode("n1");
   Bind(node, "p1", Demand({{"nvidia.com/gpu", 1}}));
   const GpuDemand two = Demand({{"nvidia.com/gpu", 2}});
@@ -196,7 +175,7 @@ TEST_F(DraExtendedTest, APodBoundBeforeItsClaimIsAllocatedCountsOnce) {
 
 TEST_F(DraExtendedTest, DevicePluginAllocatableWins) {
   const DraState dra =
-      MakeDraState({ExtSlice("excl", {ExtGpu("excl", "gpu-0")})}, {}, NvidiaClasses());
+      MakeDraState({NodeSlice("excl", {NvidiaDevice("excl", "gpu-0")})}, {}, NvidiaClasses());
   NodeState node;
   node.facts.name = "excl";
   node.supply = Supply("excl");  // nvidia.com/gpu: 4 from the device plugin
@@ -210,16 +189,17 @@ TEST_F(DraExtendedTest, DevicesWhoseSelectorsAreNotEvaluatedDoNotCount) {
       {"h100.gpu.nvidia.com",
        {kGpuClassSelector, "device.attributes['gpu.nvidia.com'].productName.matches('H100')"},
        "nvidia.com/gpu"}};
-  const DraState dra =
-      MakeDraState({ExtSlice("n1", {ExtGpu("n1", "gpu-0"), ExtGpu("n1", "gpu-1"),
-                                    ExtGpu("n1", "gpu-0-mig-1g10gb-19-0", "mig", "1g.10gb")})},
-                   {}, classes);
+  const DraState dra = MakeDraState(
+      {NodeSlice("n1", {NvidiaDevice("n1", "gpu-0"), NvidiaDevice("n1", "gpu-1"),
+                        NvidiaDevice("n1", "gpu-0-mig-1g10gb-19-0", "mig", "1g.10gb")})},
+      {}, classes);
   // The MIG device fails the first selector, so only the two GPUs reach matches().
   EXPECT_EQ(Reason(Demand({{"nvidia.com/gpu", 1}}), DraNode("n1"), dra),
             "nvidia.com/gpu: node has no DRA device of class h100.gpu.nvidia.com (2 devices not "
             "counted, selector not evaluated: function matches)");
   classes[0].selectors[1] = "device.attributes['gpu.nvidia.com'].productName == 'H100'";
-  const DraState failing = MakeDraState({ExtSlice("n1", {ExtGpu("n1", "gpu-0")})}, {}, classes);
+  const DraState failing =
+      MakeDraState({NodeSlice("n1", {NvidiaDevice("n1", "gpu-0")})}, {}, classes);
   EXPECT_EQ(Reason(Demand({{"nvidia.com/gpu", 1}}), DraNode("n1"), failing),
             "nvidia.com/gpu: node has no DRA device of class h100.gpu.nvidia.com (1 device not "
             "counted, selector failed: no such key: productName)");
@@ -233,9 +213,9 @@ TEST_F(DraExtendedTest, TierAndPoolStillApply) {
   notebooks.tier = "shared-only";
   notebooks.namespaces = {"notebooks"};
   policy.tenants.push_back(notebooks);
-  const DraState dra = MakeDraState(
-      {ExtSlice("n1", {ExtGpu("n1", "gpu-0")}), ExtSlice("ts", {ExtGpu("ts", "gpu-0")})}, {},
-      NvidiaClasses());
+  const DraState dra = MakeDraState({NodeSlice("n1", {NvidiaDevice("n1", "gpu-0")}),
+                                     NodeSlice("ts", {NvidiaDevice("ts", "gpu-0")})},
+                                    {}, NvidiaClasses());
   const GpuDemand one = Demand({{"nvidia.com/gpu", 1}});
   EXPECT_EQ(FitWithDra(one, Context(policy, "notebooks"), DraNode("n1"), dra).Reason(),
             "nvidia.com/gpu is exclusive here, not allowed for tier shared-only");
@@ -252,10 +232,10 @@ TEST_F(DraExtendedTest, DeviceClassNamesAndMigClasses) {
       {"mig-1g.gpu.nvidia.com",
        {kMigClassSelector, "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"},
        "nvidia.com/mig-1g.10gb"});
-  const DraState dra =
-      MakeDraState({ExtSlice("n1", {ExtGpu("n1", "gpu-0-mig-1g10gb-19-0", "mig", "1g.10gb"),
-                                    ExtGpu("n1", "gpu-0-mig-3g40gb-9-4", "mig", "3g.40gb")})},
-                   {}, classes);
+  const DraState dra = MakeDraState(
+      {NodeSlice("n1", {NvidiaDevice("n1", "gpu-0-mig-1g10gb-19-0", "mig", "1g.10gb"),
+                        NvidiaDevice("n1", "gpu-0-mig-3g40gb-9-4", "mig", "3g.40gb")})},
+      {}, classes);
   const NodeState node = DraNode("n1");
   // The implicit name of the mig class: both MIG devices.
   PodFacts pod;
@@ -291,8 +271,9 @@ TEST_F(DraExtendedTest, DeviceClassNamesAndMigClasses) {
 }
 
 TEST_F(DraExtendedTest, MixedDemandAndPlaceAndScore) {
-  const DraState dra = MakeDraState(
-      {ExtSlice("mig", {ExtGpu("mig", "gpu-7"), ExtGpu("mig", "gpu-6")})}, {}, NvidiaClasses());
+  const DraState dra =
+      MakeDraState({NodeSlice("mig", {NvidiaDevice("mig", "gpu-7"), NvidiaDevice("mig", "gpu-6")})},
+                   {}, NvidiaClasses());
   NodeState node;
   node.facts.name = "mig";
   node.supply = Supply("mig");  // MIG instances from the device plugin, no nvidia.com/gpu
