@@ -27,6 +27,15 @@ Summary MakeSummary(const Plan& plan) {
   s.baseline_replica_gpus = plan.baseline_replica_gpus;
   s.lower_bound = plan.lower_bound;
   s.optimal = plan.gpus_used == plan.lower_bound;
+  for (const GpuPlan& gpu : plan.gpus) {
+    std::set<std::string> tenants;
+    auto add = [&](const Holder& h) {
+      if (!h.canary()) tenants.insert(plan.workloads[h.workload].spec.tenant);
+    };
+    for (const PlannedInstance& i : gpu.instances) add(i.holder);
+    for (const Holder& h : gpu.clients) add(h);
+    s.max_tenants_per_gpu = std::max(s.max_tenants_per_gpu, static_cast<int>(tenants.size()));
+  }
   int placed = 0;
   for (const WorkloadPlan& w : plan.workloads) placed += w.mechanism != Mechanism::kVmBoundary;
   s.baseline = absl::StrCat(

@@ -27,8 +27,9 @@ struct Summary {
   int baseline_replica_gpus = 0;  // one whole GPU per replica
   int lower_bound = 0;
   bool optimal = false;
-  std::string baseline;  // what the baseline counts, in words
-  std::string text;      // "4 GPUs used vs 7 for one GPU per workload: 3 saved (43%)"
+  int max_tenants_per_gpu = 0;  // the most tenants one GPU serves (MIG instances or clients)
+  std::string baseline;         // what the baseline counts, in words
+  std::string text;             // "4 GPUs used vs 7 for one GPU per workload: 3 saved (43%)"
 };
 
 struct NodeCommands {

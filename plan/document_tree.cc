@@ -331,6 +331,7 @@ Tree DocumentTree(const PlanDocument& doc) {
       .SetInt("baselineReplicaGpus", s.baseline_replica_gpus)
       .SetInt("lowerBound", s.lower_bound)
       .SetBool("optimal", s.optimal)
+      .SetInt("maxTenantsPerGpu", s.max_tenants_per_gpu)
       .SetString("baseline", s.baseline)
       .SetString("text", s.text);
   Tree claims = Tree::List();

@@ -276,14 +276,10 @@ function tenantColours(workloads) {
   return colours;
 }
 
-function holderTenant(holder, tenantOf) {
-  return holder.canary ? null : tenantOf.get(holder.workload);
-}
-
 function drawPlan(doc, input) {
   const colours = tenantColours(doc.workloads);
   const tenantOf = new Map(doc.workloads.map((w) => [w.name, w.tenant]));
-  drawFanOut(doc, tenantOf);
+  drawFanOut(doc);
   drawFlags(doc.warnings);
   drawDecisions(doc.workloads, colours);
   $('#legend').replaceChildren(...[...colours].map(([tenant, colour]) =>
@@ -293,18 +289,12 @@ function drawPlan(doc, input) {
   $('#plan').hidden = false;
 }
 
-function drawFanOut(doc, tenantOf) {
+function drawFanOut(doc) {
   const s = doc.summary;
-  let mostTenants = 0;
-  for (const gpu of doc.gpus) {
-    const tenants = new Set([...gpu.instances, ...gpu.clients]
-      .map((h) => holderTenant(h, tenantOf)).filter(Boolean));
-    mostTenants = Math.max(mostTenants, tenants.size);
-  }
   $('#gpus-used').textContent = s.gpusUsed;
   $('#baseline-gpus').textContent = s.baselineGpus;
   $('#gpus-saved').textContent = s.gpusSaved;
-  $('#tenants-per-gpu').textContent = mostTenants;
+  $('#tenants-per-gpu').textContent = s.maxTenantsPerGpu;
   $('#summary-text').textContent = `${s.text}.` +
     (s.optimal ? ` No packing can use fewer than ${s.lowerBound} GPUs, so this one is optimal.` :
       ` A lower bound is ${s.lowerBound} GPUs.`);

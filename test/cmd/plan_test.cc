@@ -77,6 +77,8 @@ TEST(PlanCommandTest, WorkedExampleJson) {
   EXPECT_EQ(At(summary, "gpusInFleet").GetInt(), 4);
   EXPECT_EQ(At(summary, "baselineGpus").GetInt(), 7);
   EXPECT_EQ(At(summary, "gpusSaved").GetInt(), 3);
+  // The zone cards: cobalt, delta, bank and acme on one H100.
+  EXPECT_EQ(At(summary, "maxTenantsPerGpu").GetInt(), 4);
   EXPECT_EQ(At(summary, "baselineReplicaGpus").GetInt(), 16);
   EXPECT_TRUE(At(summary, "optimal").GetBool());
   EXPECT_THAT(S(summary, "text"), HasSubstr("4 GPUs used vs 7 for one GPU per workload"));

@@ -174,6 +174,7 @@ TEST(DocumentTreeTest, SectionsInOrderMirroringThePlan) {
                              .SetInt("baselineReplicaGpus", s.baseline_replica_gpus)
                              .SetInt("lowerBound", s.lower_bound)
                              .SetBool("optimal", s.optimal)
+                             .SetInt("maxTenantsPerGpu", s.max_tenants_per_gpu)
                              .SetString("baseline", s.baseline)
                              .SetString("text", s.text)));
 
@@ -249,7 +250,8 @@ TEST(DocumentTreeTest, SectionsInOrderMirroringThePlan) {
 TEST(DocumentTreeTest, AnEmptyDocumentStillHasEverySection) {
   EXPECT_TRUE(TreeAsJson(DocumentTree(PlanDocument{})) == Json(R"({
       "summary":{"gpusUsed":0,"gpusInFleet":0,"baselineGpus":0,"gpusSaved":0,
-        "baselineReplicaGpus":0,"lowerBound":0,"optimal":false,"baseline":"","text":""},
+        "baselineReplicaGpus":0,"lowerBound":0,"optimal":false,"maxTenantsPerGpu":0,"baseline":"",
+        "text":""},
       "workloads":[],"gpus":[],"nvidiaSmi":[],"migParted":{"version":"v1","mig-configs":{}},
       "devicePlugin":{"configs":{}},"nodeLabels":[],"pods":[],"resourceClaims":[],
       "policy":{"tenants":[]},"warnings":[]})"));
