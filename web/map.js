@@ -9,21 +9,6 @@ let latest = null;     // the last api/map answer
 let refreshTimer = 0;
 let loading = false;
 
-const $ = (selector, root = document) => root.querySelector(selector);
-
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
-  }
-  for (const child of children.flat()) {
-    if (child !== null && child !== undefined) {
-      node.append(child instanceof Node ? child : String(child));
-    }
-  }
-  return node;
-}
-
 // ---------------------------------------------------------------- filters, kept in the address
 
 function readFilters() {
