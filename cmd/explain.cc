@@ -158,6 +158,9 @@ struct NodeRow {
   topology::Verdict verdict;
   std::string reason;
   int score = 0;
+  // Unschedulable nodes: the pods preemption would evict (the snapshot's holds).
+  std::vector<const topology::PodHold*> victims;
+  int pdb_violations = 0;
   bool fits() const { return verdict == topology::Verdict::kFits; }
 };
 
@@ -200,6 +203,25 @@ void PrintText(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
                                  n.fits() ? "-" : n.reason);
   }
   std::cout << "\n" << fits << " of " << nodes.size() << " nodes can take the pod\n";
+  bool header = false;
+  for (const NodeRow& n : nodes) {
+    if (n.victims.empty()) continue;
+    if (!header) {
+      std::cout << "\npreemption could help on these nodes, evicting only pods the policy lets "
+                   "this pod preempt:\n";
+      header = true;
+    }
+    std::vector<std::string> names;
+    for (const topology::PodHold* v : n.victims) {
+      names.push_back(
+          absl::StrCat(v->namespace_name, "/", v->name, " (priority ", v->priority, ")"));
+    }
+    std::cout << absl::StrFormat(
+        "  %-*s  %s%s\n", width, n.node, absl::StrJoin(names, ", "),
+        n.pdb_violations > 0
+            ? absl::StrCat(" (", n.pdb_violations, " PodDisruptionBudget violation(s))")
+            : "");
+  }
 }
 
 // Per node, whether a pending claim's requests could be met there, and why not.
@@ -324,6 +346,23 @@ void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
     w.String(n.reason.c_str());
     w.Key("score");
     w.Int(n.score);
+    if (n.verdict == topology::Verdict::kUnschedulable) {
+      w.Key("preemptionVictims");
+      w.StartArray();
+      for (const topology::PodHold* v : n.victims) {
+        w.StartObject();
+        w.Key("namespace");
+        w.String(v->namespace_name.c_str());
+        w.Key("name");
+        w.String(v->name.c_str());
+        w.Key("priority");
+        w.Int(v->priority);
+        w.EndObject();
+      }
+      w.EndArray();
+      w.Key("pdbViolations");
+      w.Int(n.pdb_violations);
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -363,9 +402,12 @@ int RunExplain(const std::vector<std::string>& args) {
   absl::StatusOr<extender::PodDecision> decision = extender::Decide(
       *pod, snapshot, *policy, candidates,
       [&](size_t i) { return snapshot.FindNode(candidates[i]); },
-      /*with_scores=*/true,
+      extender::DecideOptions{/*scores=*/true, /*victims=*/true},
       [&](size_t i, const extender::NodeOutcome& o) {
-        nodes.push_back({std::string(candidates[i]), o.fit.verdict, o.fit.Reason(), o.score});
+        NodeRow row{std::string(candidates[i]), o.fit.verdict, o.fit.Reason(), o.score,
+                    o.preemption.victims};
+        row.pdb_violations = o.preemption.pdb_violations;
+        nodes.push_back(std::move(row));
       });
   if (!decision.ok()) return Fail(decision.status());
   const topology::TenantRef tenant = topology::ResolveTenant(

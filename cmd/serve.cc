@@ -16,6 +16,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -30,6 +31,7 @@
 #include "extender/allocations.h"
 #include "extender/bind.h"
 #include "extender/inventory.h"
+#include "extender/preempt.h"
 #include "extender/verbs.h"
 #include "kube/api_client.h"
 #include "kube/binder.h"
@@ -219,6 +221,25 @@ void PrintDemoHelp(const ServeSetup& setup, int tls_port, int metrics_port) {
   std::cout << "Press Ctrl-C to stop.\n";
 }
 
+// The audit line for one node of a preempt answer that changed or dropped its victims.
+common::AuditRecord PreemptRecord(const extender::PreemptReply& reply,
+                                  const extender::PreemptNode& node) {
+  common::AuditRecord a;
+  a.action = "preempt";
+  a.decision = std::string(extender::OutcomeName(node.outcome));
+  std::pair<std::string, std::string> ns_name = absl::StrSplit(reply.pod, absl::MaxSplits('/', 1));
+  a.namespace_name = ns_name.first;
+  a.name = ns_name.second;
+  a.uid = reply.uid;
+  a.tenant = reply.tenant;
+  a.tier = reply.tier;
+  a.node = node.node;
+  a.proposed_victims = node.proposed;
+  a.victims = node.victims;
+  a.reason = node.reason;
+  return a;
+}
+
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
@@ -340,6 +361,12 @@ int RunServe(const std::vector<std::string>& args) {
       std::vector<std::string>{"webhook", "allowed", "rule"});
   auto binds = std::make_shared<server::LabeledCounter>(
       "gpu_tenancy_binds_total", "Bind calls, by result.", std::vector<std::string>{"result"});
+  // Tenants are the policy's, so the label set stays bounded.
+  auto preempt_nodes = std::make_shared<server::LabeledCounter>(
+      "gpu_tenancy_preempt_nodes_total",
+      "Candidate nodes of preempt calls, by the preemptor's tenant and whether kube-scheduler's "
+      "victims were kept, changed or the node dropped.",
+      std::vector<std::string>{"tenant", "outcome"});
   routes.push_back({"/extender/filter",
                     [state, filter_rejections](absl::string_view body) {
                       std::shared_ptr<const topology::ModelState> s = state->Current();
@@ -357,6 +384,19 @@ int RunServe(const std::vector<std::string>& args) {
                       return server::Reply{r.http_status, std::move(r.body), {}};
                     },
                     /*waits_on_io=*/false});
+  routes.push_back({"/extender/preempt",
+                    [state, preempt_nodes, audit](absl::string_view body) {
+                      std::shared_ptr<const topology::ModelState> s = state->Current();
+                      extender::PreemptReply r = extender::Preempt(body, s.get());
+                      for (const extender::PreemptNode& n : r.nodes) {
+                        preempt_nodes->Add({r.tenant, extender::OutcomeName(n.outcome)});
+                        if (audit && n.outcome != extender::PreemptNode::Outcome::kKept) {
+                          audit->Write(PreemptRecord(r, n));
+                        }
+                      }
+                      return server::Reply{r.http_status, std::move(r.body), {}};
+                    },
+                    /*waits_on_io=*/audit != nullptr});
   for (auto [path, kind] : {std::pair{"/webhook/validate", webhook::ReviewKind::kValidate},
                             std::pair{"/webhook/mutate", webhook::ReviewKind::kMutate}}) {
     routes.push_back({path,
@@ -458,10 +498,12 @@ int RunServe(const std::vector<std::string>& args) {
   kube::LiveSource* live_source = source.get();
   absl::StatusOr<std::unique_ptr<server::Server>> srv = server::Server::Create(
       setup->options, std::move(routes), std::move(readiness),
-      [state, live_source, leader, filter_rejections, admissions, binds, audit](std::string& out) {
+      [state, live_source, leader, filter_rejections, admissions, binds, preempt_nodes,
+       audit](std::string& out) {
         filter_rejections->AppendPrometheus(out);
         admissions->AppendPrometheus(out);
         binds->AppendPrometheus(out);
+        preempt_nodes->AppendPrometheus(out);
         absl::StrAppend(&out, "# HELP gpu_tenancy_build_info Version of the running binary.\n",
                         "# TYPE gpu_tenancy_build_info gauge\n",
                         "gpu_tenancy_build_info{version=\"", GPU_TENANCY_VERSION, "\"} 1\n");

@@ -54,14 +54,18 @@ std::string AuditLine(const AuditRecord& r, absl::Time at) {
     }
     w.EndArray();
   }
-  if (!r.reserved_for.empty()) {
-    w.Key("reservedFor");
+  auto list = [&](const char* key, const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    w.Key(key);
     w.StartArray();
-    for (const std::string& pod : r.reserved_for) {
-      w.String(pod.data(), static_cast<rapidjson::SizeType>(pod.size()));
+    for (const std::string& item : items) {
+      w.String(item.data(), static_cast<rapidjson::SizeType>(item.size()));
     }
     w.EndArray();
-  }
+  };
+  list("reservedFor", r.reserved_for);
+  list("proposedVictims", r.proposed_victims);
+  list("victims", r.victims);
   field("step", r.step);
   field("migConfig", r.mig_config);
   if (r.duration_ms) {

@@ -1,7 +1,8 @@
 // The audit trail: one JSON object per line for every bind (placed or failed), every
-// admission denial, every DRA ResourceClaim allocated or released and every step of a MIG
-// reconfiguration, appended to a file (or stdout) that survives restarts and can be shipped as
-// is. Fields a record does not have are left out.
+// admission denial, every preempt answer that changed or dropped a node's victims, every DRA
+// ResourceClaim allocated or released and every step of a MIG reconfiguration, appended to a file
+// (or stdout) that survives restarts and can be shipped as is. Fields a record does not have are
+// left out.
 //
 //   {"time":"2026-12-01T10:00:00.123Z","action":"bind","decision":"bound","namespace":"acme",
 //    "pod":"train-0","uid":"...","tenant":"acme","tier":"untrusted","node":"gpu-7",
@@ -37,9 +38,10 @@ struct AuditDevice {
 };
 
 struct AuditRecord {
-  std::string action;    // "bind", "admission", "claim" or "reconfigure"
+  std::string action;    // "bind", "admission", "claim", "preempt" or "reconfigure"
   std::string decision;  // "bound", "failed", "denied"; claims: "allocated" or "released";
-                         // reconfigure: "ok", "failed" or "planned" (a dry run)
+                         // reconfigure: "ok", "failed" or "planned" (a dry run);
+                         // preempt: "changed" or "dropped" (a node's victims)
   std::string kind;      // admission: the object's kind ("Pod", "ResourceClaim"); claims too
   std::string webhook;   // admission: "validate" or "mutate"
   std::string namespace_name;
@@ -52,13 +54,15 @@ struct AuditRecord {
   std::string pool;
   std::string mig_profile;
   std::optional<int> gpu_index;
-  std::vector<AuditDevice> devices;       // claim: the devices allocated to it
-  std::vector<std::string> reserved_for;  // claim: the pods it is reserved for
-  std::string step;                       // reconfigure: the gate's step ("drain", "result")
-  std::string mig_config;                 // reconfigure: the nvidia.com/mig.config it applies
-  std::optional<int64_t> duration_ms;     // reconfigure: how long the step took
-  std::string rule;                       // admission: the id of the denying rule
-  std::string reason;                     // why it failed or was denied
+  std::vector<AuditDevice> devices;           // claim: the devices allocated to it
+  std::vector<std::string> reserved_for;      // claim: the pods it is reserved for
+  std::vector<std::string> proposed_victims;  // preempt: the victims kube-scheduler proposed
+  std::vector<std::string> victims;           // preempt: the victims we answered
+  std::string step;                           // reconfigure: the gate's step ("drain", "result")
+  std::string mig_config;                     // reconfigure: the nvidia.com/mig.config it applies
+  std::optional<int64_t> duration_ms;         // reconfigure: how long the step took
+  std::string rule;                           // admission: the id of the denying rule
+  std::string reason;                         // why it failed or was denied
 };
 
 // The record as one JSON line, newline included.

@@ -72,6 +72,29 @@ absl::Status LoadQuota(Fields& f, topology::TenantQuota& quota) {
   return f.NoUnknownKeys();
 }
 
+// preemption.acrossTenants[]: {preemptors: {tenants, tiers}, victims: {tenants, tiers}}.
+absl::Status LoadTenantMatch(Fields& f, absl::string_view key, topology::TenantMatch& match) {
+  ASSIGN_OR_RETURN(std::optional<Fields> side, f.Object(key));
+  if (!side) return absl::OkStatus();
+  ASSIGN_OR_RETURN(match.tenants, side->Strings("tenants"));
+  ASSIGN_OR_RETURN(match.tiers, side->Strings("tiers"));
+  if (match.empty()) {
+    return absl::InvalidArgumentError(f.Path(key) + ": name at least one tenant or tier");
+  }
+  return side->NoUnknownKeys();
+}
+
+absl::Status LoadPreemption(Fields& f, topology::PreemptionPolicy& preemption) {
+  RETURN_IF_ERROR(f.List("acrossTenants", /*required=*/false, [&](Fields& rule) -> absl::Status {
+    topology::CrossTenantPreemption r;
+    RETURN_IF_ERROR(LoadTenantMatch(rule, "preemptors", r.preemptors));
+    RETURN_IF_ERROR(LoadTenantMatch(rule, "victims", r.victims));
+    preemption.across_tenants.push_back(std::move(r));
+    return absl::OkStatus();
+  }));
+  return f.NoUnknownKeys();
+}
+
 }  // namespace
 
 absl::StatusOr<Catalog> LoadCatalog(absl::string_view yaml_text) {
@@ -195,6 +218,7 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
     }
     ASSIGN_OR_RETURN(std::optional<Fields> quota, f.Object("quota"));
     if (quota) RETURN_IF_ERROR(LoadQuota(*quota, tenant.quota));
+    ASSIGN_OR_RETURN(tenant.priority_classes, f.Strings("priorityClasses"));
     policy.tenants.push_back(std::move(tenant));
     return absl::OkStatus();
   }));
@@ -255,6 +279,8 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
     RETURN_IF_ERROR(canary->NoUnknownKeys());
     policy.canary = std::move(c);
   }
+  ASSIGN_OR_RETURN(std::optional<Fields> preemption, root.Object("preemption"));
+  if (preemption) RETURN_IF_ERROR(LoadPreemption(*preemption, policy.preemption));
   RETURN_IF_ERROR(root.NoUnknownKeys());
   RETURN_IF_ERROR(policy.Validate());
   return policy;

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/disruption_budget_codec.h"
 #include "common/dra_codec.h"
 #include "common/yaml_json.h"
 #include "topology/status_macros.h"
@@ -202,6 +203,14 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
   std::string spec_path = JoinPath(path, "spec");
   ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(pod, "spec", path));
   facts.node_name = std::string(StringOr(*spec, "nodeName"));
+  facts.priority_class_name = std::string(StringOr(*spec, "priorityClassName"));
+  if (const JsonValue* priority = FindNonNull(*spec, "priority")) {
+    if (!priority->IsInt()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(JoinPath(spec_path, "priority"), ": expected a 32-bit integer"));
+    }
+    facts.priority = priority->GetInt();
+  }
   ASSIGN_OR_RETURN(facts.containers, ParseContainers(*spec, "containers", spec_path));
   ASSIGN_OR_RETURN(facts.init_containers, ParseContainers(*spec, "initContainers", spec_path));
   if (const JsonValue* overhead = FindMember(*spec, "overhead")) {
@@ -282,6 +291,9 @@ absl::StatusOr<topology::ClusterData> ParseClusterList(const JsonValue& list) {
     } else if (kind == "ResourceClaimTemplate") {
       ASSIGN_OR_RETURN(topology::DraClaim claim_template, ParseResourceClaimTemplate(item, path));
       data.dra_claim_templates.push_back(std::move(claim_template));
+    } else if (kind == "PodDisruptionBudget") {
+      ASSIGN_OR_RETURN(topology::DisruptionBudget budget, ParseDisruptionBudget(item, path));
+      data.disruption_budgets.push_back(std::move(budget));
     } else if (kind == "DeviceClass") {
       ASSIGN_OR_RETURN(topology::DraDeviceClass device_class, ParseDeviceClass(item, path));
       data.dra_classes.push_back(std::move(device_class));

@@ -13,6 +13,16 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
                                    const topology::Policy& policy,
                                    const std::vector<absl::string_view>& candidates,
                                    NodeLookup lookup, bool with_scores, NodeVisitor visit) {
+  return Decide(pod, snapshot, policy, candidates, lookup, DecideOptions{with_scores, false},
+                visit);
+}
+
+absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
+                                   const topology::ClusterSnapshot& snapshot,
+                                   const topology::Policy& policy,
+                                   const std::vector<absl::string_view>& candidates,
+                                   NodeLookup lookup, DecideOptions options, NodeVisitor visit) {
+  const bool with_scores = options.scores;
   PodDecision out;
   out.pod = pod.Key();
   const topology::DraState& dra = snapshot.dra();
@@ -33,6 +43,11 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
                   topology::TenantUsage(snapshot, policy, ctx.tenant.name));
     out.quota = topology::QuotaLines(ctx.tenant.tenant->quota, quota->held());
   }
+  auto tenant_of = [&](absl::string_view ns) {
+    return topology::ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns));
+  };
+  topology::PreemptionRoom room(out.demand, ctx, pod, quota ? &quota->held() : nullptr, dra,
+                                tenant_of);
   for (size_t i = 0; i < candidates.size(); ++i) {
     NodeOutcome o;
     if (out.demand.empty()) {
@@ -41,9 +56,18 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
       o.fit.verdict = topology::Verdict::kUnschedulable;
       o.fit.rule = topology::Rule::kUnknownNode;
     } else {
-      o.fit = uses_dra ? topology::FitWithDra(out.demand, ctx, *node, dra)
-                       : topology::Fit(out.demand, ctx, node->supply, node->occupancy);
-      if (quota && o.fit.fits()) o.fit = quota->Check(node->supply, node->facts.labels);
+      o.fit = topology::QuotaBeforeCapacity(
+          uses_dra ? topology::FitWithDra(out.demand, ctx, *node, dra)
+                   : topology::Fit(out.demand, ctx, node->supply, node->occupancy),
+          quota ? &*quota : nullptr, *node);
+      // Failed only where evicting pods it may preempt would make room (kube-scheduler then
+      // preempts), unresolvable otherwise.
+      if (topology::PreemptionMayCure(o.fit)) {
+        o.fit = room.Classify(o.fit, *node);
+        if (options.victims && o.fit.verdict == topology::Verdict::kUnschedulable) {
+          o.preemption = room.Choose(*node, snapshot.disruption_budgets());
+        }
+      }
       if (with_scores && o.fit.fits()) {
         o.score = uses_dra ? topology::ScoreWithDra(out.demand, ctx, *node, dra)
                            : topology::Score(out.demand, ctx, node->supply, node->occupancy);

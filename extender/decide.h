@@ -10,6 +10,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "topology/fit.h"
+#include "topology/preemption.h"
 #include "topology/quota.h"
 #include "topology/snapshot.h"
 
@@ -29,6 +30,9 @@ struct PodDecision {
 struct NodeOutcome {
   topology::FitResult fit;
   int score = 0;  // 0 unless with_scores and it fits
+  // With DecideOptions::victims, for an unschedulable node: the pods whose eviction would make
+  // room, as the preempt verb would answer (topology::PreemptionRoom::Choose).
+  topology::PreemptionChoice preemption;
   bool fits() const { return fit.fits(); }
 };
 using NodeVisitor = absl::FunctionRef<void(size_t candidate_index, const NodeOutcome& outcome)>;
@@ -45,6 +49,16 @@ using NodeLookup = absl::FunctionRef<const topology::NodeState*(size_t candidate
                                                  const topology::Policy& policy,
                                                  const std::vector<absl::string_view>& candidates,
                                                  NodeLookup lookup, bool with_scores,
+                                                 NodeVisitor visit);
+struct DecideOptions {
+  bool scores = false;
+  bool victims = false;  // explain: who would be preempted on unschedulable nodes
+};
+[[nodiscard]] absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
+                                                 const topology::ClusterSnapshot& snapshot,
+                                                 const topology::Policy& policy,
+                                                 const std::vector<absl::string_view>& candidates,
+                                                 NodeLookup lookup, DecideOptions options,
                                                  NodeVisitor visit);
 
 }  // namespace extender

@@ -18,8 +18,9 @@ std::string PodKey(const PodFacts& pod) { return pod.uid.empty() ? pod.Key() : p
 
 std::shared_ptr<const topology::PodHold> MakeHold(const PodFacts& pod, topology::GpuDemand demand,
                                                   std::optional<int> gpu_index, bool assumed) {
-  return std::make_shared<const topology::PodHold>(topology::PodHold{
-      PodKey(pod), pod.namespace_name, pod.name, std::move(demand), gpu_index, assumed});
+  return std::make_shared<const topology::PodHold>(
+      topology::PodHold{PodKey(pod), pod.namespace_name, pod.name, std::move(demand), gpu_index,
+                        assumed, pod.priority, pod.labels});
 }
 
 bool SameOccupancy(const topology::NodeOccupancy& a, const topology::NodeOccupancy& b) {
@@ -110,6 +111,7 @@ void ClusterState::PublishNodesLocked(const absl::flat_hash_set<std::string>& to
   }
   builder.SetNamespaces(namespaces_);
   builder.SetDra(dra_);
+  builder.SetDisruptionBudgets(budget_list_);
   PublishLocked(std::move(builder).Build());
 }
 
@@ -120,6 +122,7 @@ void ClusterState::RebuildAllLocked() {
   for (const auto& [name, facts] : nodes_) builder.Put(BuildNodeLocked(facts));
   builder.SetNamespaces(namespaces_);
   builder.SetDra(dra_);
+  builder.SetDisruptionBudgets(budget_list_);
   PublishLocked(std::move(builder).Build());
 }
 
@@ -215,7 +218,8 @@ bool ClusterState::MarkIfUnchangedLocked(const std::string& uid, const PodFacts&
   const topology::PodHold& hold = *b->second.hold;
   if (!pod.HoldsResources() || b->second.node != pod.node_name || hold.name != pod.name ||
       hold.namespace_name != pod.namespace_name ||
-      hold.gpu_index != topology::RecordedGpuIndex(pod)) {
+      hold.gpu_index != topology::RecordedGpuIndex(pod) || hold.priority != pod.priority ||
+      hold.labels != pod.labels) {
     return false;
   }
   absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemandWithDra(pod, *policy_, *dra_);
@@ -313,7 +317,43 @@ void ClusterState::ReplaceDra(std::shared_ptr<const topology::DraState> dra) {
   PublishNodesLocked({});
 }
 
+void ClusterState::ReplaceDisruptionBudgets(std::vector<topology::DisruptionBudget> budgets) {
+  std::lock_guard<std::mutex> lock(mu_);
+  budgets_.clear();
+  for (topology::DisruptionBudget& b : budgets) {
+    std::string key = absl::StrCat(b.namespace_name, "/", b.name);
+    budgets_.insert_or_assign(std::move(key), std::move(b));
+  }
+  PublishBudgetsLocked();
+}
+
+void ClusterState::UpsertDisruptionBudget(topology::DisruptionBudget budget) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string key = absl::StrCat(budget.namespace_name, "/", budget.name);
+  budgets_.insert_or_assign(std::move(key), std::move(budget));
+  PublishBudgetsLocked();
+}
+
+void ClusterState::DeleteDisruptionBudget(absl::string_view namespace_name,
+                                          absl::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  budgets_.erase(absl::StrCat(namespace_name, "/", name));
+  PublishBudgetsLocked();
+}
+
+void ClusterState::PublishBudgetsLocked() {
+  auto list = std::make_shared<std::vector<topology::DisruptionBudget>>();
+  list->reserve(budgets_.size());
+  for (const auto& [key, budget] : budgets_) list->push_back(budget);
+  std::sort(list->begin(), list->end(), [](const auto& a, const auto& b) {
+    return std::tie(a.namespace_name, a.name) < std::tie(b.namespace_name, b.name);
+  });
+  budget_list_ = std::move(list);
+  PublishNodesLocked({});
+}
+
 void ClusterState::ReplaceAll(topology::ClusterData data) {
+  ReplaceDisruptionBudgets(std::move(data.disruption_budgets));
   ReplaceDra(topology::MakeDraState(data.dra_slices, std::move(data.dra_claims),
                                     std::move(data.dra_classes),
                                     std::move(data.dra_claim_templates)));

@@ -56,6 +56,11 @@ class ClusterState {
   // listed and watched so far (kube/dra_source.h), shared with the snapshots as it is.
   void ReplaceDra(topology::DraState dra);
   void ReplaceDra(std::shared_ptr<const topology::DraState> dra);
+  // PodDisruptionBudgets, for preemption to count as kube-scheduler does. Decisions do not
+  // wait for them: without them, victims are chosen as if no budget applied.
+  void ReplaceDisruptionBudgets(std::vector<topology::DisruptionBudget> budgets);
+  void UpsertDisruptionBudget(topology::DisruptionBudget budget);
+  void DeleteDisruptionBudget(absl::string_view namespace_name, absl::string_view name);
   void ReplaceAll(topology::ClusterData data);  // all of the above at once
 
   void UpsertNode(topology::NodeFacts node);
@@ -118,6 +123,7 @@ class ClusterState {
   // Rebuilds these nodes' states from facts + pods + assumptions and publishes.
   void PublishNodesLocked(const absl::flat_hash_set<std::string>& touched);
   void PublishLocked(topology::ClusterSnapshot snapshot);
+  void PublishBudgetsLocked();
   std::shared_ptr<const topology::NodeState> RecountLocked(const topology::NodeFacts& facts,
                                                            bool from_scratch) const;
   std::shared_ptr<const topology::NodeState> BuildNodeLocked(
@@ -148,6 +154,9 @@ class ClusterState {
   std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ =
       std::make_shared<const topology::ClusterSnapshot::NamespaceMap>();
   std::shared_ptr<const topology::DraState> dra_ = std::make_shared<const topology::DraState>();
+  absl::flat_hash_map<std::string, topology::DisruptionBudget> budgets_;  // "namespace/name"
+  std::shared_ptr<const std::vector<topology::DisruptionBudget>> budget_list_ =
+      std::make_shared<const std::vector<topology::DisruptionBudget>>();
   std::shared_ptr<const topology::ClusterSnapshot> snapshot_ =
       std::make_shared<const topology::ClusterSnapshot>();
   bool demand_stale_ = false;

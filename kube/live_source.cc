@@ -1,6 +1,7 @@
 #include "kube/live_source.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/disruption_budget_codec.h"
 #include "common/k8s_codec.h"
 #include "common/log.h"
 
@@ -110,6 +111,37 @@ LiveSource::LiveSource(ApiClient& client, ClusterState& state, LiveSourceOptions
                          }
                        }},
       options.reflector);
+  budgets_ = std::make_unique<Reflector>(
+      client, "/apis/policy/v1/poddisruptionbudgets",
+      ReflectorHandler{[this](const std::vector<const common::JsonValue*>& items) {
+                         std::vector<topology::DisruptionBudget> budgets;
+                         for (const common::JsonValue* item : items) {
+                           absl::StatusOr<topology::DisruptionBudget> b =
+                               common::ParseDisruptionBudget(*item);
+                           if (b.ok())
+                             budgets.push_back(*std::move(b));
+                           else
+                             Warn("PodDisruptionBudget", b.status());
+                         }
+                         state_.ReplaceDisruptionBudgets(std::move(budgets));
+                       },
+                       [this](absl::string_view type, const common::JsonValue& object) {
+                         const common::JsonValue* meta = common::FindMember(object, "metadata");
+                         if (type == "DELETED") {
+                           if (meta) {
+                             state_.DeleteDisruptionBudget(common::StringOr(*meta, "namespace"),
+                                                           common::StringOr(*meta, "name"));
+                           }
+                           return;
+                         }
+                         absl::StatusOr<topology::DisruptionBudget> b =
+                             common::ParseDisruptionBudget(object);
+                         if (b.ok())
+                           state_.UpsertDisruptionBudget(*std::move(b));
+                         else
+                           Warn("PodDisruptionBudget", b.status());
+                       }},
+      options.reflector);
 }
 
 LiveSource::~LiveSource() { Stop(); }
@@ -119,6 +151,7 @@ void LiveSource::Start() {
   namespaces_->Start();
   nodes_->Start();
   pods_->Start();
+  budgets_->Start();
   if (dra_) dra_->Start();
   expiry_thread_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
@@ -139,7 +172,7 @@ void LiveSource::Stop() {
   cv_.notify_all();
   if (expiry_thread_.joinable()) expiry_thread_.join();
   if (dra_) dra_->Stop();
-  for (Reflector* r : {pods_.get(), nodes_.get(), namespaces_.get()}) {
+  for (Reflector* r : {budgets_.get(), pods_.get(), nodes_.get(), namespaces_.get()}) {
     if (r) r->Stop();
   }
 }
@@ -150,7 +183,8 @@ bool LiveSource::synced() const {
 
 uint64_t LiveSource::watch_restarts() const {
   return nodes_->counters().watch_restarts.load() + pods_->counters().watch_restarts.load() +
-         namespaces_->counters().watch_restarts.load() + (dra_ ? dra_->watch_restarts() : 0);
+         namespaces_->counters().watch_restarts.load() +
+         budgets_->counters().watch_restarts.load() + (dra_ ? dra_->watch_restarts() : 0);
 }
 
 }  // namespace kube

@@ -1,6 +1,7 @@
-// Keeps a ClusterState in step with kube-apiserver: one reflector each for nodes, pods and
-// namespaces (tenant labels), the resource.k8s.io kinds when the server offers them
-// (kube/dra_source.h), plus the expiry of bind assumptions the watch never confirmed.
+// Keeps a ClusterState in step with kube-apiserver: one reflector each for nodes, pods,
+// namespaces (tenant labels) and PodDisruptionBudgets (preemption), the resource.k8s.io kinds when
+// the server offers them (kube/dra_source.h), plus the expiry of bind assumptions the watch never
+// confirmed.
 #ifndef GPU_TENANCY_KUBE_LIVE_SOURCE_H_
 #define GPU_TENANCY_KUBE_LIVE_SOURCE_H_
 
@@ -35,7 +36,8 @@ class LiveSource {
   void Start();
   void Stop();
   // True once nodes, pods and namespaces have each been listed completely, and the DRA kinds
-  // too (or discovery said the server has none).
+  // too (or discovery said the server has none). PodDisruptionBudgets are not waited for: they
+  // only rank preemption victims.
   bool synced() const;
   // Where DRA claims' allocations and releases are recorded (DraSource::SetAuditLog). Call
   // before Start().
@@ -51,7 +53,7 @@ class LiveSource {
 
  private:
   ClusterState& state_;
-  std::unique_ptr<Reflector> nodes_, pods_, namespaces_;
+  std::unique_ptr<Reflector> nodes_, pods_, namespaces_, budgets_;
   std::unique_ptr<DraSource> dra_;
   LiveSourceOptions options_;
   std::atomic<bool> stop_{false};

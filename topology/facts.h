@@ -4,6 +4,7 @@
 #ifndef GPU_TENANCY_TOPOLOGY_FACTS_H_
 #define GPU_TENANCY_TOPOLOGY_FACTS_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ struct PodFacts {
   std::vector<ContainerFacts> init_containers;
   ResourceList overhead;
   std::vector<PodClaimRef> resource_claims;  // DRA
+  // spec.priority, which kube-apiserver's Priority admission fills from priorityClassName; 0
+  // when unset, as kube-scheduler reads it. Preemption compares it.
+  int32_t priority = 0;
+  std::string priority_class_name;
 
   bool operator==(const PodFacts&) const = default;
   std::string Key() const { return namespace_name + "/" + name; }

@@ -155,6 +155,18 @@ absl::string_view RuleCode(Rule rule) {
 }
 
 void FitResult::AppendReason(std::string& out) const {
+  AppendRuleReason(out);
+  switch (preemption) {
+    case PreemptionNote::kNone:
+      return;
+    case PreemptionNote::kOwnPodsFreeQuota:
+      return absl::StrAppend(&out, "; preempting its own lower-priority pods here would free it");
+    case PreemptionNote::kCannotHelp:
+      return absl::StrAppend(&out, "; no pod here that it may preempt would free enough");
+  }
+}
+
+void FitResult::AppendRuleReason(std::string& out) const {
   switch (rule) {
     case Rule::kFits:
       return;

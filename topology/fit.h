@@ -56,6 +56,13 @@ enum class Rule : uint8_t {
   kDraExhausted,
 };
 inline constexpr absl::string_view kQuotaGpuMemory = "GPU memory";
+
+// What preemption can do about a rejection (topology/preemption.h), said in its reason.
+enum class PreemptionNote : uint8_t {
+  kNone,
+  kOwnPodsFreeQuota,  // over quota, but the tenant's own lower-priority pods here would free it
+  kCannotHelp,        // full, and no pod here that this pod may preempt frees enough
+};
 absl::string_view RuleCode(Rule rule);
 
 // Fit's answer as data, like kube-scheduler's InsufficientResource: which rule, about which
@@ -75,11 +82,13 @@ struct FitResult {
   absl::string_view tier;
   SharingMode mode = SharingMode::kExclusive;
   bool canary_reserve = false;  // part of the resource is held back for canaries
+  PreemptionNote preemption = PreemptionNote::kNone;
 
   bool fits() const { return verdict == Verdict::kFits; }
   absl::string_view code() const { return RuleCode(rule); }
   // Appends the one-line reason (nothing when it fits).
   void AppendReason(std::string& out) const;
+  void AppendRuleReason(std::string& out) const;  // the same without the preemption note
   std::string Reason() const;
   bool operator==(const FitResult&) const = default;
 };

@@ -11,6 +11,7 @@
 
 #include "absl/strings/string_view.h"
 #include "topology/demand.h"
+#include "topology/facts.h"
 #include "topology/resource_counts.h"
 #include "topology/supply.h"
 #include "topology/wellknown.h"
@@ -38,6 +39,10 @@ struct PodHold {
   GpuDemand demand;
   std::optional<int> gpu_index;  // the shared GPU whose memory it was promised, if known
   bool assumed = false;          // placed by bind, not yet confirmed by the watch
+  // What preemption needs to know of a holder: its priority, and its labels (a
+  // PodDisruptionBudget selects pods by label).
+  int32_t priority = 0;
+  Labels labels;
 };
 
 // True when the pod's GPU memory comes out of a shared GPU's heap on this node (it uses a

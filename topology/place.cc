@@ -1,6 +1,7 @@
 #include "topology/place.h"
 
 #include "topology/dra_extended.h"
+#include "topology/preemption.h"
 
 namespace topology {
 
@@ -16,9 +17,9 @@ PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeSta
   const bool uses_dra = DemandUsesDra(demand, dra);
   FitResult fit =
       uses_dra ? FitWithDra(demand, pod, node, dra) : Fit(demand, pod, supply, occupancy);
-  if (fit.fits() && pod.tenant.tenant && !pod.tenant.tenant->quota.empty()) {
-    fit = PodQuotaCheck(*pod.tenant.tenant, *pod.policy, demand, tenant_held)
-              .Check(supply, node.facts.labels);
+  if (pod.tenant.tenant && !pod.tenant.tenant->quota.empty()) {
+    PodQuotaCheck quota(*pod.tenant.tenant, *pod.policy, demand, tenant_held);
+    fit = QuotaBeforeCapacity(fit, &quota, node);
   }
   if (!fit.fits()) {
     out.verdict = fit.verdict;

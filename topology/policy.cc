@@ -140,6 +140,30 @@ absl::Status Policy::Validate() const {
   if (canary && canary->reserve < 0) {
     return absl::InvalidArgumentError("canary.reserve: must not be negative");
   }
+  for (size_t i = 0; i < preemption.across_tenants.size(); ++i) {
+    const CrossTenantPreemption& rule = preemption.across_tenants[i];
+    const std::string path = absl::StrCat("preemption.acrossTenants[", i, "]");
+    if (rule.victims.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ".victims: name at least one tenant or tier"));
+    }
+    for (const auto& [side, match] :
+         {std::pair<absl::string_view, const TenantMatch*>{"preemptors", &rule.preemptors},
+          {"victims", &rule.victims}}) {
+      for (const std::string& name : match->tenants) {
+        if (!FindTenant(name)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(path, ".", side, ".tenants: tenant \"", name, "\" is not defined"));
+        }
+      }
+      for (const std::string& name : match->tiers) {
+        if (!FindTier(name)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(path, ".", side, ".tiers: tier \"", name, "\" is not defined"));
+        }
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -87,6 +87,9 @@ struct Tenant {
   Labels namespace_selector;  // matchLabels on the namespace; empty: not used
   TenantLimits limits;
   TenantQuota quota;
+  // PriorityClass names its pods may use (the validating webhook enforces it): priority decides
+  // whom a pod may preempt, so it is part of the tenant's contract. Empty: any.
+  std::vector<std::string> priority_classes;
 };
 
 struct Pool {
@@ -102,6 +105,26 @@ struct Canary {
 };
 
 enum class ScoringStrategy { kBinpack, kSpread };
+
+// Tenants named directly or by their tier.
+struct TenantMatch {
+  std::vector<std::string> tenants;
+  std::vector<std::string> tiers;
+  bool empty() const { return tenants.empty() && tiers.empty(); }
+};
+
+// One opening of preemption across tenants: pods of the preemptors may preempt lower-priority
+// pods of the victims. An empty `preemptors` stands for every tenant.
+struct CrossTenantPreemption {
+  TenantMatch preemptors;
+  TenantMatch victims;
+};
+
+// A pod may preempt lower-priority pods of its own tenant, and of other tenants only where a
+// rule says so (topology/preemption.h).
+struct PreemptionPolicy {
+  std::vector<CrossTenantPreemption> across_tenants;
+};
 
 // Where tenant quotas are enforced: always by the scheduler extender (filter and bind); at
 // admission a pod over quota is only warned about (kScheduling) or denied (kAdmission).
@@ -121,6 +144,7 @@ struct Policy {
   ScoringStrategy scoring = ScoringStrategy::kBinpack;
   QuotaEnforcement quota_enforcement = QuotaEnforcement::kScheduling;
   std::optional<Canary> canary;
+  PreemptionPolicy preemption;
 
   const Tier* FindTier(absl::string_view name) const;
   const Pool* FindPool(absl::string_view name) const;

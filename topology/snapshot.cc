@@ -13,7 +13,8 @@ namespace topology {
 ClusterSnapshot::ClusterSnapshot()
     : namespaces_(std::make_shared<const NamespaceMap>()),
       usage_(std::make_shared<const UsageByNamespace>()),
-      dra_(std::make_shared<const DraState>()) {
+      dra_(std::make_shared<const DraState>()),
+      budgets_(std::make_shared<const std::vector<DisruptionBudget>>()) {
   static const std::shared_ptr<const Shard> kEmpty = std::make_shared<const Shard>();
   shards_.fill(kEmpty);
 }
@@ -186,7 +187,8 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
     if (demand->empty()) continue;
     AddHold(it->second,
             std::make_shared<PodHold>(PodHold{pod.uid, pod.namespace_name, pod.name,
-                                              *std::move(demand), RecordedGpuIndex(pod)}),
+                                              *std::move(demand), RecordedGpuIndex(pod),
+                                              /*assumed=*/false, pod.priority, pod.labels}),
             policy);
   }
   ClusterSnapshot empty;
@@ -198,6 +200,8 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
   builder.SetNamespaces(std::make_shared<const ClusterSnapshot::NamespaceMap>(
       data.namespace_labels.begin(), data.namespace_labels.end()));
   builder.SetDra(std::move(dra));
+  builder.SetDisruptionBudgets(
+      std::make_shared<const std::vector<DisruptionBudget>>(data.disruption_budgets));
   return std::move(builder).Build();
 }
 

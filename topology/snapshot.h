@@ -15,6 +15,7 @@
 #include "absl/types/span.h"
 #include "topology/catalog.h"
 #include "topology/demand.h"
+#include "topology/disruption_budget.h"
 #include "topology/dra.h"
 #include "topology/facts.h"
 #include "topology/fit.h"
@@ -52,6 +53,8 @@ struct ClusterData {
   std::vector<DraClaim> dra_claims;
   std::vector<DraClaim> dra_claim_templates;
   std::vector<DraDeviceClass> dra_classes;
+  // PodDisruptionBudgets, which preemption counts as kube-scheduler does.
+  std::vector<DisruptionBudget> disruption_budgets;
 };
 
 // Nodes live in a fixed number of shards, each an immutable map shared between snapshots: a
@@ -85,6 +88,7 @@ class ClusterSnapshot {
   const UsageByNamespace& usage() const { return *usage_; }
   // Published DRA devices, claims and device classes (empty without DRA).
   const DraState& dra() const { return *dra_; }
+  const std::vector<DisruptionBudget>& disruption_budgets() const { return *budgets_; }
 
  private:
   friend class SnapshotBuilder;
@@ -95,6 +99,7 @@ class ClusterSnapshot {
   std::shared_ptr<const NamespaceMap> namespaces_;
   std::shared_ptr<const UsageByNamespace> usage_;
   std::shared_ptr<const DraState> dra_;
+  std::shared_ptr<const std::vector<DisruptionBudget>> budgets_;
 };
 
 // Copy-on-write editing: starts from a snapshot and copies a shard on its first change.
@@ -107,6 +112,9 @@ class SnapshotBuilder {
     next_.namespaces_ = std::move(namespaces);
   }
   void SetDra(std::shared_ptr<const DraState> dra) { next_.dra_ = std::move(dra); }
+  void SetDisruptionBudgets(std::shared_ptr<const std::vector<DisruptionBudget>> budgets) {
+    next_.budgets_ = std::move(budgets);
+  }
   ClusterSnapshot Build() && { return std::move(next_); }
 
  private:

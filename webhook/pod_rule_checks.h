@@ -5,7 +5,7 @@
 //   pod_view.cc             reading a Pod into a PodView
 //   tier_rules.cc           unknown-tenant, tier-shared, fail-requests-greater-than-one, warnings
 //   device_access_rules.cc  device-access: the escape hatches past the device plugin
-//   tenant_limit_rules.cc   tenant-limits, invalid-gpu-request
+//   tenant_limit_rules.cc   tenant-limits, invalid-gpu-request, priority-class
 #ifndef GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_
 #define GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_
 
@@ -45,6 +45,8 @@ void CheckTenantLimits(const PodRuleContext& ctx, std::vector<Violation>& out);
 // GPU memory per pod: the annotation may change on UPDATE, so this runs then too.
 void CheckTenantMemory(const PodRuleContext& ctx, std::vector<Violation>& out);
 void CheckInvalidGpuRequest(const PodRuleContext& ctx, std::vector<Violation>& out);
+// priority-class: the tenant's allowed PriorityClass names (every pod of the tenant).
+void CheckPriorityClass(const PodRuleContext& ctx, std::vector<Violation>& out);
 
 // Warnings: advice that does not block the pod (CREATE only).
 void AddWarnings(const PodRuleContext& ctx, std::vector<std::string>& warnings);

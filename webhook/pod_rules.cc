@@ -15,6 +15,7 @@ constexpr PodRule kPodRules[] = {
     {"tenant-limits", false, &pod_rules_internal::CheckTenantLimits},
     {"tenant-limits", true, &pod_rules_internal::CheckTenantMemory},
     {"invalid-gpu-request", true, &pod_rules_internal::CheckInvalidGpuRequest},
+    {"priority-class", false, &pod_rules_internal::CheckPriorityClass},
 };
 
 }  // namespace

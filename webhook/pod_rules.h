@@ -12,6 +12,8 @@
 //                                   NVIDIA_* / CUDA_MPS_* env, unless the tier has deviceAccess
 //   tenant-limits                   GPU memory per pod, MIG profiles, shared replicas per pod
 //   invalid-gpu-request             GPU requests the model cannot read (a bad memory annotation)
+//   priority-class                  a PriorityClass the tenant may not use (any pod of the
+//                                   tenant: priority decides whom a pod may preempt)
 //
 // UPDATE: every pod field these rules read is immutable once the pod exists (resources,
 // containers, volumes, hostIPC, nodeSelector, affinity) except the GPU memory annotation. So on

@@ -99,4 +99,21 @@ void CheckInvalidGpuRequest(const PodRuleContext& ctx, std::vector<Violation>& o
                                            "; fix the value so the scheduler can account it")));
 }
 
+void CheckPriorityClass(const PodRuleContext& ctx, std::vector<Violation>& out) {
+  if (!ctx.tenant.tenant) return;
+  const std::vector<std::string>& allowed = ctx.tenant.tenant->priority_classes;
+  const std::string& name = ctx.pod.facts.priority_class_name;
+  // No class is priority 0 (or the cluster's default class, which kube-apiserver fills in
+  // before this webhook sees the pod): nothing above the floor to preempt with.
+  if (allowed.empty() || name.empty() ||
+      std::find(allowed.begin(), allowed.end(), name) != allowed.end()) {
+    return;
+  }
+  out.push_back(MakeViolation(
+      "priority-class",
+      absl::StrCat("priorityClassName \"", name, "\" is not allowed for ", TenantName(ctx),
+                   " (allowed: ", absl::StrJoin(allowed, ", "),
+                   "): a pod's priority decides whose pods it may preempt; use one of those")));
+}
+
 }  // namespace webhook::pod_rules_internal

@@ -102,8 +102,10 @@ Expected NotOffered(const std::string& resource) {
 const Expected kFits = {"fits", ""};
 
 std::vector<Row> DemoRows() {
-  const Expected mig_rows_mig_b = {"unschedulable",
-                                   "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2"};
+  // mig-b's 3g.40gb instances are held by pods of the same priority (0): preemption cannot help.
+  const Expected mig_rows_mig_b = {"unresolvable",
+                                   "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2; no pod here "
+                                   "that it may preempt would free enough"};
   const Expected ts_untrusted = {
       "unresolvable", "pool gpu-timeslice (timeslice) is not allowed for tier untrusted"};
   const std::map<std::string, Expected> mig_3g_nodes = {
@@ -253,8 +255,10 @@ TEST(ExplainTest, TextOutput) {
       << run.out;
   EXPECT_TRUE(absl::StrContains(run.out, "NODE    VERDICT        SCORE  REASON\n")) << run.out;
   EXPECT_TRUE(absl::StrContains(run.out, "mig-a   fits               5  -\n")) << run.out;
-  EXPECT_TRUE(absl::StrContains(
-      run.out, "mig-b   unschedulable      0  nvidia.com/mig-3g.40gb: requested 1, free 0 of 2\n"))
+  EXPECT_TRUE(absl::StrContains(run.out,
+                                "mig-b   unresolvable       0  nvidia.com/mig-3g.40gb: requested "
+                                "1, free 0 of 2; no pod here that it may preempt would free "
+                                "enough\n"))
       << run.out;
   EXPECT_TRUE(absl::StrContains(run.out, "1 of 7 nodes can take the pod\n")) << run.out;
 

@@ -24,6 +24,7 @@ topology::PodFacts PodRequesting(const std::string& ns, const std::string& resou
   pod.name = "p";
   pod.uid = "u-1";
   pod.phase = "Pending";
+  pod.priority = 1000;  // above every demo pod: its own tenant's pods on a full node may go
   pod.annotations = std::move(annotations);
   topology::ContainerFacts c;
   c.name = "main";

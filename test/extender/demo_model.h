@@ -62,12 +62,15 @@ inline topology::ModelState ModelOf(const topology::ClusterData& data) {
 inline topology::ModelState DemoState() { return ModelOf(DemoCluster()); }
 
 // A pending Pod object named `ns`/p whose one container has `limits_json` as limits and
-// requests; `annotations_json` is the metadata.annotations object.
+// requests; `annotations_json` is the metadata.annotations object. Its priority, 1000, is above
+// every demo pod's (0), so a full node is one where preemption could make room (the tenant's
+// own pods hold it) or not (another tenant's do).
 inline std::string PodJson(const std::string& ns, const std::string& limits_json,
                            const std::string& annotations_json = "{}") {
   return absl::StrCat(
       R"({"metadata":{"name":"p","namespace":")", ns, R"(","uid":"u-1","annotations":)",
-      annotations_json, R"(},"spec":{"containers":[{"name":"main","resources":{"limits":)",
+      annotations_json,
+      R"(},"spec":{"priority":1000,"containers":[{"name":"main","resources":{"limits":)",
       limits_json, R"(,"requests":)", limits_json, R"(}}]},"status":{"phase":"Pending"}})");
 }
 

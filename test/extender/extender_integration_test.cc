@@ -20,17 +20,18 @@ using testing_support::SharedServeSuite;
 
 constexpr char kDemoNodes[] = R"(["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"])";
 
-// A names-only filter request for a one-container pod.
+// A names-only filter request for a one-container pod of priority `priority` (the demo's pods
+// are all at 0).
 std::string FilterRequest(const std::string& ns, const std::string& limits_json,
                           const std::string& annotations_json = "{}",
                           const std::string& labels_json = "{}",
-                          const std::string& names_json = kDemoNodes) {
+                          const std::string& names_json = kDemoNodes, int priority = 1000) {
   return absl::StrCat(
       R"({"Pod":{"metadata":{"name":"p","namespace":")", ns, R"(","uid":"u-1","labels":)",
-      labels_json, R"(,"annotations":)", annotations_json,
-      R"(},"spec":{"containers":[{"name":"main","resources":{"limits":)", limits_json,
-      R"(,"requests":)", limits_json,
-      R"(}}]},"status":{"phase":"Pending"}},"Nodes":null,"NodeNames":)", names_json, "}");
+      labels_json, R"(,"annotations":)", annotations_json, R"(},"spec":{"priority":)", priority,
+      R"(,"containers":[{"name":"main","resources":{"limits":)", limits_json, R"(,"requests":)",
+      limits_json, R"(}}]},"status":{"phase":"Pending"}},"Nodes":null,"NodeNames":)", names_json,
+      "}");
 }
 
 std::vector<std::string> Names(const rapidjson::Value& array) {
@@ -97,6 +98,13 @@ TEST_F(DemoExtenderTest, GoldenRepliesForEachRule) {
         {"ts-a", "pool gpu-timeslice (timeslice) is not allowed for tier untrusted"},
         {"excl-a", "nvidia.com/mig-3g.40gb: not offered by node"},
         {"cpu-a", kNoGpu}}},
+      {"a pod that may preempt no holder: the full node is unresolvable",
+       FilterRequest("acme", R"({"nvidia.com/mig-3g.40gb":"1"})", "{}", "{}", kDemoNodes, 0),
+       {"mig-a"},
+       {},
+       {{"mig-b",
+         "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2; no pod here that it may preempt "
+         "would free enough"}}},
       {"tenant by namespace label selector",
        FilterRequest("bank-prod", R"({"nvidia.com/mig-3g.40gb":"1"})"),
        {"mig-a"},
@@ -331,8 +339,10 @@ TEST(ExtenderLimitsTest, OversizedBodyGets413AndCanaryReserveHolds) {
   FilterView plain = Filter(
       server, FilterRequest("research", R"({"nvidia.com/mig-1g.10gb":"3"})", "{}", "{}", names));
   EXPECT_EQ(plain.kept, std::vector<std::string>{"mig-1g"});
-  EXPECT_EQ(plain.failed["mig-a"],
-            "nvidia.com/mig-1g.10gb: requested 3, free 2 of 4 (canary reserve held)");
+  // The 1g.10gb instance in use is acme's, which research may not preempt.
+  EXPECT_EQ(plain.unresolvable["mig-a"],
+            "nvidia.com/mig-1g.10gb: requested 3, free 2 of 4 (canary reserve held); no pod here "
+            "that it may preempt would free enough");
   FilterView canary =
       Filter(server, FilterRequest("research", R"({"nvidia.com/mig-1g.10gb":"3"})", "{}",
                                    R"({"gpu-tenancy.io/canary":"true"})", names));

@@ -154,6 +154,10 @@ class ReplayServer {
       body = pods_;
     } else if (req.path == "/api/v1/namespaces") {
       body = namespaces_;
+    } else if (req.path == "/apis/policy/v1/poddisruptionbudgets") {
+      // Not part of the capture (the cluster had no budgets): the empty list it would serve.
+      body = R"({"kind":"PodDisruptionBudgetList","apiVersion":"policy/v1",)"
+             R"("metadata":{"resourceVersion":"1"},"items":[]})";
     }
     if (body.empty()) {
       bad_request_.store(true);

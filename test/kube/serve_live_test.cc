@@ -74,7 +74,7 @@ std::string FilterRequest(const std::string& name) {
 struct FilterView {
   int status = 0;
   std::set<std::string> kept;
-  std::string failed_mig;  // reason for mig-1 when it failed
+  std::string failed_mig;  // reason for mig-1 when it failed (either kind)
   std::string error;
 };
 
@@ -88,8 +88,10 @@ FilterView Filter(ServeProcess& serve, const std::string& pod) {
       names && names->IsArray()) {
     for (const auto& n : names->GetArray()) v.kept.insert(n.GetString());
   }
-  if (const common::JsonValue* failed = common::FindNonNull(doc, "FailedNodes")) {
-    v.failed_mig = std::string(common::StringOr(*failed, "mig-1"));
+  for (const char* kind : {"FailedNodes", "FailedAndUnresolvableNodes"}) {
+    if (const common::JsonValue* failed = common::FindNonNull(doc, kind)) {
+      if (v.failed_mig.empty()) v.failed_mig = std::string(common::StringOr(*failed, "mig-1"));
+    }
   }
   v.error = std::string(common::StringOr(doc, "Error"));
   return v;
@@ -176,7 +178,10 @@ TEST_F(ServeLiveTest, SyncsFiltersBindsAndFreesCapacity) {
   // Both slices are taken: the third pod waits, and a bind for it is refused.
   FilterView full = Filter(*serve_, "p3");
   EXPECT_TRUE(full.kept.empty());
-  EXPECT_EQ(full.failed_mig, "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2");
+  // p1 and p2 have p3's priority: evicting them is no option.
+  EXPECT_EQ(full.failed_mig,
+            "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2; no pod here that it may preempt "
+            "would free enough");
   EXPECT_NE(BindError(*serve_, "p3", "mig-1"), "");
 
   // A deleted pod frees its slice for the next filter.

@@ -63,7 +63,7 @@ class DraExtendedTest : public FleetTest {
   void Bind(NodeState& node, const std::string& uid, GpuDemand demand) {
     AddHold(node,
             std::make_shared<const PodHold>(
-                PodHold{uid, "acme", "pod-" + uid, std::move(demand), std::nullopt, false}),
+                PodHold{uid, "acme", "pod-" + uid, std::move(demand), std::nullopt, false, 0, {}}),
             policy_);
   }
   std::string Reason(const GpuDemand& demand, const NodeState& node, const DraState& dra,

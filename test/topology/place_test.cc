@@ -69,8 +69,9 @@ TEST_F(PlaceTest, PodWithoutGpuDemandIsPlacedAsIs) {
   EXPECT_EQ(o.placement.mig_profile, "");
 }
 
-// The quota is checked after the fit, against what the tenant holds: at quota the pod is refused
-// as unresolvable (no preemption can make room in the tenant's own budget), under it it is placed.
+// The quota is checked against what the tenant holds, before the node's capacity: at quota the
+// pod is refused as unresolvable (no preemption of another tenant can make room in the tenant's
+// own budget), under it it is placed.
 TEST_F(PlaceTest, TenantQuotaIsCheckedAgainstItsHoldings) {
   Policy policy = policy_;
   for (Tenant& t : policy.tenants) {
@@ -90,12 +91,18 @@ TEST_F(PlaceTest, TenantQuotaIsCheckedAgainstItsHoldings) {
   EXPECT_TRUE(under.placed()) << under.reason;
   EXPECT_EQ(under.placement.mig_profile, "3g.40gb");
 
-  // A node that does not fit says so first: its reason is the one that can change by waiting.
+  // Quota comes before capacity: on a full node the tenant at its quota hears about the quota,
+  // the one thing no eviction of another tenant's pod changes.
   held.mig_instances = {{"3g.40gb", 2}};
   PlaceOutcome full =
       Place(one, Context(policy, "acme"), At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 2}})),
             held, kNoDra);
-  EXPECT_EQ(full.rule, Rule::kExhausted);
+  EXPECT_EQ(full.rule, Rule::kTenantQuota);
+  held.mig_instances = {{"3g.40gb", 1}};
+  PlaceOutcome under_but_full =
+      Place(one, Context(policy, "acme"), At("gpu-1", "mig", Used({{"nvidia.com/mig-3g.40gb", 2}})),
+            held, kNoDra);
+  EXPECT_EQ(under_but_full.rule, Rule::kExhausted);
 }
 
 }  // namespace

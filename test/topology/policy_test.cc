@@ -74,9 +74,9 @@ Policy TwoTenants() {
   p.tiers = {{"trusted", {}, true}, {"untrusted", {}, false}};
   p.tiers[0].modes.Add(SharingMode::kMps);
   p.tiers[1].modes.Add(SharingMode::kMig);
-  p.tenants.push_back({"bank", "untrusted", {"bank-prod", "bank-dev"}, {}, {}, {}});
-  p.tenants.push_back({"research", "trusted", {"research"}, {{"team", "ml"}}, {}, {}});
-  p.tenants.push_back({"labs", "trusted", {}, {{"team", "ml"}, {"env", "lab"}}, {}, {}});
+  p.tenants.push_back({"bank", "untrusted", {"bank-prod", "bank-dev"}, {}, {}, {}, {}});
+  p.tenants.push_back({"research", "trusted", {"research"}, {{"team", "ml"}}, {}, {}, {}});
+  p.tenants.push_back({"labs", "trusted", {}, {{"team", "ml"}, {"env", "lab"}}, {}, {}, {}});
   p.pools = {{"mig-pool", SharingMode::kMig, Taint{"gpu", "mig", "NoSchedule"}},
              {"mps-pool", SharingMode::kMps, std::nullopt}};
   return p;
@@ -249,7 +249,7 @@ TEST(PolicyTest, ResolveTenant) {
 TEST(PolicyTest, EmptySelectorMatchesNothing) {
   Policy p;
   p.tiers = {{"t", {}, false}};
-  p.tenants.push_back({"only-ns", "t", {"a"}, {}, {}, {}});
+  p.tenants.push_back({"only-ns", "t", {"a"}, {}, {}, {}, {}});
   EXPECT_EQ(ResolveTenant(p, "b", {}).name, "unknown");
   EXPECT_EQ(ResolveTenant(p, "b", {{"any", "label"}}).name, "unknown");
   EXPECT_EQ(ResolveTenant(p, "a", {}).name, "only-ns");

@@ -1,0 +1,182 @@
+// The preempt verb over real HTTPS: the gpu-tenancy binary serves the preemption scenario
+// (test/testdata/preemption: three nodes with one 3g.40gb each; acme at its quota of one with
+// a priority-500 pod on node-a, bank's priority-10 pod on node-b, dev's on node-c under a
+// budget that allows no disruption) and kube-scheduler's captured v1.36 preempt call.
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "common/json.h"
+#include "gtest/gtest.h"
+#include "test/support/serve_process.h"
+
+namespace {
+
+using testing_support::ParseOrDie;
+using testing_support::ReadTestData;
+using testing_support::SampleValue;
+using testing_support::ServeProcess;
+using testing_support::SharedServeSuite;
+
+std::string PendingPod(const std::string& ns, const std::string& name, int priority) {
+  return absl::StrCat(
+      R"({"metadata":{"name":")", name, R"(","namespace":")", ns, R"(","uid":"uid-)", ns, "-", name,
+      R"("},"spec":{"priority":)", priority,
+      R"(,"containers":[{"name":"main","resources":{"limits":{"nvidia.com/mig-3g.40gb":"1"},)"
+      R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}})");
+}
+
+// kube-scheduler's proposal, names only: on every node, the node's one pod.
+std::string MetaVictims(const std::string& pod) {
+  return absl::StrCat(R"({"Pod":)", pod, R"(,"NodeNameToVictims":null,"NodeNameToMetaVictims":{)",
+                      R"("node-a":{"Pods":[{"UID":"uid-acme-old"}],"NumPDBViolations":0},)",
+                      R"("node-b":{"Pods":[{"UID":"uid-bank-risk"}],"NumPDBViolations":0},)",
+                      R"("node-c":{"Pods":[{"UID":"uid-dev-scratch"}],"NumPDBViolations":1}}})");
+}
+
+// The same with whole Pod objects (nodeCacheCapable: false), as the cluster file has them.
+std::string FullVictims(const std::string& pod) {
+  rapidjson::Document cluster = ParseOrDie(ReadTestData("preemption/cluster.json"));
+  std::map<std::string, std::string> by_node;
+  for (const auto& item : cluster["items"].GetArray()) {
+    const rapidjson::Value* spec = common::FindMember(item, "spec");
+    if (std::string(common::StringOr(item, "kind")) != "Pod" || !spec) continue;
+    std::string node(common::StringOr(*spec, "nodeName"));
+    if (!node.empty()) by_node[node] = common::ToJson(item);
+  }
+  std::string out =
+      absl::StrCat(R"({"Pod":)", pod, R"(,"NodeNameToMetaVictims":null,"NodeNameToVictims":{)");
+  bool first = true;
+  for (const auto& [node, victim] : by_node) {
+    absl::StrAppend(&out, first ? "" : ",", "\"", node, R"(":{"Pods":[)", victim,
+                    R"(],"NumPDBViolations":0})");
+    first = false;
+  }
+  return out + "}}";
+}
+
+std::string AuditPath() { return ::testing::TempDir() + "/preempt-audit.log"; }
+
+class PreemptScenarioTest : public SharedServeSuite<PreemptScenarioTest> {
+ public:
+  static std::vector<std::string> ServeArgs() {
+    std::remove(AuditPath().c_str());
+    return {"--cluster-file", std::string(GT_TESTDATA_DIR) + "/preemption/cluster.json",
+            "--policy",       std::string(GT_TESTDATA_DIR) + "/preemption/policy.yaml",
+            "--audit-log",    AuditPath()};
+  }
+};
+
+// acme is at its quota: only evicting its own lower-priority pod can make room, and only on
+// node-a; bank's and dev's pods are left alone.
+TEST_F(PreemptScenarioTest, APodOverItsQuotaPreemptsOnlyItsOwnTenant) {
+  const std::string urgent = PendingPod("acme", "urgent", 1000);
+  ServeProcess::Response filter =
+      server_->Post("/extender/filter",
+                    absl::StrCat(R"({"Pod":)", urgent,
+                                 R"(,"Nodes":null,"NodeNames":["node-a","node-b","node-c"]})"));
+  ASSERT_EQ(filter.status, 200);
+  rapidjson::Document f = ParseOrDie(filter.body);
+  const std::string at_quota = "tenant acme quota: nvidia.com/mig-3g.40gb 1 of 1 held, 1 requested";
+  EXPECT_EQ(f["NodeNames"].Size(), 0u);
+  ASSERT_TRUE(f["FailedNodes"].HasMember("node-a"));
+  EXPECT_EQ(std::string(f["FailedNodes"]["node-a"].GetString()),
+            at_quota + "; preempting its own lower-priority pods here would free it");
+  EXPECT_EQ(std::string(f["FailedAndUnresolvableNodes"]["node-b"].GetString()), at_quota);
+  EXPECT_EQ(std::string(f["FailedAndUnresolvableNodes"]["node-c"].GetString()), at_quota);
+
+  ServeProcess::Response r = server_->Post("/extender/preempt", MetaVictims(urgent));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(ParseOrDie(r.body) == ParseOrDie(ReadTestData("preemption/acme-urgent.reply.json")))
+      << r.body;
+}
+
+// bank has no quota: its own pod on node-b and dev's (anyone may preempt dev) on node-c may go;
+// acme's pod on node-a is protected, so node-a is dropped.
+TEST_F(PreemptScenarioTest, ProtectedTenantsNodesAreDroppedInBothEncodings) {
+  const std::string pod = PendingPod("bank", "new", 1000);
+  for (const std::string& body : {MetaVictims(pod), FullVictims(pod)}) {
+    SCOPED_TRACE(body.substr(0, 120));
+    ServeProcess::Response r = server_->Post("/extender/preempt", body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_TRUE(ParseOrDie(r.body) == ParseOrDie(ReadTestData("preemption/bank-new.reply.json")))
+        << r.body;
+  }
+}
+
+TEST_F(PreemptScenarioTest, ALowerPriorityPreemptorGetsNoVictims) {
+  ServeProcess::Response r =
+      server_->Post("/extender/preempt", MetaVictims(PendingPod("bank", "tiny", 5)));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{}})");
+}
+
+TEST_F(PreemptScenarioTest, MalformedCallsAre400WithAReason) {
+  ServeProcess::Response r = server_->Post("/extender/preempt", R"({"Pod":{}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(std::string(common::StringOr(ParseOrDie(r.body), "error")),
+            "ExtenderPreemptionArgs: NodeNameToMetaVictims and NodeNameToVictims are both "
+            "missing or null");
+}
+
+// Every answer that removed or changed victims is in the audit log and counted by tenant.
+TEST_F(PreemptScenarioTest, ChangedAnswersAreAuditedAndCounted) {
+  ServeProcess::Response r =
+      server_->Post("/extender/preempt", MetaVictims(PendingPod("acme", "audited", 1000)));
+  ASSERT_EQ(r.status, 200);
+  std::ifstream in(AuditPath());
+  std::stringstream text;
+  text << in.rdbuf();
+  bool dropped_bank = false;
+  std::string line;
+  while (std::getline(text, line)) {
+    rapidjson::Document record = ParseOrDie(line);
+    if (std::string(common::StringOr(record, "pod")) != "audited") continue;
+    EXPECT_EQ(std::string(common::StringOr(record, "action")), "preempt");
+    EXPECT_EQ(std::string(common::StringOr(record, "tenant")), "acme");
+    if (std::string(common::StringOr(record, "node")) == "node-b") {
+      dropped_bank = true;
+      EXPECT_EQ(std::string(common::StringOr(record, "decision")), "dropped");
+      EXPECT_EQ(std::string(record["proposedVictims"][0].GetString()), "bank/risk");
+      EXPECT_EQ(std::string(common::StringOr(record, "reason")),
+                "tenant acme quota: nvidia.com/mig-3g.40gb 1 of 1 held, 1 requested");
+    }
+    EXPECT_NE(std::string(common::StringOr(record, "node")), "node-a");  // kept: not audited
+  }
+  EXPECT_TRUE(dropped_bank) << text.str();
+  ServeProcess::Response metrics = server_->Get("/metrics");
+  std::optional<double> dropped = SampleValue(
+      metrics.body, R"(gpu_tenancy_preempt_nodes_total{tenant="acme",outcome="dropped"})");
+  ASSERT_TRUE(dropped.has_value()) << metrics.body;
+  EXPECT_GE(*dropped, 2);
+  EXPECT_GE(
+      SampleValue(metrics.body, R"(gpu_tenancy_preempt_nodes_total{tenant="acme",outcome="kept"})")
+          .value_or(0),
+      1);
+}
+
+// kube-scheduler v1.36's own call, unchanged, against the cluster it was captured on: the
+// priority-10 pod holding node-a's only 3g.40gb belongs to the preemptor's tenant, so the
+// answer keeps it, the same as the captured echo reply kube-scheduler acted on.
+class CapturedPreemptTest : public SharedServeSuite<CapturedPreemptTest> {
+ public:
+  static std::vector<std::string> ServeArgs() {
+    return {"--cluster-file", std::string(GT_TESTDATA_DIR) + "/preemption/fixture-cluster.json",
+            "--policy", std::string(GT_TESTDATA_DIR) + "/preemption/fixture-policy.yaml"};
+  }
+};
+
+TEST_F(CapturedPreemptTest, TheCapturedCallGetsItsVictimKept) {
+  ServeProcess::Response r = server_->Post(
+      "/extender/preempt", ReadTestData("extender/preempt-nodecache-true.v1.36.request.json"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(ParseOrDie(r.body) ==
+              ParseOrDie(ReadTestData("extender/preempt-nodecache-true.v1.36.reply-echo.json")))
+      << r.body;
+}
+
+}  // namespace
