@@ -15,6 +15,7 @@ int RunCheck(const std::vector<std::string>& args);
 int RunExplain(const std::vector<std::string>& args);
 int RunPlan(const std::vector<std::string>& args);
 int RunReconfigure(const std::vector<std::string>& args);
+int RunSchedulerConfig(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
 int RunUi(const std::vector<std::string>& args);
 

@@ -28,13 +28,14 @@ constexpr char kUsage[] =
     "gpu-tenancy: GPU isolation for multi-tenant Kubernetes clusters\n\n"
     "usage: gpu-tenancy COMMAND [flags]\n\n"
     "commands:\n"
-    "  serve         run the scheduler extender and admission webhook (HTTPS)\n"
-    "  explain       why a pod fits or does not fit each node of a cluster file\n"
-    "  plan          pick each workload's isolation, cut the cards, write the configuration\n"
-    "  check         run the admission webhook's rules over manifest files, offline\n"
-    "  reconfigure   change a node's MIG geometry safely (drain, apply, validate, roll back)\n"
-    "  ui            the sharing-mode picker in a browser, on a local port\n"
-    "  version       print the version\n\n"
+    "  serve             run the scheduler extender and admission webhook (HTTPS)\n"
+    "  explain           why a pod fits or does not fit each node of a cluster file\n"
+    "  plan              pick each workload's isolation, cut the cards, write the configuration\n"
+    "  check             run the admission webhook's rules over manifest files, offline\n"
+    "  reconfigure       change a node's MIG geometry safely (drain, apply, validate, roll back)\n"
+    "  scheduler-config  the kube-scheduler extender entry for every GPU resource name\n"
+    "  ui                the sharing-mode picker in a browser, on a local port\n"
+    "  version           print the version\n\n"
     "Run 'gpu-tenancy COMMAND --help' for a command's flags.\n";
 
 #if !defined(GPU_TENANCY_WITH_JEMALLOC)
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
   if (command == "check") return cmd::RunCheck(args);
   if (command == "serve") return cmd::RunServe(args);
   if (command == "reconfigure") return cmd::RunReconfigure(args);
+  if (command == "scheduler-config") return cmd::RunSchedulerConfig(args);
   if (command == "ui") return cmd::RunUi(args);
   if (command == "version" || command == "--version") {
     std::cout << "gpu-tenancy " << GPU_TENANCY_VERSION << "\n";
