@@ -1,15 +1,20 @@
 // The KubeSchedulerConfigurations here (the second scheduler's and the control-plane example)
-// wire the extender the same way.
+// wire the extender the same way, are the output of `gpu-tenancy scheduler-config`, and manage
+// every resource name of the GPU catalog.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/config_loader.h"
 #include "common/json.h"
 #include "common/yaml_json.h"
 #include "gtest/gtest.h"
 #include "test/deploy/deploy_fixture.h"
+#include "test/support/shell.h"
 
 namespace {
 
@@ -39,6 +44,7 @@ void ExpectExtenderWiring(const Value* config, const std::string& url) {
       {"/filterVerb", "\"filter\""},
       {"/prioritizeVerb", "\"prioritize\""},
       {"/bindVerb", "\"bind\""},
+      {"/preemptVerb", "\"preempt\""},
       {"/enableHTTPS", "true"},
       {"/nodeCacheCapable", "true"},
       {"/ignorable", "false"},
@@ -158,6 +164,73 @@ TEST_F(DeployTest, SchedulerConfigsWireTheExtender) {
   ASSERT_NE(svc, nullptr);
   EXPECT_EQ(Json(At(svc, "/spec/ports/0/port")), "8443");
   EXPECT_EQ(Str(svc, "/spec/selector/gpu-tenancy.io~1extender-leader"), "true");
+}
+
+// The shipped configs, as `gpu-tenancy scheduler-config` prints them: one source for the
+// wiring, so a GPU model added to the catalog fails here until the files are regenerated.
+struct ShippedSchedulerConfig {
+  const char* layout;
+  const char* path;
+};
+constexpr ShippedSchedulerConfig kShippedSchedulerConfigs[] = {
+    {"scheduler", "manifests/scheduler/config.yaml"},
+    {"default-scheduler", "manifests/default-scheduler/kube-scheduler-config.yaml"},
+};
+
+// "" when the texts are equal, else the first line where they differ, from both.
+std::string FirstDifferentLine(const std::string& shipped, const std::string& generated) {
+  if (shipped == generated) return "";
+  std::vector<std::string> a = absl::StrSplit(shipped, '\n');
+  std::vector<std::string> b = absl::StrSplit(generated, '\n');
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  return absl::StrCat("line ", i + 1, "\n  shipped:   ", i < a.size() ? a[i] : "<end of file>",
+                      "\n  generated: ", i < b.size() ? b[i] : "<end of output>");
+}
+
+TEST(SchedulerConfigGeneratedTest, ShippedConfigsAreTheGeneratorsOutput) {
+  for (const ShippedSchedulerConfig& shipped : kShippedSchedulerConfigs) {
+    SCOPED_TRACE(shipped.path);
+    testing_support::CommandResult r = testing_support::RunShell(absl::StrCat(
+        testing_support::ShellQuote(GT_BINARY), " scheduler-config --layout ", shipped.layout));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(FirstDifferentLine(ReadFile(Source(shipped.path)), r.out), "")
+        << "the file drifted from the generator; regenerate it with\n  gpu-tenancy "
+           "scheduler-config --layout "
+        << shipped.layout << " > " << shipped.path;
+  }
+}
+
+// Independent of the generator: read as kube-scheduler reads them, both files name every MIG
+// profile of every catalog model ("+" written ".") and its time-sliced ".shared" form.
+TEST(SchedulerConfigGeneratedTest, EveryCatalogMigProfileIsManaged) {
+  for (const ShippedSchedulerConfig& shipped : kShippedSchedulerConfigs) {
+    SCOPED_TRACE(shipped.path);
+    absl::StatusOr<rapidjson::Document> config = common::YamlToJson(ReadFile(Source(shipped.path)));
+    ASSERT_TRUE(config.ok()) << config.status();
+    std::map<std::string, std::string> managed;  // name -> ignoredByScheduler
+    const Value* resources = At(&*config, "/extenders/0/managedResources");
+    ASSERT_TRUE(resources && resources->IsArray());
+    for (const Value& m : resources->GetArray()) {
+      managed[Str(&m, "/name")] = Json(At(&m, "/ignoredByScheduler"));
+    }
+    size_t mig_names = 0;
+    for (const auto& [name, ignored] : managed) {
+      if (absl::StartsWith(name, "nvidia.com/mig-")) ++mig_names;
+    }
+    EXPECT_EQ(mig_names, 104u) << "52 profile names, each exclusive and shared";
+    for (const topology::GpuModel& model : common::BuiltinCatalog().models()) {
+      for (const topology::MigProfile& profile : model.profiles) {
+        std::string suffix = profile.name;
+        std::replace(suffix.begin(), suffix.end(), '+', '.');
+        for (const std::string& name : {absl::StrCat("nvidia.com/mig-", suffix),
+                                        absl::StrCat("nvidia.com/mig-", suffix, ".shared")}) {
+          auto it = managed.find(name);
+          EXPECT_TRUE(it != managed.end() && it->second == "false") << model.model << ": " << name;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
