@@ -30,6 +30,15 @@ void NoteRequest(const JsonValue& holder, std::string pointer, std::string name,
   }
   view.requests.push_back(
       {std::move(name), std::string(device_class), &holder, std::move(pointer)});
+  ClaimRequest& request = view.requests.back();
+  // Read on every holder, subrequests too: the API server refuses adminAccess there today, and
+  // reading it costs nothing if that changes.
+  const JsonValue* admin = FindNonNull(holder, "adminAccess");
+  request.admin_access = admin && admin->IsBool() && admin->GetBool();
+  request.all_devices = StringOr(holder, "allocationMode") == "All";
+  if (const JsonValue* count = FindNonNull(holder, "count"); count && count->IsInt64()) {
+    request.count = count->GetInt64();
+  }
 }
 
 SharingMode ModeOf(const SharingConfig& c) {
@@ -231,6 +240,7 @@ ClaimValidation ValidateClaim(const ClaimView& claim, const topology::Policy& po
     return result;
   }
   result.violations = CheckClaimLiterals(claim, tenant, namespace_name);
+  CheckClaimDeviceAccess(claim, tenant, namespace_name, result.violations);
   for (const SharingConfig& c : claim.sharing) {
     if (!tenant.tier->modes.Has(ModeOf(c))) {
       result.violations.push_back(MakeViolation(

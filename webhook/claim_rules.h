@@ -18,6 +18,7 @@
 //                      per-device limit too), when the tenant sets those limits
 //   claim-device-class a request for a class whose device type the tier may not use
 //   claim-mig-profile  a selector pinning MIG profiles the tenant may not use (claim_selectors.h)
+//   device-access      a request with adminAccess, unless the tier has deviceAccess
 // Warnings: an MPS config that relies on the driver's defaults (no cap set and no tenant limit).
 // Mutation: labels gpu-tenancy.io/tenant and gpu-tenancy.io/tier; the tenant's MPS limits are
 // written into MPS configs that lack them, and the tier's and tenant's device limits into every
@@ -27,6 +28,7 @@
 #ifndef GPU_TENANCY_WEBHOOK_CLAIM_RULES_H_
 #define GPU_TENANCY_WEBHOOK_CLAIM_RULES_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +59,11 @@ struct ClaimRequest {
   std::string device_class;
   const common::JsonValue* holder = nullptr;
   std::string holder_pointer;  // JSON pointer of `holder`
+  // adminAccess: true on `holder`: the allocator hands out matching devices whether or not other
+  // claims hold them (Kubernetes allows it only on a request without firstAvailable).
+  bool admin_access = false;
+  bool all_devices = false;  // allocationMode: All; else `count` devices (ExactCount)
+  int64_t count = 1;
 };
 
 struct ClaimView {
@@ -80,6 +87,12 @@ struct ClaimValidation {
   std::vector<Violation> violations;
   std::vector<std::string> warnings;
 };
+
+// device-access for claims (device_access_rules.cc): a request with admin access reaches
+// devices allocated to other tenants, so it needs a tier with deviceAccess, like the pod escape
+// hatches. Any device class counts: a class name does not say which driver's devices it selects.
+void CheckClaimDeviceAccess(const ClaimView& claim, const topology::TenantRef& tenant,
+                            absl::string_view namespace_name, std::vector<Violation>& out);
 
 ClaimValidation ValidateClaim(const ClaimView& claim, const topology::Policy& policy,
                               const topology::TenantRef& tenant, absl::string_view namespace_name);

@@ -1,6 +1,6 @@
 // The device-access rule: the escape hatches past the device plugin (privileged, CAP_SYS_ADMIN,
-// device and MPS host paths, hostIPC, NVIDIA_* / CUDA_MPS_* env), unless the tier allows them.
-// unknown-tenant reuses the findings.
+// device and MPS host paths, hostIPC, NVIDIA_* / CUDA_MPS_* env) and past the DRA allocator
+// (claims with admin access), unless the tier allows them. unknown-tenant reuses the findings.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "webhook/claim_rules.h"
 #include "webhook/pod_rule_checks.h"
 #include "webhook/pod_rules.h"
 #include "webhook/verdict.h"
@@ -116,3 +117,26 @@ void CheckDeviceAccess(const PodRuleContext& ctx, std::vector<Violation>& out) {
 }
 
 }  // namespace webhook::pod_rules_internal
+
+namespace webhook {
+
+void CheckClaimDeviceAccess(const ClaimView& claim, const topology::TenantRef& tenant,
+                            absl::string_view namespace_name, std::vector<Violation>& out) {
+  if (!tenant.tier || tenant.tier->device_access) return;
+  for (const ClaimRequest& r : claim.requests) {
+    if (!r.admin_access) continue;
+    std::string reach = r.all_devices
+                            ? absl::StrCat("all matching devices of class ", r.device_class)
+                            : absl::StrCat(r.count, r.count == 1 ? " device" : " devices",
+                                           " of class ", r.device_class);
+    out.push_back(MakeViolation(
+        "device-access",
+        absl::StrCat(claim.kind, " \"", claim.name, "\" request \"", r.name,
+                     "\" asks for admin access to ", reach,
+                     ", including devices allocated to other tenants, but ",
+                     TenantPhrase(tenant, namespace_name),
+                     " has no device access; remove adminAccess to claim free devices only")));
+  }
+}
+
+}  // namespace webhook
