@@ -183,4 +183,53 @@ TEST_F(WebhookOverHttpsTest, MalformedReviewsGet400AndTheServerKeepsServing) {
   EXPECT_EQ(ok.status, 200);
 }
 
+// A hand-written claim review from test/testdata/webhook/ with admin access, moved into `ns`.
+std::string AdminAccessReview(const std::string& file, const std::string& ns) {
+  rapidjson::Document review = ParseOrDie(ReadTestData(absl::StrCat("webhook/", file)));
+  auto& alloc = review.GetAllocator();
+  review["request"]["namespace"].SetString(ns.c_str(), alloc);
+  review["request"]["object"]["metadata"]["namespace"].SetString(ns.c_str(), alloc);
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  review.Accept(w);
+  return out.GetString();
+}
+
+// DRA admin access reaches devices allocated to other tenants: denied by device-access for a
+// tier without deviceAccess (acme, untrusted), allowed for the platform tier (gpu-ops).
+TEST_F(WebhookOverHttpsTest, AdminAccessClaimsNeedATierWithDeviceAccess) {
+  struct Case {
+    const char* file;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"resourceclaim-v1-admin-access.request.json",
+       "[device-access] ResourceClaim \"all-gpus\" request \"gpus\" asks for admin access to "
+       "all matching devices of class gpu.nvidia.com, including devices allocated to other "
+       "tenants, but tenant \"acme\" (tier untrusted) has no device access; remove adminAccess "
+       "to claim free devices only"},
+      {"resourceclaimtemplate-v1beta1-admin-access.request.json",
+       "[device-access] ResourceClaimTemplate \"mig-watch\" request \"mig\" asks for admin "
+       "access to 2 devices of class mig.nvidia.com, including devices allocated to other "
+       "tenants, but tenant \"acme\" (tier untrusted) has no device access; remove adminAccess "
+       "to claim free devices only"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    ServeProcess::Response denied =
+        server_->Post("/webhook/validate?timeout=10s", AdminAccessReview(c.file, "acme"));
+    ASSERT_EQ(denied.status, 200) << denied.body;
+    rapidjson::Document reply = ParseOrDie(denied.body);
+    const rapidjson::Value& response = reply["response"];
+    EXPECT_FALSE(response["allowed"].GetBool()) << denied.body;
+    EXPECT_EQ(response["status"]["code"].GetInt(), 403);
+    EXPECT_EQ(std::string(response["status"]["message"].GetString()), c.message);
+
+    ServeProcess::Response allowed =
+        server_->Post("/webhook/validate?timeout=10s", AdminAccessReview(c.file, "gpu-ops"));
+    ASSERT_EQ(allowed.status, 200) << allowed.body;
+    EXPECT_TRUE(ParseOrDie(allowed.body)["response"]["allowed"].GetBool()) << allowed.body;
+  }
+}
+
 }  // namespace
