@@ -95,8 +95,10 @@ constexpr char kExtenderHead[] =
   # The extender binds: it re-checks the fit against its latest snapshot plus assumptions and
   # posts one Binding that also carries the decision annotations. Only one extender may bind.
   bindVerb: bind                # POST .../extender/bind
-  # kube-scheduler asks before it evicts pods to make room for a GPU pod: the extender keeps
-  # only the nodes where those evictions free what the pod needs in its own accounting.
+  # kube-scheduler asks before it evicts pods to make room for a GPU pod: the extender answers
+  # each node's victims from its own model and the policy (own tenant, lower priority, unless
+  # preemption.acrossTenants opens more), or drops the node: no pod is evicted across a
+  # protected tenant boundary, nor for a pod its tenant's quota would still refuse.
   preemptVerb: preempt          # POST .../extender/preempt
   enableHTTPS: true
   tlsConfig:

@@ -290,6 +290,40 @@ TEST(ExplainTest, ATenantAtQuotaIsToldOnEveryNodeThatHasRoom) {
   EXPECT_TRUE(absl::StrContains(run.out, "0 of 7 nodes can take the pod\n")) << run.out;
 }
 
+// Over its quota, a pod is told where its own lower-priority pods would make room, and which
+// ones would go; nodes held by other tenants are unresolvable (test/testdata/preemption).
+TEST(ExplainTest, PreemptionNamesTheNodesAndVictimsThePolicyAllows) {
+  const std::string args =
+      absl::StrCat("--cluster-file '", GT_TESTDATA_DIR, "/preemption/cluster.json' --policy '",
+                   GT_TESTDATA_DIR, "/preemption/policy.yaml' --pod acme/urgent");
+  ProcessResult text = Explain(args);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_TRUE(absl::StrContains(
+      text.out,
+      "node-a  unschedulable      0  tenant acme quota: nvidia.com/mig-3g.40gb 1 of 1 held, 1 "
+      "requested; preempting its own lower-priority pods here would free it\n"))
+      << text.out;
+  EXPECT_TRUE(absl::StrContains(text.out,
+                                "preemption could help on these nodes, evicting only pods the "
+                                "policy lets this pod preempt:\n  node-a  acme/train-old "
+                                "(priority 500)\n"))
+      << text.out;
+
+  ProcessResult json = Explain(args + " -o json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  rapidjson::Document doc = testing_support::ParseOrDie(json.out);
+  std::map<std::string, const rapidjson::Value*> nodes;
+  for (const auto& n : doc["nodes"].GetArray()) nodes[n["name"].GetString()] = &n;
+  ASSERT_TRUE(nodes.count("node-a")) << json.out;
+  const rapidjson::Value& victims = (*nodes["node-a"])["preemptionVictims"];
+  ASSERT_EQ(victims.Size(), 1u) << json.out;
+  EXPECT_EQ(std::string(victims[0]["namespace"].GetString()), "acme");
+  EXPECT_EQ(std::string(victims[0]["name"].GetString()), "train-old");
+  EXPECT_EQ(victims[0]["priority"].GetInt(), 500);
+  EXPECT_EQ((*nodes["node-a"])["pdbViolations"].GetInt(), 0);
+  EXPECT_FALSE(nodes["node-b"]->HasMember("preemptionVictims")) << "unresolvable: no victims";
+}
+
 // A pod with DRA claims: each claim's state, node and devices (UUIDs), from the captured v1.36
 // slice and claim; a template's claim that is not made yet says so.
 TEST(ExplainTest, APodsDraClaimsAreShownWithTheirDevices) {

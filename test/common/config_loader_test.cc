@@ -114,6 +114,23 @@ TEST(LoadPolicyTest, ValidVariants) {
          EXPECT_EQ(p.canary->reserve, 2);
          EXPECT_EQ(p.canary->pod_label, "gpu-tenancy.io/canary");
        }},
+      {"preemption across tenants and priority classes",
+       absl::StrCat(kTiers,
+                    "tenants:\n  - name: a\n    tier: trusted\n    namespaces: [a]\n"
+                    "    priorityClasses: [low, high]\n"
+                    "preemption:\n  acrossTenants:\n    - victims: {tenants: [a]}\n"
+                    "    - preemptors: {tiers: [trusted]}\n      victims: {tiers: [untrusted]}\n"),
+       [](const Policy& p) {
+         ASSERT_EQ(p.tenants.size(), 1u);
+         EXPECT_EQ(p.tenants[0].priority_classes, (std::vector<std::string>{"low", "high"}));
+         ASSERT_EQ(p.preemption.across_tenants.size(), 2u);
+         EXPECT_TRUE(p.preemption.across_tenants[0].preemptors.empty());
+         EXPECT_EQ(p.preemption.across_tenants[0].victims.tenants, std::vector<std::string>{"a"});
+         EXPECT_EQ(p.preemption.across_tenants[1].preemptors.tiers,
+                   std::vector<std::string>{"trusted"});
+         EXPECT_EQ(p.preemption.across_tenants[1].victims.tiers,
+                   std::vector<std::string>{"untrusted"});
+       }},
       {"memory resources replaced", "memoryResources: [example.com/vram-mib]\n",
        [](const Policy& p) {
          EXPECT_EQ(p.memory_resources, std::vector<std::string>{"example.com/vram-mib"});
@@ -327,6 +344,24 @@ TEST(LoadPolicyTest, ErrorsNameTheYamlPath) {
                     "tenants:\n  - name: a\n    tier: trusted\n"
                     "    namespaceSelector: {matchExpressions: []}\n"),
        "tenants[0].namespaceSelector.matchExpressions: unknown field"},
+      {"preemption rule without victims",
+       absl::StrCat(kTiers,
+                    "preemption:\n  acrossTenants:\n    - preemptors: {tiers: [trusted]}\n"),
+       "preemption.acrossTenants[0].victims: name at least one tenant or tier"},
+      {"preemption rule with an empty side",
+       absl::StrCat(kTiers, "preemption:\n  acrossTenants:\n    - victims: {}\n"),
+       "preemption.acrossTenants[0].victims: name at least one tenant or tier"},
+      {"preemption rule naming an unknown tenant",
+       absl::StrCat(kTiers, "preemption:\n  acrossTenants:\n    - victims: {tenants: [ghost]}\n"),
+       "preemption.acrossTenants[0].victims.tenants: tenant \"ghost\" is not defined"},
+      {"preemption rule naming an unknown tier",
+       absl::StrCat(kTiers,
+                    "preemption:\n  acrossTenants:\n    - preemptors: {tiers: [gold]}\n"
+                    "      victims: {tiers: [trusted]}\n"),
+       "preemption.acrossTenants[0].preemptors.tiers: tier \"gold\" is not defined"},
+      {"typo in a preemption rule",
+       absl::StrCat(kTiers, "preemption:\n  acrossTenants:\n    - victim: {tiers: [trusted]}\n"),
+       "preemption.acrossTenants[0].victim: unknown field"},
       {"negative canary reserve", "canary: {migProfile: 1g.10gb, reserve: -1}\n",
        "canary.reserve: must not be negative"},
       {"canary without a profile", "canary: {reserve: 1}\n", "canary.migProfile: missing"},

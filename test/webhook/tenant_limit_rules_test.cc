@@ -57,4 +57,57 @@ TEST(PodRulesTest, TenantLimits) {
   });
 }
 
+// priority-class: a tenant's allowed PriorityClasses bound every pod of it, GPU or not, since
+// priority decides whose pods it may preempt.
+TEST(PodRulesTest, PriorityClass) {
+  auto allow_low_high = [](topology::Policy& p) {
+    for (topology::Tenant& t : p.tenants) {
+      if (t.name == "acme") t.priority_classes = {"acme-low", "acme-high"};
+    }
+  };
+  RunCases({
+      {"an allowed class",
+       "acme",
+       Pod("{nvidia.com/mig-1g.10gb: 1}", "  priorityClassName: acme-high\n"),
+       true,
+       "",
+       "",
+       {},
+       {},
+       allow_low_high},
+      {"no class: priority 0",
+       "acme",
+       Pod("{nvidia.com/mig-1g.10gb: 1}"),
+       true,
+       "",
+       "",
+       {},
+       {},
+       allow_low_high},
+      {"another class",
+       "acme",
+       Pod("{nvidia.com/mig-1g.10gb: 1}", "  priorityClassName: system-cluster-critical\n"),
+       false,
+       "priority-class",
+       "[priority-class] priorityClassName \"system-cluster-critical\" is not allowed for tenant "
+       "\"acme\" (allowed: acme-low, acme-high): a pod's priority decides whose pods it may "
+       "preempt; use one of those",
+       {},
+       {},
+       allow_low_high},
+      {"a CPU-only pod of the tenant too",
+       "acme",
+       Pod("{cpu: 1}", "  priorityClassName: system-cluster-critical\n"),
+       false,
+       "priority-class",
+       "",
+       {},
+       {},
+       allow_low_high},
+      {"a tenant without the list may use any", "acme",
+       Pod("{nvidia.com/mig-1g.10gb: 1}", "  priorityClassName: system-cluster-critical\n"), true,
+       ""},
+  });
+}
+
 }  // namespace
