@@ -19,6 +19,16 @@ std::string HoldName(const topology::PodHold& hold) {
   return absl::StrCat(hold.namespace_name, "/", hold.name);
 }
 
+std::string Unknown(absl::string_view uid) {
+  return absl::StrCat("victim ", uid,
+                      " is not a GPU pod gpu-tenancy knows here, so whose it is cannot be checked");
+}
+
+std::string Protected(absl::string_view victim, absl::string_view tenant, int32_t priority) {
+  return absl::StrCat("victim ", victim, " (tenant ", tenant, ", priority ", priority,
+                      ") is not a pod this pod may preempt");
+}
+
 // Everything about the preemptor that every node shares.
 struct Preemptor {
   topology::PodFacts pod;
@@ -32,6 +42,9 @@ void DecideNode(const common::PreemptionArgs::Node& proposed, Preemptor& p,
                 const topology::PreemptionRoom& room, const topology::ModelState& state,
                 PreemptNode& out, common::NodeVictims& answer) {
   const topology::ClusterSnapshot& snapshot = *state.snapshot;
+  auto tenant_of = [&](absl::string_view ns) {
+    return topology::ResolveTenant(*state.policy, ns, snapshot.NamespaceLabels(ns));
+  };
   const topology::NodeState* node = snapshot.FindNode(proposed.name);
   auto drop = [&](std::string reason) {
     out.outcome = PreemptNode::Outcome::kDropped;
@@ -64,14 +77,11 @@ void DecideNode(const common::PreemptionArgs::Node& proposed, Preemptor& p,
     // they stand if the policy lets this pod preempt every one.
     for (size_t k = 0; k < proposed.uids.size(); ++k) {
       auto it = holds.find(proposed.uids[k]);
-      if (it == holds.end()) {
-        return drop(absl::StrCat("victim ", proposed.uids[k],
-                                 " is not a GPU pod gpu-tenancy knows here, so whose it is cannot "
-                                 "be checked"));
-      }
-      if (!room.MayPreempt(*it->second)) {
-        return drop(absl::StrCat("victim ", out.proposed[k],
-                                 " is not a pod this pod may preempt (its tenant or priority)"));
+      if (it == holds.end()) return drop(Unknown(proposed.uids[k]));
+      const topology::PodHold& victim = *it->second;
+      if (!room.MayPreempt(victim)) {
+        return drop(
+            Protected(out.proposed[k], tenant_of(victim.namespace_name).name, victim.priority));
       }
       answer.uids.emplace_back(proposed.uids[k]);
     }
@@ -90,21 +100,15 @@ void DecideNode(const common::PreemptionArgs::Node& proposed, Preemptor& p,
   std::vector<topology::PodFacts> others;
   for (size_t k = 0; k < proposed.uids.size(); ++k) {
     if (holds.contains(proposed.uids[k])) continue;
-    if (proposed.pods.empty()) {
-      return drop(absl::StrCat("victim ", proposed.uids[k],
-                               " is not a GPU pod gpu-tenancy knows here, so whose it is cannot "
-                               "be checked"));
-    }
+    if (proposed.pods.empty()) return drop(Unknown(proposed.uids[k]));
     absl::StatusOr<topology::PodFacts> other = common::ParsePod(*proposed.pods[k], "victim");
     if (!other.ok())
       return drop(absl::StrCat("victim ", proposed.uids[k], ": ", other.status().message()));
-    topology::TenantRef tenant = topology::ResolveTenant(
-        *state.policy, other->namespace_name, snapshot.NamespaceLabels(other->namespace_name));
+    topology::TenantRef tenant = tenant_of(other->namespace_name);
     if (other->priority >= p.pod.priority ||
         !topology::MayPreempt(*state.policy, p.ctx.tenant, p.pod.namespace_name, tenant,
                               other->namespace_name)) {
-      return drop(absl::StrCat("victim ", other->Key(), " (tenant ", tenant.name,
-                               ") is protected from this pod by policy"));
+      return drop(Protected(other->Key(), tenant.name, other->priority));
     }
     others.push_back(*std::move(other));
   }

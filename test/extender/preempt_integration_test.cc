@@ -108,6 +108,45 @@ TEST_F(PreemptScenarioTest, ProtectedTenantsNodesAreDroppedInBothEncodings) {
   }
 }
 
+// kube-scheduler may also pick pods outside the GPU model (for CPU or memory): kept when the
+// policy lets the preemptor evict them, the node dropped when not, or when only a UID says who.
+TEST_F(PreemptScenarioTest, VictimsOutsideTheModelAreKeptOnlyWhenThePolicyAllows) {
+  const std::string pod = PendingPod("bank", "new", 1000);
+  auto cpu_pod = [](const std::string& ns, const std::string& name) {
+    return absl::StrCat(R"({"metadata":{"name":")", name, R"(","namespace":")", ns,
+                        R"(","uid":"uid-cpu-)", ns,
+                        R"("},"spec":{"nodeName":"node-b",)"
+                        R"("priority":5,"containers":[{"name":"c","resources":{"requests":)"
+                        R"({"cpu":"30"}}}]},"status":{"phase":"Running"}})");
+  };
+  rapidjson::Document cluster = ParseOrDie(ReadTestData("preemption/cluster.json"));
+  std::string risk;
+  for (const auto& item : cluster["items"].GetArray()) {
+    const rapidjson::Value* meta = common::FindMember(item, "metadata");
+    if (meta && std::string(common::StringOr(*meta, "name")) == "risk") risk = common::ToJson(item);
+  }
+  ASSERT_FALSE(risk.empty());
+  auto full = [&](const std::string& other) {
+    return absl::StrCat(R"({"Pod":)", pod, R"(,"NodeNameToVictims":{"node-b":{"Pods":[)", risk, ",",
+                        other, R"(],"NumPDBViolations":0}}})");
+  };
+  ServeProcess::Response own = server_->Post("/extender/preempt", full(cpu_pod("bank", "batch")));
+  ASSERT_EQ(own.status, 200) << own.body;
+  EXPECT_TRUE(ParseOrDie(own.body) ==
+              ParseOrDie(R"({"NodeNameToMetaVictims":{"node-b":{"Pods":[{"UID":"uid-bank-risk"},)"
+                         R"({"UID":"uid-cpu-bank"}],"NumPDBViolations":0}}})"))
+      << own.body;
+  ServeProcess::Response other = server_->Post("/extender/preempt", full(cpu_pod("acme", "batch")));
+  ASSERT_EQ(other.status, 200) << other.body;
+  EXPECT_EQ(other.body, R"({"NodeNameToMetaVictims":{}})");
+  ServeProcess::Response unknown = server_->Post(
+      "/extender/preempt",
+      absl::StrCat(R"({"Pod":)", pod, R"(,"NodeNameToMetaVictims":{"node-b":{"Pods":[)",
+                   R"({"UID":"uid-bank-risk"},{"UID":"uid-who"}],"NumPDBViolations":0}}})"));
+  ASSERT_EQ(unknown.status, 200) << unknown.body;
+  EXPECT_EQ(unknown.body, R"({"NodeNameToMetaVictims":{}})");
+}
+
 TEST_F(PreemptScenarioTest, ALowerPriorityPreemptorGetsNoVictims) {
   ServeProcess::Response r =
       server_->Post("/extender/preempt", MetaVictims(PendingPod("bank", "tiny", 5)));
