@@ -127,12 +127,12 @@ absl::StatusOr<ExpectedOffer> PredictOffer(const NodeGeometry& geometry, MigStra
     if (g.mig_enabled) {
       for (const PlacedInstance& inst : g.instances) {
         if (!this_gpu.empty() && this_gpu != inst.profile->ResourceSuffix()) {
-          this_gpu = "*";
+          this_gpu.assign(1, '*');  // not = "*": GCC 12 at -O3 warns falsely (-Wrestrict)
           break;
         }
         this_gpu = inst.profile->ResourceSuffix();
       }
-      if (this_gpu.empty()) this_gpu = "*";  // MIG enabled without instances
+      if (this_gpu.empty()) this_gpu.assign(1, '*');  // MIG enabled without instances
     }
     if (this_gpu == "*" || (profile && *profile != this_gpu)) {
       return absl::InvalidArgumentError(absl::StrCat(
