@@ -2,6 +2,15 @@
 
 namespace server {
 
+namespace {
+
+// At the total limit, how many peers whose oldest connection is freshly idle the search for a
+// settled one passes over before it settles for today's choice, so a crowd of addresses each
+// holding one fresh connection cannot make every admission walk the whole table.
+constexpr size_t kFreshPeersPassedOver = 8;
+
+}  // namespace
+
 ConnectionTable::ConnectionTable(Limits limits) : limits_(limits) {
   if (limits_.total == 0) limits_.total = 1;
   if (limits_.per_peer == 0) limits_.per_peer = 1;
@@ -22,6 +31,13 @@ void ConnectionTable::Unlink(Entry& e) {
   if (!e.evictable) return;
   e.peer->evictable.erase(e.position);
   e.evictable = false;
+  e.idle = false;
+}
+
+void ConnectionTable::Append(Entry& e, Id id) {
+  Unlink(e);
+  e.position = e.peer->evictable.insert(e.peer->evictable.end(), id);
+  e.evictable = true;
 }
 
 void ConnectionTable::Forget(absl::flat_hash_map<Id, Entry>::iterator it) {
@@ -37,12 +53,31 @@ void ConnectionTable::Forget(absl::flat_hash_map<Id, Entry>::iterator it) {
 bool ConnectionTable::EvictOldest(Peer& peer, EvictReason reason, Admission& out) {
   if (peer.evictable.empty()) return false;
   Id victim = peer.evictable.front();
-  out.evict.push_back({victim, reason});
-  Forget(entries_.find(victim));
+  auto it = entries_.find(victim);
+  out.evict.push_back({victim, reason, it->second.idle});
+  Forget(it);
   return true;
 }
 
-ConnectionTable::Admission ConnectionTable::Admit(Id id, absl::string_view peer_key) {
+bool ConnectionTable::OldestIsFreshIdle(const Peer& peer, Time now) const {
+  const Entry& e = entries_.find(peer.evictable.front())->second;
+  return e.idle && now - e.idle_since < limits_.settled;
+}
+
+ConnectionTable::Peer* ConnectionTable::TotalLimitVictim(Time now) {
+  Peer* biggest = nullptr;  // today's choice: the biggest holder with anything to give up
+  size_t passed_over = 0;
+  for (const auto& [count, key] : by_count_) {
+    Peer& peer = peers_.find(*key)->second;
+    if (peer.evictable.empty()) continue;
+    if (!biggest) biggest = &peer;
+    if (!OldestIsFreshIdle(peer, now)) return &peer;
+    if (++passed_over == kFreshPeersPassedOver) break;
+  }
+  return biggest;
+}
+
+ConnectionTable::Admission ConnectionTable::Admit(Id id, absl::string_view peer_key, Time now) {
   Admission out;
   auto peer_it = peers_.find(peer_key);
   if (peer_it != peers_.end() && peer_it->second.count >= limits_.per_peer) {
@@ -51,14 +86,8 @@ ConnectionTable::Admission ConnectionTable::Admit(Id id, absl::string_view peer_
     if (!EvictOldest(peer_it->second, EvictReason::kPerPeerLimit, out)) return out;
   }
   if (entries_.size() >= limits_.total) {
-    bool evicted = false;
-    for (const auto& [count, key] : by_count_) {
-      if (EvictOldest(peers_.find(*key)->second, EvictReason::kTotalLimit, out)) {
-        evicted = true;
-        break;
-      }
-    }
-    if (!evicted) return out;
+    Peer* victim = TotalLimitVictim(now);
+    if (!victim || !EvictOldest(*victim, EvictReason::kTotalLimit, out)) return out;
   }
   auto [it, inserted] = peers_.try_emplace(std::string(peer_key));
   Peer& peer = it->second;
@@ -66,19 +95,23 @@ ConnectionTable::Admission ConnectionTable::Admit(Id id, absl::string_view peer_
   Entry& e = entries_[id];
   e.key = &it->first;
   e.peer = &peer;
-  e.evictable = true;
-  e.position = peer.evictable.insert(peer.evictable.end(), id);
+  Append(e, id);
   out.admitted = true;
   return out;
 }
 
 void ConnectionTable::MarkEvictable(Id id) {
   auto it = entries_.find(id);
+  if (it != entries_.end()) Append(it->second, id);
+}
+
+void ConnectionTable::MarkIdle(Id id, Time now) {
+  auto it = entries_.find(id);
   if (it == entries_.end()) return;
   Entry& e = it->second;
-  Unlink(e);
-  e.position = e.peer->evictable.insert(e.peer->evictable.end(), id);
-  e.evictable = true;
+  Append(e, id);
+  e.idle = true;
+  e.idle_since = now;
 }
 
 void ConnectionTable::MarkBusy(Id id) {

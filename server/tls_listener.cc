@@ -83,7 +83,8 @@ absl::StatusOr<std::unique_ptr<TlsListener>> TlsListener::Bind(Options options, 
   }
   // Each loop enforces an equal share of the limits on the connections dealt to it.
   size_t n = static_cast<size_t>(o.io_threads);
-  ConnectionTable::Limits share{Share(o.max_connections, n), Share(o.max_connections_per_peer, n)};
+  ConnectionTable::Limits share{Share(o.max_connections, n), Share(o.max_connections_per_peer, n),
+                                o.idle_settled};
   for (size_t i = 0; i < n; ++i) impl->loops.push_back(std::make_unique<TlsLoop>(*impl, share));
   absl::Status listening =
       impl->loops.front()->Listen(tcp::endpoint(address, static_cast<uint16_t>(o.port)));
@@ -132,6 +133,8 @@ absl::string_view TlsListener::ReasonName(CloseReason reason) {
       return "evicted_per_ip";
     case CloseReason::kEvictedTotal:
       return "evicted_total";
+    case CloseReason::kEvictedIdle:
+      return "evicted_idle";
     case CloseReason::kRefused:
       return "refused";
     case CloseReason::kShutdown:

@@ -73,6 +73,8 @@ enum class CloseReason {
   kDone,               // Connection: close, HTTP/1.0, or keep_alive_max_requests reached
   kEvictedPerPeer,     // made room for a newer connection from the same address
   kEvictedTotal,       // made room at max_connections
+  kEvictedIdle,        // made room at either limit while idle after a reply: its caller may
+                       // have been sending the next request on it
   kRefused,            // arrived while every connection had a request in flight
   kShutdown,           // the listener stopped
   kCount
@@ -102,6 +104,9 @@ class TlsListener {
     size_t keep_alive_max_requests = 100000;
     std::chrono::milliseconds request_deadline{10000};
     std::chrono::milliseconds idle_timeout{5000};
+    // At the total limit a connection idle after a reply for less than this is passed over
+    // for another address's older or unused one (ConnectionTable::Limits::settled).
+    std::chrono::milliseconds idle_settled{10000};
     std::chrono::milliseconds reply_deadline{10000};
     // Stop() lets requests already being read or served finish for this long at most.
     std::chrono::milliseconds drain_timeout{5000};

@@ -239,13 +239,16 @@ void TlsLoop::Adopt(tcp::socket socket) {
   if (ec) return;                              // already gone
   socket.set_option(tcp::no_delay(true), ec);  // else each keep-alive reply waits on delayed ACK
   uint64_t id = next_id_++;
-  ConnectionTable::Admission admission = table_.Admit(id, PeerKey(peer));
+  ConnectionTable::Admission admission = table_.Admit(id, PeerKey(peer), Clock::now());
   for (const ConnectionTable::Eviction& e : admission.evict) {
     auto it = live_.find(e.id);
     if (it == live_.end()) continue;
-    Close(*it->second, e.reason == ConnectionTable::EvictReason::kPerPeerLimit
-                           ? CloseReason::kEvictedPerPeer
-                           : CloseReason::kEvictedTotal);
+    // An idle one is the close that can race its caller's next request: counted apart.
+    CloseReason reason = e.idle ? CloseReason::kEvictedIdle
+                         : e.reason == ConnectionTable::EvictReason::kPerPeerLimit
+                             ? CloseReason::kEvictedPerPeer
+                             : CloseReason::kEvictedTotal;
+    Close(*it->second, reason);
   }
   if (!admission.admitted) {
     shared_.stats.closed[static_cast<size_t>(CloseReason::kRefused)].fetch_add(1);
@@ -307,7 +310,13 @@ TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer,
     // Between requests a connection holds no buffer at all: wait for the socket, not a read.
     buffer = beast::flat_buffer();
     SetState(c, ConnectionState::kIdle);
-    table_.MarkEvictable(c.id);
+    // After a reply its caller may pick it up again at any moment (ConnectionTable::MarkIdle);
+    // before the first request it is as unused as a new connection.
+    if (served > 0) {
+      table_.MarkIdle(c.id, Clock::now());
+    } else {
+      table_.MarkEvictable(c.id);
+    }
     Arm(c, options_.idle_timeout, CloseReason::kIdleTimeout);
     co_await c.lowest().async_wait(tcp::socket::wait_read, asio::redirect_error(kAwait, ec));
     if (c.closed) co_return false;
