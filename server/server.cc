@@ -158,6 +158,9 @@ void Server::Start() {
 void Server::Stop() {
   if (stopping_.exchange(true)) return;
   if (options_.shutdown_delay_millis > 0) {
+    // Callers that keep sending while the endpoint is being removed get Connection: close
+    // with each reply, so by the end of the delay few idle connections are left to close.
+    if (tls_) tls_->Drain();
     std::this_thread::sleep_for(std::chrono::milliseconds(options_.shutdown_delay_millis));
   }
   cert_watch_.reset();

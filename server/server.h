@@ -45,8 +45,9 @@ struct Options {
   // The most a TLS client may take for the handshake, or for one request's headers and body
   // from its first byte, however it paces its bytes; and for taking one reply.
   int request_deadline_millis = 10000;
-  // Stop() first fails readiness, then keeps serving this long before closing the listeners,
-  // so Kubernetes can drop the pod from its Service endpoints (and callers stop sending).
+  // Stop() first fails readiness, then keeps serving this long (each reply saying
+  // Connection: close) before closing the listeners, so Kubernetes can drop the pod from its
+  // Service endpoints (and callers stop sending).
   int shutdown_delay_millis = 0;
 };
 

@@ -100,6 +100,8 @@ void TlsListener::Start() {
   for (TlsLoop* loop : all) loop->Start(loop == all.front() ? all : std::vector<TlsLoop*>{});
 }
 
+void TlsListener::Drain() { impl_->stopping.store(true); }
+
 void TlsListener::Stop() {
   if (impl_->stopped.exchange(true) || !impl_->started.load()) return;
   impl_->stopping.store(true);

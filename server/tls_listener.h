@@ -17,7 +17,8 @@
 // Limits: max_connections in all and max_connections_per_peer per client address (each loop
 // holds an equal share of both); at either, the oldest connection that has no request in
 // flight is closed to make room (see ConnectionTable), and when every one is busy the newcomer
-// is closed instead. When
+// is closed instead. A reply after which the listener closes the connection (the request
+// limit, Drain(), Stop()) says Connection: close, so no caller reuses it. When
 // worker_threads + max_queued requests are already in the pool, a request gets 503 at once.
 //
 // Requests: POST with a JSON body to one of the routes. 404 (no route), 405 (not POST, with
@@ -129,6 +130,9 @@ class TlsListener {
   TlsListener& operator=(const TlsListener&) = delete;
 
   void Start();  // the loop thread and the workers
+  // From now on every reply says Connection: close and its connection is closed after it, so
+  // callers leave while readiness fails, before Stop() closes the connections left idle.
+  void Drain();
   // Stops accepting, closes idle connections at once and the rest after their request (within
   // drain_timeout), and returns when every thread has ended. Idempotent.
   void Stop();

@@ -40,7 +40,7 @@ struct TlsShared {
   std::vector<TlsRoute> routes;
   std::optional<boost::asio::thread_pool> workers;
   std::atomic<int64_t> in_pool{0};  // requests queued or running on a worker
-  // Set by Stop() before any loop hears of it, so every reply from then on says
+  // Set by Drain() or Stop() before any loop hears of it, so every reply from then on says
   // Connection: close, whichever loop writes it.
   std::atomic<bool> stopping{false};
   TlsListener::Stats stats;
