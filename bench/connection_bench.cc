@@ -55,7 +55,7 @@ constexpr int kTimeoutSeconds = 3;
 // A ceiling for opening 10,000, far above what it takes, so that a server that cannot hold them
 // shows as fewer open instead of hanging the run.
 constexpr auto kRampLimit = std::chrono::seconds(8);
-// Below the server's 5 s idle timeout, so TLS connections from the start of the ramp are still
+// Far below the server's idle timeout, so TLS connections from the start of the ramp are still
 // open when the RSS is read.
 constexpr auto kTlsRampLimit = std::chrono::seconds(3);
 
@@ -296,9 +296,9 @@ struct Phase {
 };
 
 // The healthy caller connects only once the hostile connections are in place: its connections
-// come and go (the server closes them after 5 s idle), and a new connection is what queues
-// behind hostile ones (accept, handshake); one opened before them would hide that. It also means
-// the gauge read before it counts hostile connections only.
+// come and go (a caller drops them when idle, the server after --keep-alive-timeout), and a new
+// connection is what queues behind hostile ones (accept, handshake); one opened before them
+// would hide that. It also means the gauge read before it counts hostile connections only.
 Phase RunPhase(ServeProcess& server, int hostile, const Options& opt) {
   Phase p;
   p.hostile = hostile;

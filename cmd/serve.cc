@@ -56,6 +56,7 @@ constexpr char kUsage[] =
     "                         [--lease-namespace NS] [--identity NAME] [--bench-routes]\n"
     "                         [--client-ca FILE] [--threads N] [--max-body-bytes N]\n"
     "                         [--shutdown-delay 0s] [--request-deadline 10s]\n"
+    "                         [--keep-alive-timeout 120s]\n"
     "                         [--max-connections 20000] [--max-connections-per-ip 1024]\n"
     "                         [--max-queued-requests 1024]\n"
     "                         [--audit-log FILE|-]\n"
@@ -89,6 +90,7 @@ const std::set<std::string> kValueFlags = {"cluster-file",
                                            "shutdown-delay",
                                            "audit-log",
                                            "request-deadline",
+                                           "keep-alive-timeout",
                                            "max-connections",
                                            "max-connections-per-ip",
                                            "max-queued-requests"};
@@ -179,6 +181,16 @@ absl::StatusOr<ServeSetup> BuildOptions(const ParsedFlags& flags) {
           "--request-deadline takes a duration such as 10s (100ms..5m)");
     }
     o.request_deadline_millis = static_cast<int>(absl::ToInt64Milliseconds(deadline));
+  }
+  if (flags.Has("keep-alive-timeout")) {
+    // Keep it above the callers' idle pool timeout (Go's 90 s), so they close first.
+    absl::Duration idle;
+    if (!absl::ParseDuration(flags.Get("keep-alive-timeout"), &idle) || idle < absl::Seconds(1) ||
+        idle > absl::Hours(1)) {
+      return absl::InvalidArgumentError(
+          "--keep-alive-timeout takes a duration such as 120s (1s..1h)");
+    }
+    o.keep_alive_timeout_millis = static_cast<int>(absl::ToInt64Milliseconds(idle));
   }
   o.client_ca_file = flags.Get("client-ca");
   if (demo && !flags.Has("tls-cert")) {

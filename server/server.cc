@@ -27,7 +27,7 @@ TlsListener::Options ListenerOptions(const Options& o) {
   l.max_body_bytes = o.max_body_bytes;
   l.keep_alive_max_requests = o.keep_alive_max_requests;
   l.request_deadline = std::chrono::milliseconds(o.request_deadline_millis);
-  l.idle_timeout = std::chrono::seconds(o.keep_alive_timeout_seconds);
+  l.idle_timeout = std::chrono::milliseconds(o.keep_alive_timeout_millis);
   l.reply_deadline = std::chrono::milliseconds(o.request_deadline_millis);
   return l;
 }

@@ -40,8 +40,11 @@ struct Options {
   size_t max_connections = 20000;     // lowered to fit the descriptor limit
   size_t max_connections_per_ip = 1024;
   size_t keep_alive_max_requests = 100000;
-  int keep_alive_timeout_seconds = 5;  // idle between requests
-  int cert_poll_millis = 1000;         // certificate file polling for hot reload
+  // Idle between requests; longer than kube-apiserver's and kube-scheduler's Go transports
+  // keep an idle connection (90 s), so they, not we, end it (README "Limits and hostile
+  // clients").
+  int keep_alive_timeout_millis = 120000;
+  int cert_poll_millis = 1000;  // certificate file polling for hot reload
   // The most a TLS client may take for the handshake, or for one request's headers and body
   // from its first byte, however it paces its bytes; and for taking one reply.
   int request_deadline_millis = 10000;

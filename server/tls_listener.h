@@ -12,7 +12,9 @@
 // Deadlines, each enforced by the loop (a connection past one is closed and counted by reason):
 //   request_deadline  from accept to the end of the handshake, and for each request from its
 //                     first byte to its last (head and body)
-//   idle_timeout      between the end of the handshake or of a reply and the next request
+//   idle_timeout      between the end of the handshake or of a reply and the next request;
+//                     longer than callers keep idle connections (Go's 90 s), so a caller
+//                     drops an idle connection before we close it under its next request
 //   reply_deadline    from a reply being ready to its last byte leaving (a stalled reader)
 // Limits: max_connections in all and max_connections_per_peer per client address (each loop
 // holds an equal share of both); at either, the oldest connection that has no request in
@@ -104,7 +106,9 @@ class TlsListener {
     size_t max_header_bytes = 16u << 10;
     size_t keep_alive_max_requests = 100000;
     std::chrono::milliseconds request_deadline{10000};
-    std::chrono::milliseconds idle_timeout{5000};
+    // Longer than kube-apiserver's and kube-scheduler's transports keep an idle connection
+    // (90 s, Go's default): the caller, never we, ends a quiet keep-alive connection.
+    std::chrono::milliseconds idle_timeout{120000};
     // At the total limit a connection idle after a reply for less than this is passed over
     // for another address's older or unused one (ConnectionTable::Limits::settled).
     std::chrono::milliseconds idle_settled{10000};

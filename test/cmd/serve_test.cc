@@ -140,6 +140,15 @@ TEST(ServeTest, ConfigValuesAreCheckedLikeFlags) {
   ExpectRefused({"the flag wins", args, "--shutdown-delay takes a duration such as 5s (0s..10m)"});
 }
 
+TEST(ServeTest, AKeepAliveTimeoutOutsideItsRangeIsRefused) {
+  const std::string error = "--keep-alive-timeout takes a duration such as 120s (1s..1h)";
+  for (const char* value : {"soon", "120", "500ms", "2h", "-5s"}) {
+    std::vector<std::string> args = Demo({"--keep-alive-timeout", value});
+    args.insert(args.end(), kLoopback.begin(), kLoopback.end());
+    ExpectRefused({value, args, error});
+  }
+}
+
 TEST(ServeTest, MissingOrUnreadableCertificatesAreRefusedNamingTheFile) {
   TempDir dir;
   ASSERT_TRUE(testing_support::MakeTestCerts(dir.path()).ok());
