@@ -120,6 +120,19 @@ bool Client::ClosedByServer(milliseconds wait) {
   return ended_;
 }
 
+bool Client::QuietAndOpen() {
+  if (ended_ || !ssl_) return false;
+  char buf[256];
+  for (;;) {
+    pollfd p{fd_, POLLIN, 0};
+    if (SSL_pending(ssl_) == 0 && poll(&p, 1, 0) <= 0) return true;
+    int n = SSL_read(ssl_, buf, sizeof(buf));
+    if (n <= 0 && SSL_get_error(ssl_, n) == SSL_ERROR_WANT_READ) continue;  // e.g. a ticket
+    ended_ = true;  // close_notify, FIN, a reset, or bytes nobody asked for
+    return false;
+  }
+}
+
 bool Client::ReadSome(Clock::time_point until) {
   char buf[16384];
   for (;;) {

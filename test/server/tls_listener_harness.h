@@ -53,6 +53,9 @@ class Client {
   std::string ReadResponse(milliseconds wait = milliseconds(5000));
   // True when the server closed the connection within `wait` (bytes before it are dropped).
   bool ClosedByServer(milliseconds wait);
+  // Without waiting: false once the server has closed the connection or sent anything not
+  // asked for, which is how Go's transport tells that a pooled connection is no longer usable.
+  bool QuietAndOpen();
 
  private:
   // Non-blocking reads (after the handshake), so a TLS 1.3 ticket never blocks a read.
