@@ -6,7 +6,6 @@
 // 3g.40gb at priority 10; acme creates a second 3g.40gb pod at priority 1000.
 #include <chrono>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,8 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
+#include "test/kube/live_test_util.h"
 #include "test/support/fake_apiserver.h"
 #include "test/support/serve_process.h"
+#include "test/support/test_inputs.h"
 
 namespace serve_preemption_test {
 namespace {
@@ -52,21 +53,6 @@ std::string PodObject(const std::string& ns, const std::string& name, int priori
       node.empty() ? "Pending" : "Running", R"("}})");
 }
 
-template <typename Pred>
-bool Eventually(Pred done, std::chrono::milliseconds limit = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return done();
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 struct BoundPod {
   std::string name;
   int priority = 0;
@@ -91,8 +77,8 @@ class ServePreemptionTest : public ::testing::Test {
                             dir_.File("serve.log"));
     ASSERT_TRUE(s.ok()) << s.status();
     serve_ = *std::move(s);
-    ASSERT_TRUE(Eventually([&] { return serve_->Get("/readyz").status == 200; }))
-        << ReadText(dir_.File("serve.log"));
+    ASSERT_TRUE(kube_test::WaitFor([&] { return serve_->Get("/readyz").status == 200; }))
+        << testing_support::ReadFile(dir_.File("serve.log"));
   }
 
   // Pods bound to `node`, from the API server.
@@ -204,10 +190,10 @@ TEST_F(ServePreemptionTest, BanksPodIsUntouchedAndAcmeStaysPendingOnItsQuota) {
   EXPECT_EQ(BoundTo("node-a")[0].name, "acme/train-old");
   // Why, where the operator sees it: the audit line of the dropped node, and the filter.
   EXPECT_NE(
-      ReadText(dir_.File("audit.log"))
+      testing_support::ReadFile(dir_.File("audit.log"))
           .find(R"("reason":"tenant acme quota: nvidia.com/mig-3g.40gb 1 of 1 held, 1 requested")"),
       std::string::npos)
-      << ReadText(dir_.File("audit.log"));
+      << testing_support::ReadFile(dir_.File("audit.log"));
 }
 
 TEST_F(ServePreemptionTest, AcmePreemptsItsOwnLowerPriorityPodAndNothingElse) {
@@ -221,7 +207,7 @@ TEST_F(ServePreemptionTest, AcmePreemptsItsOwnLowerPriorityPodAndNothingElse) {
   EXPECT_TRUE(BoundTo("node-a").empty());
   // The watch sees the eviction; the next cycle binds where acme's own pod was.
   std::string outcome;
-  ASSERT_TRUE(Eventually([&] {
+  ASSERT_TRUE(kube_test::WaitFor([&] {
     outcome = ScheduleOnce(urgent, 1000);
     return outcome == "bound to node-a";
   })) << outcome;
