@@ -262,4 +262,29 @@ TEST(CheckTest, QuotasAgainstWhatTheClusterFileHolds) {
   EXPECT_TRUE(absl::StrContains(missing.err, "absent.yaml")) << missing.err;
 }
 
+// A tenant's allowed PriorityClasses, as admission would enforce them.
+TEST(CheckTest, PriorityClassesTheTenantMayNotUse) {
+  testing_support::TempDir dir;
+  auto pod = [&](const std::string& name, const std::string& priority_class) {
+    std::string path = dir.File(name + ".yaml");
+    std::ofstream(path) << "apiVersion: v1\nkind: Pod\nmetadata: {name: " << name
+                        << ", namespace: acme}\nspec:\n  priorityClassName: " << priority_class
+                        << "\n  containers:\n  - name: main\n    image: cuda\n"
+                        << "    resources: {limits: {nvidia.com/mig-3g.40gb: 1}}\n";
+    return path;
+  };
+  const std::string policy = kTestData + "/preemption/policy.yaml";
+  Result allowed = RunCheck({"--policy", policy, pod("ok", "acme-high")});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_EQ(allowed.out, "pod/ok allowed\n");
+  const std::string high = pod("high", "system-node-critical");
+  Result denied = RunCheck({"--policy", policy, high});
+  EXPECT_EQ(denied.exit_code, 1);
+  EXPECT_EQ(denied.err,
+            Denial(high,
+                   "[priority-class] priorityClassName \"system-node-critical\" is not allowed "
+                   "for tenant \"acme\" (allowed: acme-low, acme-high): a pod's priority decides "
+                   "whose pods it may preempt; use one of those"));
+}
+
 }  // namespace
