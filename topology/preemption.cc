@@ -112,7 +112,7 @@ std::optional<QuotaUsage> PreemptionRoom::OwnUsage(const PodHold& hold,
 
 FitResult PreemptionRoom::Classify(FitResult rejection, const NodeState& node) const {
   // Devices that DRA claims hold are freed when their pods go, which this model does not
-  // follow: kube-scheduler's own DRA plugin picks those victims (Choose says so).
+  // follow: kube-scheduler's own DRA plugin picks those victims (extender/preempt.h).
   if (uses_dra_ && rejection.rule != Rule::kTenantQuota) return rejection;
   bool helps = false;
   // Most nodes hold nothing this pod may preempt: found without copying the node.
