@@ -292,6 +292,14 @@ int RunServe(const std::vector<std::string>& args) {
         absl::InvalidArgumentError("--assume-ttl and --resync take durations such as 30s or 5m"),
         kUsage);
   }
+  // Any other value used to mean "off": a typo must not silently turn leader election off and
+  // let two replicas bind at once.
+  const std::string leader_elect = flags->Get("leader-elect", "true");
+  if (leader_elect != "true" && leader_elect != "false") {
+    return UsageError(absl::InvalidArgumentError(absl::StrCat(
+                          "--leader-elect takes true or false, got \"", leader_elect, "\"")),
+                      kUsage);
+  }
   std::unique_ptr<kube::ApiClient> api;
   std::unique_ptr<kube::LiveSource> source;
   std::unique_ptr<kube::EventRecorder> events;
@@ -316,7 +324,7 @@ int RunServe(const std::vector<std::string>& args) {
                                                events.get());
     binder->SetAuditLog(audit.get());
     source->SetClaimAudit(audit.get());
-    if (flags->Get("leader-elect", "true") == "true") {
+    if (leader_elect == "true") {
       kube::LeaderOptions lo;
       lo.namespace_name = flags->Get("lease-namespace", api->config().namespace_name);
       const char* pod_name = std::getenv("POD_NAME");

@@ -95,6 +95,8 @@ TEST(ServeTest, UnknownAndMalformedFlagsAreRefused) {
       {"another subcommand's flag", Demo({"--pod", "acme/x"}), "unknown flag --pod"},
       {"a value flag without its value", Demo({"--listen"}), "--listen needs a value"},
       {"a switch with a value", {"--bench-routes=yes", "--demo"}, "--bench-routes takes no value"},
+      {"leader election neither on nor off", Demo({"--leader-elect", "yes"}),
+       "--leader-elect takes true or false, got \"yes\""},
   };
   for (const RefusalRow& row : rows) ExpectRefused(row);
 }
