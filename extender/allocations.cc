@@ -6,12 +6,15 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "common/prometheus_text.h"
 #include "extender/inventory.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "topology/policy.h"
 
 namespace extender {
+using common::EscapeLabelValue;
+
 namespace {
 
 using topology::NodeState;

@@ -4,8 +4,11 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "common/prometheus_text.h"
 
 namespace extender {
+using common::EscapeLabelValue;
+
 namespace {
 
 absl::string_view KindName(topology::ResourceKind k) {
@@ -25,21 +28,6 @@ void Header(std::string& out, absl::string_view name, absl::string_view help) {
 }
 
 }  // namespace
-
-std::string EscapeLabelValue(absl::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (c == '\n') {
-      out.append("\\n");
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
 
 void AppendInventoryMetrics(const topology::ModelState& state, std::string& out) {
   struct Row {

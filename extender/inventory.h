@@ -12,9 +12,6 @@
 
 namespace extender {
 
-// A Prometheus label value: backslash, double quote and newline escaped.
-std::string EscapeLabelValue(absl::string_view value);
-
 void AppendInventoryMetrics(const topology::ModelState& state, std::string& out);
 
 }  // namespace extender

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/prometheus_text.h"
 
 namespace server {
 
@@ -77,12 +78,8 @@ void LabeledCounter::AppendPrometheus(std::string& out) const {
   for (const auto& [values, n] : values_) {
     absl::StrAppend(&out, name_, "{");
     for (size_t i = 0; i < values.size() && i < label_names_.size(); ++i) {
-      std::string escaped;
-      for (char c : values[i]) {
-        if (c == '\\' || c == '"') escaped.push_back('\\');
-        escaped.push_back(c == '\n' ? ' ' : c);
-      }
-      absl::StrAppend(&out, i ? "," : "", label_names_[i], "=\"", escaped, "\"");
+      absl::StrAppend(&out, i ? "," : "", label_names_[i], "=\"",
+                      common::EscapeLabelValue(values[i]), "\"");
     }
     absl::StrAppend(&out, "} ", n, "\n");
   }

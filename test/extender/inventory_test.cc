@@ -76,24 +76,6 @@ class InventoryTest : public ::testing::Test {
   topology::ModelState state_;
 };
 
-TEST(EscapeLabelValueTest, Escapes) {
-  struct Row {
-    std::string in;
-    std::string want;
-  };
-  const std::vector<Row> rows = {
-      {"", ""},
-      {"gpu-node-a", "gpu-node-a"},
-      {"a\"b", "a\\\"b"},
-      {"back\\slash", "back\\\\slash"},
-      {"two\nlines", "two\\nlines"},
-      {"\\\"\n", "\\\\\\\"\\n"},
-      {"tab\tand\rcr", "tab\tand\rcr"},  // only the three the exposition format names
-      {"nvidia.com/mig-1g.10gb", "nvidia.com/mig-1g.10gb"},
-  };
-  for (const Row& row : rows) EXPECT_EQ(EscapeLabelValue(row.in), row.want) << row.in;
-}
-
 TEST_F(InventoryTest, EmptyFleetStillHasEveryFamily) {
   const std::string out = Render(Node("cpu", "kubernetes.io/os: linux", "memory: 1Gi"));
   for (const char* name :

@@ -186,7 +186,7 @@ TEST(LabeledCounterTest, EscapesValues) {
       {"plain", "plain"},
       {"say \"no\"", "say \\\"no\\\""},
       {"C:\\dir", "C:\\\\dir"},
-      {"two\nlines", "two lines"},  // a newline becomes a space
+      {"two\nlines", "two\\nlines"},  // escaped as the exposition format says, not dropped
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.value);
