@@ -227,7 +227,8 @@ absl::StatusOr<ObjectOutcome> ReviewObject(const ObjectRequest& r, ReviewKind ki
 }
 
 ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Policy& policy,
-                     const topology::ClusterSnapshot& snapshot) {
+                     const topology::ClusterSnapshot& snapshot,
+                     const ClaimQuotaContext& claim_quota) {
   // Only read while this review is decided, never copied from: parsed in place.
   absl::StatusOr<rapidjson::Document> doc = common::ParseJsonInPlace(body);
   if (!doc.ok()) return BadRequest(doc.status().message());
@@ -267,8 +268,10 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
       r.namespace_name = std::string(StringOr(*meta, "namespace"));
     }
   }
-  // dryRun is deliberately not read: the webhook has no side effects, so a dry run gets the
-  // same verdict, warnings and patch as the real request.
+  // A dry run gets the same verdict, warnings and patch as the real request, but reserves no
+  // quota (the webhooks declare sideEffects: NoneOnDryRun).
+  const JsonValue* dry_run_value = FindNonNull(req, "dryRun");
+  const bool dry_run = dry_run_value && dry_run_value->IsBool() && dry_run_value->GetBool();
 
   const topology::Labels& namespace_labels = snapshot.NamespaceLabels(r.namespace_name);
   topology::TenantRef tenant = topology::ResolveTenant(policy, r.namespace_name, namespace_labels);
@@ -280,6 +283,14 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
   r.dra = &snapshot.dra();
   absl::StatusOr<ObjectOutcome> outcome = ReviewObject(r, kind, policy, namespace_labels);
   if (!outcome.ok()) return BadRequest(outcome.status().message());
+  if (kind == ReviewKind::kValidate && outcome->allowed && r.operation == "CREATE" &&
+      r.kind == "ResourceClaim" && IsDraClaimKind(r) && r.sub_resource.empty()) {
+    // Last, so a claim another rule denies reserves nothing.
+    std::vector<Violation> violations;
+    CheckClaimQuota(*r.object, r.namespace_name, policy, tenant, snapshot, claim_quota, dry_run,
+                    violations, outcome->warnings);
+    FinishVerdict(violations, *outcome);
+  }
   ReviewOutcome out;
   out.allowed = outcome->allowed;
   out.rule = outcome->rule;

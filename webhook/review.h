@@ -1,6 +1,7 @@
-// The admission webhook: an admission.k8s.io/v1 AdmissionReview in, the reply out. Pure: no
-// sockets, no clocks, no side effects (so dryRun requests get exactly the verdict a real request
-// would). server/ routes POST /webhook/validate and /webhook/mutate here:
+// The admission webhook: an admission.k8s.io/v1 AdmissionReview in, the reply out. Pure but for
+// one side effect it is handed: a DRA claim's quota reservation (claim_quota.h), skipped for
+// dryRun requests, which otherwise get exactly the verdict a real request would. server/ routes
+// POST /webhook/validate and /webhook/mutate here:
 //
 //   webhook::ReviewOutcome out = webhook::Review(body, webhook::ReviewKind::kValidate, policy,
 //                                                snapshot);
@@ -34,6 +35,7 @@
 #include "topology/policy.h"
 #include "topology/quota.h"
 #include "topology/snapshot.h"
+#include "webhook/claim_quota.h"
 #include "webhook/json_patch.h"
 
 namespace webhook {
@@ -61,8 +63,12 @@ struct ReviewOutcome {
   std::string tier;    // empty when the tenant is denied GPUs
 };
 
+// `claim_quota`: how a ResourceClaim CREATE reserves its tenant's quota (claim_quota.h); the
+// default counts against the snapshot alone. Its record update is the only side effect, and a
+// dry run (request.dryRun) skips it.
 ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Policy& policy,
-                     const topology::ClusterSnapshot& snapshot /* namespace labels */);
+                     const topology::ClusterSnapshot& snapshot /* namespace labels */,
+                     const ClaimQuotaContext& claim_quota = {});
 
 // One object reviewed without the AdmissionReview envelope (used by Review and by
 // `gpu-tenancy check`).

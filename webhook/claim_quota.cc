@@ -1,0 +1,195 @@
+#include "webhook/claim_quota.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/dra_codec.h"
+#include "topology/dra_claim_quota.h"
+#include "webhook/quota_rules.h"
+
+namespace webhook {
+namespace {
+
+constexpr absl::string_view kMigPrefix = "mig/";
+
+bool SetField(absl::string_view name, int64_t value, ClaimReservation& r) {
+  if (name == "t") {
+    r.admitted_unix = value;
+  } else if (name == "gpus") {
+    r.usage.gpus = value;
+  } else if (name == "slices") {
+    r.usage.mig_compute_slices = value;
+  } else if (name == "replicas") {
+    r.usage.shared_replicas = value;
+  } else if (name == "memMi") {
+    r.usage.gpu_memory_mib = value;
+  } else if (absl::StartsWith(name, kMigPrefix) && name.size() > kMigPrefix.size()) {
+    r.usage.mig_instances[std::string(name.substr(kMigPrefix.size()))] = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string ClaimKey(absl::string_view namespace_name, absl::string_view name) {
+  return absl::StrCat(namespace_name, ".", name);
+}
+
+std::string EncodeReservation(const ClaimReservation& r) {
+  std::vector<std::string> fields = {absl::StrCat("t=", r.admitted_unix)};
+  const topology::QuotaUsage& u = r.usage;
+  if (u.gpus) fields.push_back(absl::StrCat("gpus=", u.gpus));
+  for (const auto& [profile, n] : u.mig_instances) {
+    fields.push_back(absl::StrCat(kMigPrefix, profile, "=", n));
+  }
+  if (u.mig_compute_slices) fields.push_back(absl::StrCat("slices=", u.mig_compute_slices));
+  if (u.shared_replicas) fields.push_back(absl::StrCat("replicas=", u.shared_replicas));
+  if (u.gpu_memory_mib) fields.push_back(absl::StrCat("memMi=", u.gpu_memory_mib));
+  return absl::StrJoin(fields, " ");
+}
+
+absl::StatusOr<ClaimReservation> DecodeReservation(absl::string_view text) {
+  ClaimReservation r;
+  bool stamped = false;
+  for (absl::string_view field : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(field, '=');
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(kv.second, &value) || value < 0 || !SetField(kv.first, value, r)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("usage record entry: bad field \"", field, "\""));
+    }
+    stamped = stamped || kv.first == "t";
+  }
+  if (!stamped) return absl::InvalidArgumentError("usage record entry: no t=<admitted>");
+  return r;
+}
+
+std::string UsageRecordName(absl::string_view tenant) {
+  std::string name = absl::AsciiStrToLower(tenant);
+  for (char& c : name) {
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '.') c = '-';
+  }
+  return absl::StrCat("gpu-tenancy-usage-", name);
+}
+
+ClaimQuotaDecision DecideClaimQuota(const ClaimQuotaInput& in, const RecordData& record) {
+  ClaimQuotaDecision out;
+  RecordData kept;
+  topology::QuotaUsage held = in.observed;
+  for (const auto& [key, text] : record) {
+    if (key == in.key) continue;  // replaced below: the same claim admitted again
+    absl::StatusOr<ClaimReservation> r = DecodeReservation(text);
+    if (!r.ok() || in.now_unix - r->admitted_unix > kReservationGraceSeconds) continue;
+    kept.emplace(key, text);
+    // Counted from the snapshot once this replica sees the claim; until then from the record.
+    if (!in.observed_claims || !in.observed_claims->contains(key)) held.Add(r->usage);
+  }
+  out.verdict = topology::CheckQuota(*in.quota, held, in.requested);
+  out.admit = out.verdict.ok || !in.enforce;
+  if (!out.admit) return out;
+  kept[in.key] = EncodeReservation({in.requested, in.now_unix});
+  out.write = std::move(kept);
+  return out;
+}
+
+topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot,
+                                       const topology::Policy& policy, absl::string_view tenant,
+                                       absl::flat_hash_set<std::string>* observed_claims) {
+  topology::QuotaUsage held = topology::TenantUsage(snapshot, policy, tenant);
+  const topology::DraState& dra = snapshot.dra();
+  for (const topology::DraClaim& claim : dra.claims) {
+    if (topology::ResolveTenant(policy, claim.namespace_name,
+                                snapshot.NamespaceLabels(claim.namespace_name))
+            .name != tenant) {
+      continue;
+    }
+    if (observed_claims) observed_claims->insert(ClaimKey(claim.namespace_name, claim.name));
+    if (claim.allocated) {
+      topology::QuotaUsage memory;
+      memory.gpu_memory_mib = topology::AllocatedClaimMemoryMib(claim, dra);
+      held.Add(memory);
+    } else if (!claim.extended_resource_claim) {
+      // Pending: admitted, so it may be allocated at any moment up to its bound.
+      held.Add(topology::CountClaimQuota(claim, dra).usage);
+    }
+  }
+  return held;
+}
+
+void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespace_name,
+                     const topology::Policy& policy, const topology::TenantRef& tenant,
+                     const topology::ClusterSnapshot& snapshot, const ClaimQuotaContext& context,
+                     bool dry_run, std::vector<Violation>& violations,
+                     std::vector<std::string>& warnings) {
+  if (!tenant.tenant || tenant.tenant->quota.empty()) return;
+  absl::StatusOr<topology::DraClaim> claim = common::ParseResourceClaim(object, "request.object");
+  // An unreadable claim is left to the API server's validation; nothing to count.
+  if (!claim.ok() || claim->extended_resource_claim) return;
+  const topology::ClaimQuotaCount count = topology::CountClaimQuota(*claim, snapshot.dra());
+  if (count.usage.empty()) return;
+  const bool enforce = policy.quota_enforcement == topology::QuotaEnforcement::kAdmission;
+
+  ClaimQuotaInput in;
+  in.quota = &tenant.tenant->quota;
+  absl::flat_hash_set<std::string> seen;
+  in.observed = ObservedClaimHeld(snapshot, policy, tenant.name, &seen);
+  in.observed_claims = &seen;
+  in.key = ClaimKey(namespace_name, claim->name);
+  in.requested = count.usage;
+  in.now_unix = context.now_unix;
+  in.enforce = enforce;
+
+  ClaimQuotaDecision decision;
+  if (context.update) {
+    absl::Status written = context.update(
+        UsageRecordName(tenant.name),
+        [&](const RecordData& record) {
+          decision = DecideClaimQuota(in, record);
+          return decision.write;
+        },
+        dry_run);
+    if (!written.ok()) {
+      std::string reason =
+          absl::StrCat("tenant ", tenant.name, " quota: the usage record could not be updated (",
+                       written.message(), ")");
+      if (enforce) {
+        violations.push_back(MakeViolation(kTenantQuotaRule, reason));
+      } else {
+        warnings.push_back(std::move(reason));
+      }
+      return;
+    }
+  } else {
+    decision = DecideClaimQuota(in, {});  // the snapshot alone: serve --demo / --cluster-file
+  }
+  if (decision.verdict.ok) {
+    if (!count.worst_case.empty()) {
+      warnings.push_back(absl::StrCat("tenant ", tenant.name,
+                                      " quota: the claim is counted at its worst case: ",
+                                      absl::StrJoin(count.worst_case, "; ")));
+    }
+    return;
+  }
+  std::string reason = topology::QuotaReason(tenant.name, decision.verdict);
+  if (!count.worst_case.empty()) {
+    absl::StrAppend(&reason, " (counted at its worst case: ", absl::StrJoin(count.worst_case, "; "),
+                    ")");
+  }
+  if (enforce) {
+    violations.push_back(MakeViolation(kTenantQuotaRule, reason));
+    return;
+  }
+  warnings.push_back(
+      absl::StrCat(reason,
+                   "; admitted because quotaEnforcement is not admission, and the DRA allocator "
+                   "does not check quotas"));
+}
+
+}  // namespace webhook

@@ -1,0 +1,122 @@
+// Tenant quotas for DRA claims, enforced at admission. kube-scheduler's DRA allocator places
+// claims without calling the extender, so the validating webhook is the one gate: a
+// ResourceClaim CREATE that would take its tenant past a quota item is denied (rule
+// "tenant-quota", `quotaEnforcement: admission`) or warned about (otherwise), counted by
+// topology::CountClaimQuota. A template's claims are judged when kube-controller-manager
+// creates them, as ResourceClaim CREATEs.
+//
+// Race-free across replicas, the way Kubernetes' ResourceQuota admission is: each tenant has a
+// usage record (kube/usage_record.h keeps it in a ConfigMap) listing what admitted claims
+// reserve; a claim is admitted only by writing its reservation with the record's
+// resourceVersion as a precondition, and a conflict means "decide again on the new record".
+// Reservations are counted until every replica's watch has seen the claim: a replica counts a
+// claim from its own snapshot once it sees it, and a reservation from the record only while it
+// does not. A reservation older than kReservationGraceSeconds is dropped at the next write:
+// by then the claim is in every snapshot, or it was never created or is gone (the record is
+// repaired from the claims themselves).
+//
+// The decision is pure (DecideClaimQuota); the record's I/O is the caller's RecordUpdate.
+#ifndef GPU_TENANCY_WEBHOOK_CLAIM_QUOTA_H_
+#define GPU_TENANCY_WEBHOOK_CLAIM_QUOTA_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/json.h"
+#include "topology/dra.h"
+#include "topology/policy.h"
+#include "topology/quota.h"
+#include "topology/snapshot.h"
+#include "webhook/verdict.h"
+
+namespace webhook {
+
+// How long a reservation outlives its admission: longer than any watch lag between replicas.
+inline constexpr int64_t kReservationGraceSeconds = 120;
+
+// One admitted claim's share, as the record keeps it.
+struct ClaimReservation {
+  topology::QuotaUsage usage;
+  int64_t admitted_unix = 0;
+
+  bool operator==(const ClaimReservation&) const = default;
+};
+
+// The record's data: one entry per claim, keyed "<namespace>.<name>" (both are DNS names, so
+// the key is a valid ConfigMap key and unique), the value "t=<unix> gpus=1 mig/3g.40gb=2
+// slices=6 memMi=81920".
+using RecordData = std::map<std::string, std::string>;
+std::string ClaimKey(absl::string_view namespace_name, absl::string_view name);
+std::string EncodeReservation(const ClaimReservation& reservation);
+// InvalidArgument naming the bad field; a record edited by hand is repaired by dropping it.
+absl::StatusOr<ClaimReservation> DecodeReservation(absl::string_view text);
+// The record's name for a tenant: "gpu-tenancy-usage-<tenant>", the tenant name lowercased with
+// anything outside [a-z0-9.-] as '-'.
+std::string UsageRecordName(absl::string_view tenant);
+
+struct ClaimQuotaInput {
+  const topology::TenantQuota* quota = nullptr;  // required
+  // What the replica's snapshot sees the tenant hold (ObservedClaimHeld) and the keys of the
+  // tenant's claims it sees.
+  topology::QuotaUsage observed;
+  const absl::flat_hash_set<std::string>* observed_claims = nullptr;
+  std::string key;  // the claim being admitted
+  topology::QuotaUsage requested;
+  int64_t now_unix = 0;
+  bool enforce = true;  // quotaEnforcement: admission; else allowed with a warning
+};
+
+struct ClaimQuotaDecision {
+  topology::QuotaVerdict verdict;  // !ok: over quota (denied when enforcing)
+  bool admit = true;
+  // The record to write when admitted: stale and unreadable entries dropped, this claim's
+  // reservation added (replacing one under the same key: the API server retried the call).
+  std::optional<RecordData> write;
+};
+ClaimQuotaDecision DecideClaimQuota(const ClaimQuotaInput& input, const RecordData& record);
+
+// Atomically updates the record named `record_name`: calls `decide` with its data (empty when
+// there is none) and, if it returns data, writes that only if the record did not change since
+// it was read; on a conflict reads and decides again (bounded). With `dry_run` nothing is
+// written. Errors: the record could not be read or written.
+using RecordUpdate = std::function<absl::Status(
+    const std::string& record_name,
+    const std::function<std::optional<RecordData>(const RecordData&)>& decide, bool dry_run)>;
+
+// What the snapshot says a tenant holds, as claim admission counts it: TenantUsage (pods and
+// allocated claims), the GPU memory of allocated claims, and each pending claim at
+// CountClaimQuota's bound. `observed_claims` gets the keys of the tenant's claims.
+topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot,
+                                       const topology::Policy& policy, absl::string_view tenant,
+                                       absl::flat_hash_set<std::string>* observed_claims);
+
+// How Review reaches the record: unset `update` counts against the snapshot alone (serve
+// --demo / --cluster-file).
+struct ClaimQuotaContext {
+  RecordUpdate update;
+  int64_t now_unix = 0;
+};
+
+// The quota check of a ResourceClaim CREATE in namespace `namespace_name` (`object` is the
+// claim). Adds nothing for a tenant without a quota, a claim kube-scheduler made for a pod's
+// extended resource (the pod was counted), or a claim within the quota; else the tenant-quota
+// violation (enforcing) or a warning. A dry run reads the record but never writes it. When the
+// record cannot be updated the claim is denied (enforcing: the quota cannot be vouched for) or
+// warned about.
+void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespace_name,
+                     const topology::Policy& policy, const topology::TenantRef& tenant,
+                     const topology::ClusterSnapshot& snapshot, const ClaimQuotaContext& context,
+                     bool dry_run, std::vector<Violation>& violations,
+                     std::vector<std::string>& warnings);
+
+}  // namespace webhook
+
+#endif  // GPU_TENANCY_WEBHOOK_CLAIM_QUOTA_H_
