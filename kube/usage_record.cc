@@ -1,0 +1,108 @@
+#include "kube/usage_record.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/json.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace kube {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void String(Writer& w, absl::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+std::string ConfigMapJson(const std::string& namespace_name, const std::string& name,
+                          const std::string& resource_version, const ConfigMapRecords::Data& data) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("apiVersion");
+  String(w, "v1");
+  w.Key("kind");
+  String(w, "ConfigMap");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("name");
+  String(w, name);
+  w.Key("namespace");
+  String(w, namespace_name);
+  w.Key("labels");
+  w.StartObject();
+  w.Key("app.kubernetes.io/name");
+  String(w, "gpu-tenancy");
+  w.EndObject();
+  if (!resource_version.empty()) {
+    w.Key("resourceVersion");  // the precondition: 409 if anyone wrote since our read
+    String(w, resource_version);
+  }
+  w.EndObject();
+  w.Key("data");
+  w.StartObject();
+  for (const auto& [key, value] : data) {
+    String(w, key);
+    String(w, value);
+  }
+  w.EndObject();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+absl::Status ReplyError(absl::string_view what, const ApiResponse& r) {
+  return absl::UnavailableError(absl::StrCat(what, ": HTTP ", r.status, ": ", DescribeError(r)));
+}
+
+}  // namespace
+
+ConfigMapRecords::ConfigMapRecords(ApiClient& api, std::string namespace_name, int max_attempts)
+    : api_(api), namespace_name_(std::move(namespace_name)), max_attempts_(max_attempts) {}
+
+absl::Status ConfigMapRecords::Update(const std::string& name,
+                                      const std::function<std::optional<Data>(const Data&)>& decide,
+                                      bool dry_run) {
+  const std::string collection =
+      absl::StrCat("/api/v1/namespaces/", namespace_name_, "/configmaps");
+  const std::string path = absl::StrCat(collection, "/", name);
+  for (int attempt = 0; attempt < max_attempts_; ++attempt) {
+    absl::StatusOr<ApiResponse> got = api_.Get(path);
+    if (!got.ok()) return got.status();
+    Data data;
+    std::string resource_version;
+    if (got->status == 200) {
+      absl::StatusOr<rapidjson::Document> doc = common::ParseJson(got->body);
+      if (!doc.ok() || !doc->IsObject()) {
+        return absl::UnavailableError(absl::StrCat("configmap ", name, ": unreadable reply"));
+      }
+      if (const common::JsonValue* meta = common::FindNonNull(*doc, "metadata")) {
+        resource_version = std::string(common::StringOr(*meta, "resourceVersion"));
+      }
+      if (const common::JsonValue* d = common::FindNonNull(*doc, "data"); d && d->IsObject()) {
+        for (const auto& m : d->GetObject()) {
+          data.emplace(common::AsStringView(m.name), common::AsStringView(m.value));
+        }
+      }
+      if (resource_version.empty()) {
+        return absl::UnavailableError(absl::StrCat("configmap ", name, ": no resourceVersion"));
+      }
+    } else if (got->status != 404) {
+      return ReplyError(absl::StrCat("get configmap ", name), *got);
+    }
+    std::optional<Data> next = decide(data);
+    if (!next || dry_run) return absl::OkStatus();
+    const std::string body = ConfigMapJson(namespace_name_, name, resource_version, *next);
+    absl::StatusOr<ApiResponse> put =
+        resource_version.empty() ? api_.Post(collection, body) : api_.Put(path, body);
+    if (!put.ok()) return put.status();
+    if (put->status == 200 || put->status == 201) return absl::OkStatus();
+    // 409: Conflict (someone wrote since our read) or AlreadyExists (someone created it).
+    if (put->status != 409) return ReplyError(absl::StrCat("write configmap ", name), *put);
+  }
+  return absl::AbortedError(
+      absl::StrCat("configmap ", name, ": still conflicting after ", max_attempts_, " attempts"));
+}
+
+}  // namespace kube
