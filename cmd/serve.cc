@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -39,6 +40,7 @@
 #include "kube/config.h"
 #include "kube/leader.h"
 #include "kube/live_source.h"
+#include "kube/usage_record.h"
 #include "server/dev_certs.h"
 #include "server/file_watch.h"
 #include "server/server.h"
@@ -307,6 +309,9 @@ int RunServe(const std::vector<std::string>& args) {
   std::unique_ptr<kube::LeaderFence> fence;  // outlives the elector, whose Stop() calls it
   std::unique_ptr<kube::LeaderElector> elector;
   std::optional<topology::ClusterData> file_cluster;
+  // Claim quotas reserve in per-tenant records (webhook/claim_quota.h); without an API server
+  // they count against the snapshot alone.
+  std::unique_ptr<kube::ConfigMapRecords> usage_records;
   if (live) {
     absl::StatusOr<kube::ApiConfig> config =
         flags->Has("kubeconfig")
@@ -320,6 +325,8 @@ int RunServe(const std::vector<std::string>& args) {
     live_options.reflector.resync = absl::ToChronoMilliseconds(resync);
     source = std::make_unique<kube::LiveSource>(*api, *state, live_options);
     events = std::make_unique<kube::EventRecorder>(*api);
+    usage_records = std::make_unique<kube::ConfigMapRecords>(
+        *api, flags->Get("lease-namespace", api->config().namespace_name));
     binder = std::make_unique<kube::ApiBinder>(*api, *state, absl::ToChronoMilliseconds(assume_ttl),
                                                events.get());
     binder->SetAuditLog(audit.get());
@@ -420,7 +427,8 @@ int RunServe(const std::vector<std::string>& args) {
   for (auto [path, kind] : {std::pair{"/webhook/validate", webhook::ReviewKind::kValidate},
                             std::pair{"/webhook/mutate", webhook::ReviewKind::kMutate}}) {
     routes.push_back({path,
-                      [state, admissions, audit, kind = kind](absl::string_view body) {
+                      [state, admissions, audit, records = usage_records.get(),
+                       kind = kind](absl::string_view body) {
                         std::shared_ptr<const topology::ModelState> s = state->Current();
                         if (!s) {
                           // Tenants resolve through namespace labels: without them we cannot
@@ -428,8 +436,16 @@ int RunServe(const std::vector<std::string>& args) {
                           return server::Reply{
                               503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
                         }
+                        webhook::ClaimQuotaContext claim_quota;
+                        claim_quota.now_unix = absl::ToUnixSeconds(absl::Now());
+                        if (records) {
+                          claim_quota.update = [records](const std::string& name,
+                                                         const auto& decide, bool dry_run) {
+                            return records->Update(name, decide, dry_run);
+                          };
+                        }
                         webhook::ReviewOutcome r =
-                            webhook::Review(body, kind, *s->policy, *s->snapshot);
+                            webhook::Review(body, kind, *s->policy, *s->snapshot, claim_quota);
                         absl::string_view webhook_name =
                             kind == webhook::ReviewKind::kValidate ? "validate" : "mutate";
                         if (r.http_status == 200) {
@@ -451,8 +467,9 @@ int RunServe(const std::vector<std::string>& args) {
                         }
                         return server::Reply{r.http_status, std::move(r.body), {}};
                       },
-                      // A denial's audit line is a write(2) that a full disk or pipe can stall.
-                      /*waits_on_io=*/audit != nullptr});
+                      // A denial's audit line is a write(2) that a full disk or pipe can stall;
+                      // a claim's quota reservation is a round trip to the API server.
+                      /*waits_on_io=*/audit != nullptr || usage_records != nullptr});
   }
   kube::ApiBinder* bind_backend = binder.get();
   routes.push_back(

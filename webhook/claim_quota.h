@@ -40,7 +40,7 @@
 namespace webhook {
 
 // How long a reservation outlives its admission: longer than any watch lag between replicas.
-inline constexpr int64_t kReservationGraceSeconds = 120;
+inline constexpr int64_t kReservationGraceSeconds = 60;
 
 // One admitted claim's share, as the record keeps it.
 struct ClaimReservation {

@@ -37,6 +37,8 @@ TEST_F(DeployTest, OverlaysCarryTheWholeService) {
       {"ClusterRoleBinding", "gpu-tenancy"},
       {"Role", "gpu-tenancy-leader-election"},
       {"RoleBinding", "gpu-tenancy-leader-election"},
+      {"Role", "gpu-tenancy-usage-records"},
+      {"RoleBinding", "gpu-tenancy-usage-records"},
       {"Deployment", "gpu-tenancy"},
       {"PodDisruptionBudget", "gpu-tenancy"},
       {"Service", "gpu-tenancy"},

@@ -88,6 +88,15 @@ TEST_F(DeployTest, RbacGrantsWhatTheServiceDoes) {
   for (const char* verb : {"get", "create", "update"}) {
     EXPECT_TRUE(allows(lease_role, "coordination.k8s.io", "leases", verb)) << verb << " leases";
   }
+  // Claim quota records (kube/usage_record.h): read, created, updated; only in the namespace.
+  const Value* record_role = r.Find("Role", "gpu-tenancy-usage-records");
+  ASSERT_NE(record_role, nullptr);
+  EXPECT_EQ(Str(record_role, "/metadata/namespace"), kNamespace);
+  for (const char* verb : {"get", "create", "update"}) {
+    EXPECT_TRUE(allows(record_role, "", "configmaps", verb)) << verb << " configmaps";
+  }
+  EXPECT_FALSE(allows(record_role, "", "configmaps", "delete"));
+  EXPECT_FALSE(allows(role, "", "configmaps", "update")) << "only in the service's namespace";
   // Least privilege: nothing writes nodes or deletes anything.
   EXPECT_FALSE(allows(role, "", "nodes", "update"));
   EXPECT_FALSE(allows(role, "", "pods", "delete"));
