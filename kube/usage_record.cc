@@ -67,9 +67,13 @@ absl::Status ConfigMapRecords::Update(const std::string& name,
   const std::string collection =
       absl::StrCat("/api/v1/namespaces/", namespace_name_, "/configmaps");
   const std::string path = absl::StrCat(collection, "/", name);
+  absl::Status last_error;
   for (int attempt = 0; attempt < max_attempts_; ++attempt) {
     absl::StatusOr<ApiResponse> got = api_.Get(path);
-    if (!got.ok()) return got.status();
+    if (!got.ok()) {
+      last_error = got.status();  // a dropped connection: read again on a new one
+      continue;
+    }
     Data data;
     std::string resource_version;
     if (got->status == 200) {
@@ -96,11 +100,17 @@ absl::Status ConfigMapRecords::Update(const std::string& name,
     const std::string body = ConfigMapJson(namespace_name_, name, resource_version, *next);
     absl::StatusOr<ApiResponse> put =
         resource_version.empty() ? api_.Post(collection, body) : api_.Put(path, body);
-    if (!put.ok()) return put.status();
+    if (!put.ok()) {
+      // Whether the write landed is unknown; deciding again on what is there is safe, since
+      // the claim's own entry is replaced, not added twice.
+      last_error = put.status();
+      continue;
+    }
     if (put->status == 200 || put->status == 201) return absl::OkStatus();
     // 409: Conflict (someone wrote since our read) or AlreadyExists (someone created it).
     if (put->status != 409) return ReplyError(absl::StrCat("write configmap ", name), *put);
   }
+  if (!last_error.ok()) return last_error;
   return absl::AbortedError(
       absl::StrCat("configmap ", name, ": still conflicting after ", max_attempts_, " attempts"));
 }

@@ -28,8 +28,9 @@ class ConfigMapRecords {
   using Data = std::map<std::string, std::string>;
   // `decide` gets the record's data (empty when the ConfigMap does not exist) and returns the
   // data to write, or nullopt to write nothing. With `dry_run` the record is read, never
-  // written. Unavailable when the API server cannot be reached or answers an error; Aborted
-  // when every attempt conflicted.
+  // written. A transport failure is retried like a conflict, within the same attempts.
+  // Unavailable when the API server answers an error or stays unreachable; Aborted when every
+  // attempt conflicted.
   absl::Status Update(const std::string& name,
                       const std::function<std::optional<Data>(const Data&)>& decide, bool dry_run);
 
