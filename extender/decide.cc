@@ -56,10 +56,10 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
       o.fit.verdict = topology::Verdict::kUnschedulable;
       o.fit.rule = topology::Rule::kUnknownNode;
     } else {
-      o.fit = topology::QuotaBeforeCapacity(
-          uses_dra ? topology::FitWithDra(out.demand, ctx, *node, dra)
-                   : topology::Fit(out.demand, ctx, node->supply, node->occupancy),
-          quota ? &*quota : nullptr, *node);
+      o.fit = uses_dra ? topology::FitWithDra(out.demand, ctx, *node, dra)
+                       : topology::Fit(out.demand, ctx, node->supply, node->occupancy);
+      // Only tenants with a quota pay for the call (the hot path copies no FitResult).
+      if (quota) o.fit = topology::QuotaBeforeCapacity(o.fit, &*quota, *node);
       // Failed only where evicting pods it may preempt would make room (kube-scheduler then
       // preempts), unresolvable otherwise.
       if (topology::PreemptionMayCure(o.fit)) {
