@@ -93,7 +93,9 @@ class PodQuotaCheck {
   // `tenant` must have a quota; `held` is what it holds now (TenantUsage).
   PodQuotaCheck(const Tenant& tenant, const Policy& policy, const GpuDemand& demand,
                 QuotaUsage held);
-  // Fits, or the Rule::kTenantQuota rejection, for a node the pod otherwise fits.
+  // Fits, or the Rule::kTenantQuota rejection, for a node the pod otherwise fits. The check
+  // remembers views into the last node's supply, so every node passed must outlive it (a
+  // snapshot's nodes, during one request).
   FitResult Check(const NodeSupply& supply, const Labels& node_labels);
   const QuotaUsage& held() const { return held_; }
 

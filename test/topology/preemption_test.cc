@@ -160,7 +160,6 @@ TEST_F(PreemptionTest, OverQuotaOnlyWhereItsOwnLowerPriorityPodsFreeIt) {
   const PodContext ctx = Context(policy_, "acme");
   QuotaUsage held;
   held.mig_instances["3g.40gb"] = 1;  // acme's one 3g.40gb, somewhere
-  PodQuotaCheck quota(*ctx.tenant.tenant, policy_, one, held);
   struct Row {
     const char* name;
     std::vector<HolderSpec> holders;
@@ -190,6 +189,8 @@ TEST_F(PreemptionTest, OverQuotaOnlyWhereItsOwnLowerPriorityPodsFreeIt) {
     SCOPED_TRACE(row.name);
     NodeState node = At("mig", row.holders);
     PodFacts pod = Preemptor("acme", 1000);
+    // One check per node set: it remembers views into the last node's supply.
+    PodQuotaCheck quota(*ctx.tenant.tenant, policy_, one, held);
     PreemptionRoom room(one, ctx, pod, &held, kNoDraHere,
                         [&](absl::string_view ns) { return TenantOf(ns); });
     FitResult rejection =
