@@ -46,8 +46,13 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
   auto tenant_of = [&](absl::string_view ns) {
     return topology::ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns));
   };
-  topology::PreemptionRoom room(out.demand, ctx, pod, quota ? &quota->held() : nullptr, dra,
-                                tenant_of);
+  // Made on the first rejection that preemption might cure: a request whose candidates fit or
+  // are plainly unresolvable never pays for it.
+  std::optional<topology::PreemptionRoom> room;
+  auto preemption = [&]() -> const topology::PreemptionRoom& {
+    if (!room) room.emplace(out.demand, ctx, pod, quota ? &quota->held() : nullptr, dra, tenant_of);
+    return *room;
+  };
   for (size_t i = 0; i < candidates.size(); ++i) {
     NodeOutcome o;
     if (out.demand.empty()) {
@@ -63,9 +68,9 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
       // Failed only where evicting pods it may preempt would make room (kube-scheduler then
       // preempts), unresolvable otherwise.
       if (topology::PreemptionMayCure(o.fit)) {
-        o.fit = room.Classify(o.fit, *node);
+        o.fit = preemption().Classify(o.fit, *node);
         if (options.victims && o.fit.verdict == topology::Verdict::kUnschedulable) {
-          o.preemption = room.Choose(*node, snapshot.disruption_budgets());
+          o.preemption = preemption().Choose(*node, snapshot.disruption_budgets());
         }
       }
       if (with_scores && o.fit.fits()) {
