@@ -103,14 +103,6 @@ std::vector<topology::NamedSelector> TenantLimits(const topology::TenantRef& ten
 }
 
 // The claim (or template) named `name` in the pod's namespace, or null.
-const topology::DraClaim* FindClaim(const std::vector<topology::DraClaim>& claims,
-                                    const std::string& namespace_name, const std::string& name) {
-  for (const topology::DraClaim& c : claims) {
-    if (c.namespace_name == namespace_name && c.name == name) return &c;
-  }
-  return nullptr;
-}
-
 // The pod's claims as the cluster's DRA objects show them. Claims are placed by kube-scheduler's
 // DRA allocator, not by the extender: for a pending claim explain evaluates, per node, the
 // selectors the allocator will (topology/dra_claim_fit.h) and reports what it cannot decide.
@@ -119,11 +111,10 @@ std::vector<ClaimRow> ClaimRows(const topology::PodFacts& pod, const topology::D
   std::vector<ClaimRow> rows;
   for (const topology::PodClaimRef& ref : pod.resource_claims) {
     ClaimRow row{ref.name, ref.claim, "", "", {}, 0, {}};
-    const topology::DraClaim* found = FindClaim(dra.claims, pod.namespace_name, ref.claim);
+    const topology::DraClaim* found = dra.claims.Find(pod.namespace_name, ref.claim);
     if (ref.claim.empty()) {
       row.state = absl::StrCat("not made yet (template ", ref.template_name, ")");
-      const topology::DraClaim* stamp =
-          FindClaim(dra.templates, pod.namespace_name, ref.template_name);
+      const topology::DraClaim* stamp = dra.templates.Find(pod.namespace_name, ref.template_name);
       if (stamp) {
         row.candidates = topology::ClaimCandidates(*stamp, dra, limits);
       } else {

@@ -122,14 +122,8 @@ template <typename TenantOf>
 void AddClaims(const topology::ModelState& state, TenantOf tenant_of) {
   const topology::DraState& dra = state.snapshot->dra();
   if (dra.claims.empty()) return;
-  std::vector<const topology::DraClaim*> claims;
-  for (const topology::DraClaim& c : dra.claims) {
-    if (c.allocated) claims.push_back(&c);
-  }
-  std::sort(claims.begin(), claims.end(), [](const auto* a, const auto* b) {
-    return std::tie(a->namespace_name, a->name) < std::tie(b->namespace_name, b->name);
-  });
-  for (const topology::DraClaim* c : claims) {
+  for (const topology::DraClaim* c : dra.claims.Sorted()) {
+    if (!c->allocated) continue;
     ClaimAllocation held{c, {}, 0};
     for (const topology::DraAllocationResult& r : c->results) {
       if (const topology::DraDevice* d = dra.Find(r)) {

@@ -44,12 +44,12 @@ class MapWriter {
  public:
   explicit MapWriter(const topology::ModelState& state) : state_(state), w_(buffer_) {
     const topology::DraState& dra = state.snapshot->dra();
-    for (const topology::DraClaim& c : dra.claims) {
-      if (!c.allocated) continue;
+    dra.claims.ForEach([&](const topology::DraClaim& c) {
+      if (!c.allocated) return;
       for (const topology::DraAllocationResult& r : c.results) {
         held_[r.Id().ToString()] = {TenantOf(c.namespace_name), c.namespace_name + "/" + c.name};
       }
-    }
+    });
     for (const topology::DraDevice& d : dra.devices()) {
       if (!d.node.empty()) devices_by_node_[d.node].push_back(&d);
     }

@@ -308,7 +308,7 @@ void ClusterState::ReplaceDra(std::shared_ptr<const topology::DraState> dra) {
     std::sort(out.begin(), out.end());
     return out;
   };
-  if (names(*dra) != names(*dra_)) {
+  if (dra->device_set != dra_->device_set && names(*dra) != names(*dra_)) {
     // Pod demands count the names DRA classes back; the next pod relist recomputes them.
     demand_stale_ = true;
   }

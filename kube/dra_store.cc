@@ -1,15 +1,11 @@
 #include "kube/dra_store.h"
 
+#include <memory>
+#include <tuple>
 #include <utility>
-
-#include "absl/strings/str_cat.h"
 
 namespace kube {
 namespace {
-
-std::string ClaimKey(const std::string& namespace_name, const std::string& name) {
-  return absl::StrCat(namespace_name, "/", name);
-}
 
 template <typename T, typename KeyOf>
 std::map<std::string, T> Keyed(std::vector<T> objects, KeyOf key_of) {
@@ -50,99 +46,111 @@ std::vector<ClaimTransition> ClaimTransitions(const topology::DraClaim* before,
 }
 
 void DraStore::ReplaceSlices(std::vector<topology::DraSlice> slices) {
-  device_set_.reset();
+  device_set_current_ = false;
   slices_ = Keyed(std::move(slices), [](const topology::DraSlice& s) { return s.name; });
 }
 
 void DraStore::UpsertSlice(topology::DraSlice slice) {
   std::string key = slice.name;
-  device_set_.reset();
+  device_set_current_ = false;
   slices_.insert_or_assign(std::move(key), std::move(slice));
 }
 
 void DraStore::DeleteSlice(const std::string& name) {
-  if (slices_.erase(name)) device_set_.reset();
+  if (slices_.erase(name)) device_set_current_ = false;
 }
 
 std::vector<ClaimTransition> DraStore::ReplaceClaims(std::vector<topology::DraClaim> claims) {
-  std::map<std::string, topology::DraClaim> next =
-      Keyed(std::move(claims),
-            [](const topology::DraClaim& c) { return ClaimKey(c.namespace_name, c.name); });
+  topology::DraClaimSet next = topology::DraClaimSet::Of(std::move(claims));
   std::vector<ClaimTransition> out;
   auto append = [&out](std::vector<ClaimTransition> more) {
     for (ClaimTransition& t : more) out.push_back(std::move(t));
   };
-  // Both maps are in key order: walk them together.
-  auto old_it = claims_.begin();
-  auto new_it = next.begin();
-  while (old_it != claims_.end() || new_it != next.end()) {
-    if (new_it == next.end() || (old_it != claims_.end() && old_it->first < new_it->first)) {
-      append(ClaimTransitions(&old_it->second, nullptr));
-      ++old_it;
-    } else if (old_it == claims_.end() || new_it->first < old_it->first) {
-      append(ClaimTransitions(nullptr, &new_it->second));
-      ++new_it;
+  // Both lists in key order: walk them together.
+  const std::vector<const topology::DraClaim*> before = state_.claims.Sorted();
+  const std::vector<const topology::DraClaim*> after = next.Sorted();
+  auto key_less = [](const topology::DraClaim* a, const topology::DraClaim* b) {
+    return std::tie(a->namespace_name, a->name) < std::tie(b->namespace_name, b->name);
+  };
+  auto old_it = before.begin();
+  auto new_it = after.begin();
+  while (old_it != before.end() || new_it != after.end()) {
+    if (new_it == after.end() || (old_it != before.end() && key_less(*old_it, *new_it))) {
+      append(ClaimTransitions(*old_it++, nullptr));
+    } else if (old_it == before.end() || key_less(*new_it, *old_it)) {
+      append(ClaimTransitions(nullptr, *new_it++));
     } else {
-      append(ClaimTransitions(&old_it->second, &new_it->second));
-      ++old_it;
-      ++new_it;
+      append(ClaimTransitions(*old_it++, *new_it++));
     }
   }
-  claims_ = std::move(next);
+  state_.claims = std::move(next);
+  recount_ = true;  // a relist: every claim may have changed, count them all once
   return out;
 }
 
 std::vector<ClaimTransition> DraStore::UpsertClaim(topology::DraClaim claim) {
-  std::string key = ClaimKey(claim.namespace_name, claim.name);
-  auto it = claims_.find(key);
   std::vector<ClaimTransition> out =
-      ClaimTransitions(it == claims_.end() ? nullptr : &it->second, &claim);
-  claims_.insert_or_assign(std::move(key), std::move(claim));
+      ClaimTransitions(state_.claims.Find(claim.namespace_name, claim.name), &claim);
+  auto shared = std::make_shared<const topology::DraClaim>(std::move(claim));
+  if (recount_ || !device_set_current_) {
+    state_.claims.Put(std::move(shared));
+  } else {
+    state_.PutClaim(std::move(shared));
+  }
   return out;
 }
 
 std::vector<ClaimTransition> DraStore::DeleteClaim(const std::string& namespace_name,
                                                    const std::string& name) {
-  auto it = claims_.find(ClaimKey(namespace_name, name));
-  if (it == claims_.end()) return {};
-  std::vector<ClaimTransition> out = ClaimTransitions(&it->second, nullptr);
-  claims_.erase(it);
+  const topology::DraClaim* before = state_.claims.Find(namespace_name, name);
+  if (!before) return {};
+  std::vector<ClaimTransition> out = ClaimTransitions(before, nullptr);
+  if (recount_ || !device_set_current_) {
+    state_.claims.Erase(namespace_name, name);
+  } else {
+    state_.EraseClaim(namespace_name, name);
+  }
   return out;
 }
 
 void DraStore::ReplaceClasses(std::vector<topology::DraDeviceClass> classes) {
-  device_set_.reset();
+  device_set_current_ = false;
   classes_ = Keyed(std::move(classes), [](const topology::DraDeviceClass& c) { return c.name; });
 }
 
 void DraStore::UpsertClass(topology::DraDeviceClass device_class) {
   std::string key = device_class.name;
-  device_set_.reset();
+  device_set_current_ = false;
   classes_.insert_or_assign(std::move(key), std::move(device_class));
 }
 
 void DraStore::DeleteClass(const std::string& name) {
-  if (classes_.erase(name)) device_set_.reset();
+  if (classes_.erase(name)) device_set_current_ = false;
 }
 
 void DraStore::ReplaceTemplates(std::vector<topology::DraClaim> templates) {
-  templates_ = Keyed(std::move(templates), [](const topology::DraClaim& t) {
-    return ClaimKey(t.namespace_name, t.name);
-  });
+  state_.templates = topology::DraClaimSet::Of(std::move(templates));
 }
 
 void DraStore::UpsertTemplate(topology::DraClaim claim_template) {
-  std::string key = ClaimKey(claim_template.namespace_name, claim_template.name);
-  templates_.insert_or_assign(std::move(key), std::move(claim_template));
+  state_.templates.Put(std::make_shared<const topology::DraClaim>(std::move(claim_template)));
 }
 
 void DraStore::DeleteTemplate(const std::string& namespace_name, const std::string& name) {
-  templates_.erase(ClaimKey(namespace_name, name));
+  state_.templates.Erase(namespace_name, name);
 }
 
-topology::DraState DraStore::Build() const {
-  if (!device_set_) device_set_ = topology::MakeDraDeviceSet(Values(slices_), Values(classes_));
-  return topology::MakeDraState(device_set_, Values(claims_), Values(templates_));
+topology::DraState DraStore::Build() {
+  if (!device_set_current_) {
+    state_.device_set = topology::MakeDraDeviceSet(Values(slices_), Values(classes_));
+    device_set_current_ = true;
+    recount_ = true;
+  }
+  if (recount_) {
+    state_ = topology::MakeDraState(state_.device_set, state_.claims, std::move(state_.templates));
+    recount_ = false;
+  }
+  return state_;
 }
 
 }  // namespace kube

@@ -2,7 +2,8 @@
 // them (ResourceSlices and DeviceClasses by name, ResourceClaims and ResourceClaimTemplates by
 // namespace/name), and what each change does to a claim's allocation: it becomes allocated
 // (status.allocation appears) or released (the allocation goes away, or the claim is deleted
-// while allocated). Build() turns the whole store into the DraState a snapshot shares.
+// while allocated). Build() gives the DraState a snapshot shares; a claim event costs what the
+// claim changes, a slice or class event remakes the device set.
 //
 //   DraStore store;
 //   store.ReplaceSlices(slices);
@@ -56,19 +57,23 @@ class DraStore {
   void UpsertTemplate(topology::DraClaim claim_template);
   void DeleteTemplate(const std::string& namespace_name, const std::string& name);
 
-  // Every object in key order, through topology::MakeDraState. The device set (slices and
-  // classes) is made again only after one of them changed; claim and template changes reuse it.
-  topology::DraState Build() const;
+  // The state of every object. The device set (slices and classes) is made again only after
+  // one of them changed, and then every claim is counted again; otherwise a claim event has
+  // changed only that claim's part of the state, so Build copies a value that shares all the
+  // rest with the one it returned before (topology::DraState).
+  topology::DraState Build();
 
   size_t slice_count() const { return slices_.size(); }
-  size_t claim_count() const { return claims_.size(); }
+  size_t claim_count() const { return state_.claims.size(); }
 
  private:
   std::map<std::string, topology::DraSlice> slices_;
-  std::map<std::string, topology::DraClaim> claims_;
   std::map<std::string, topology::DraDeviceClass> classes_;
-  std::map<std::string, topology::DraClaim> templates_;
-  mutable std::shared_ptr<const topology::DraDeviceSet> device_set_;  // null: make on Build
+  // Claims and templates are always current; the device set and the counts only while
+  // device_set_current_ and !recount_, and Build makes them so.
+  topology::DraState state_;
+  bool device_set_current_ = false;
+  bool recount_ = false;
 };
 
 }  // namespace kube

@@ -1,6 +1,7 @@
 #include "topology/dra.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -66,7 +67,11 @@ const absl::flat_hash_map<std::string, size_t>& DraState::extended_resources() c
 
 ptrdiff_t DraState::IndexOf(const DraAllocationResult& result) const {
   if (!device_set) return -1;
-  auto it = device_set->index.find(result.Id().ToString());
+  // The ID's text in a reused buffer: this runs for every result of every claim event.
+  thread_local std::string id;
+  id.clear();
+  absl::StrAppend(&id, result.driver, "/", result.pool, "/", result.device);
+  auto it = device_set->index.find(id);
   return it == device_set->index.end() ? -1 : static_cast<ptrdiff_t>(it->second);
 }
 
@@ -87,36 +92,139 @@ std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>
   return set;
 }
 
-DraState MakeDraState(std::shared_ptr<const DraDeviceSet> device_set, std::vector<DraClaim> claims,
-                      std::vector<DraClaim> templates) {
+namespace {
+
+std::string ClaimKey(absl::string_view namespace_name, absl::string_view name) {
+  return absl::StrCat(namespace_name, "/", name);
+}
+
+// Adds (sign +1) or removes (sign -1) what an allocated claim holds in quota units.
+void CountClaimUsage(DraState& state, const DraClaim& claim, int sign) {
+  if (!claim.allocated) return;
+  QuotaUsage held;
+  for (const DraAllocationResult& r : claim.results) {
+    const DraDevice* found = state.Find(r);
+    if (!found) continue;
+    const DraDevice& d = *found;
+    if (d.type == "gpu") {
+      ++held.gpus;
+    } else if (d.type == "mig" && !d.profile.empty()) {
+      ++held.mig_instances[d.profile];
+      held.mig_compute_slices += MigComputeSlices(d.profile);
+    }
+  }
+  if (held.empty()) return;
+  bool now_empty = false;
+  state.usage.Update(claim.namespace_name, [&](QuotaUsage& u) {
+    u.Add(held, sign);
+    now_empty = u.empty();
+  });
+  if (now_empty) state.usage.Erase(claim.namespace_name);
+}
+
+void CountClaim(DraState& state, const DraClaim& claim, int sign) {
+  CountClaimUsage(state, claim, sign);
+  CountDraHeldDevices(state, claim, sign);
+  CountDraExtendedClaimPods(state, claim, sign);
+}
+
+// What the counts read of a claim, in two parts: its devices and the pods it covers. Most
+// claim events change one of them (allocation, then reservation), so the other is left alone.
+bool SameDevices(const DraClaim& a, const DraClaim& b) {
+  return a.allocated == b.allocated && a.results == b.results;
+}
+bool SamePods(const DraClaim& a, const DraClaim& b) {
+  return a.allocated == b.allocated && a.extended_resource_claim == b.extended_resource_claim &&
+         a.reserved_for == b.reserved_for;
+}
+
+}  // namespace
+
+DraClaimSet DraClaimSet::Of(std::vector<DraClaim> claims) {
+  DraClaimSet out;
+  for (DraClaim& c : claims) out.Put(std::make_shared<const DraClaim>(std::move(c)));
+  return out;
+}
+
+const DraClaim* DraClaimSet::Find(absl::string_view namespace_name, absl::string_view name) const {
+  const std::shared_ptr<const DraClaim>* found = by_key_.Find(ClaimKey(namespace_name, name));
+  return found ? found->get() : nullptr;
+}
+
+std::shared_ptr<const DraClaim> DraClaimSet::Put(std::shared_ptr<const DraClaim> claim) {
+  std::string key = ClaimKey(claim->namespace_name, claim->name);
+  std::shared_ptr<const DraClaim> before;
+  if (const auto* found = by_key_.Find(key)) before = *found;
+  by_key_.Put(std::move(key), std::move(claim));
+  return before;
+}
+
+std::shared_ptr<const DraClaim> DraClaimSet::Erase(absl::string_view namespace_name,
+                                                   absl::string_view name) {
+  const std::string key = ClaimKey(namespace_name, name);
+  const auto* found = by_key_.Find(key);
+  if (!found) return nullptr;
+  std::shared_ptr<const DraClaim> before = *found;
+  by_key_.Erase(key);
+  return before;
+}
+
+std::vector<const DraClaim*> DraClaimSet::Sorted() const {
+  std::vector<const DraClaim*> out;
+  out.reserve(size());
+  ForEach([&](const DraClaim& c) { out.push_back(&c); });
+  std::sort(out.begin(), out.end(), [](const DraClaim* a, const DraClaim* b) {
+    return std::tie(a->namespace_name, a->name) < std::tie(b->namespace_name, b->name);
+  });
+  return out;
+}
+
+const std::vector<DraClassOnNode>* DraState::ClassesOnNode(absl::string_view node) const {
+  const auto* found = classes_on_node.Find(node);
+  return found ? found->get() : nullptr;
+}
+
+void DraState::PutClaim(std::shared_ptr<const DraClaim> claim) {
+  const DraClaim& now = *claim;
+  std::shared_ptr<const DraClaim> before = claims.Put(std::move(claim));
+  if (!before) {
+    CountClaim(*this, now, +1);
+    return;
+  }
+  if (!SameDevices(*before, now)) {
+    CountClaimUsage(*this, *before, -1);
+    CountDraHeldDevices(*this, *before, -1);
+    CountClaimUsage(*this, now, +1);
+    CountDraHeldDevices(*this, now, +1);
+  }
+  if (!SamePods(*before, now)) {
+    CountDraExtendedClaimPods(*this, *before, -1);
+    CountDraExtendedClaimPods(*this, now, +1);
+  }
+}
+
+bool DraState::EraseClaim(absl::string_view namespace_name, absl::string_view name) {
+  std::shared_ptr<const DraClaim> before = claims.Erase(namespace_name, name);
+  if (!before) return false;
+  CountClaim(*this, *before, -1);
+  return true;
+}
+
+DraState MakeDraState(std::shared_ptr<const DraDeviceSet> device_set, const DraClaimSet& claims,
+                      DraClaimSet templates) {
   DraState state;
   state.device_set = std::move(device_set);
-  state.claims = std::move(claims);
+  if (state.device_set) state.classes_on_node = state.device_set->classes_on_node;
   state.templates = std::move(templates);
-  for (const DraClaim& claim : state.claims) {
-    if (!claim.allocated) continue;
-    QuotaUsage held;
-    for (const DraAllocationResult& r : claim.results) {
-      const DraDevice* found = state.Find(r);
-      if (!found) continue;
-      const DraDevice& d = *found;
-      if (d.type == "gpu") {
-        ++held.gpus;
-      } else if (d.type == "mig" && !d.profile.empty()) {
-        ++held.mig_instances[d.profile];
-        held.mig_compute_slices += MigComputeSlices(d.profile);
-      }
-    }
-    if (!held.empty()) state.usage[claim.namespace_name].Add(held);
-  }
-  CountDraExtendedClaims(state);
+  state.claims = claims;
+  claims.ForEach([&](const DraClaim& c) { CountClaim(state, c, +1); });
   return state;
 }
 
 DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
                       std::vector<DraDeviceClass> classes, std::vector<DraClaim> templates) {
-  return MakeDraState(MakeDraDeviceSet(slices, std::move(classes)), std::move(claims),
-                      std::move(templates));
+  return MakeDraState(MakeDraDeviceSet(slices, std::move(classes)),
+                      DraClaimSet::Of(std::move(claims)), DraClaimSet::Of(std::move(templates)));
 }
 
 }  // namespace topology

@@ -21,6 +21,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
+#include "topology/persistent_map.h"
 #include "topology/quantity.h"
 #include "topology/quota.h"
 
@@ -178,6 +180,10 @@ struct DraClassOnNode {
   std::string mig_profile;
 };
 
+// Per node: what each device class in DraDeviceSet::classes makes of the node's devices.
+using DraClassesOnNode =
+    PersistentMap<std::string, std::shared_ptr<const std::vector<DraClassOnNode>>>;
+
 // What slices and device classes give a DraState. Claims change far more often than either
 // (each allocation, reservation and release is an event), so the states of consecutive claim
 // events share one set: kube/dra_store.h keeps it until a slice or a class changes.
@@ -192,29 +198,60 @@ struct DraDeviceSet {
   // per class in `classes` order, with `allocated` still 0; per device, the classes it is
   // counted for.
   absl::flat_hash_map<std::string, size_t> extended_resources;
-  absl::flat_hash_map<std::string, std::vector<DraClassOnNode>> classes_on_node;
+  DraClassesOnNode classes_on_node;
   std::vector<std::vector<uint32_t>> counted_for;
 };
 std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>& slices,
                                                      std::vector<DraDeviceClass> classes);
 
+// Claims (or templates) keyed by namespace and name. Copies share structure
+// (topology/persistent_map.h), so a state made for one claim event copies almost nothing.
+class DraClaimSet {
+ public:
+  static DraClaimSet Of(std::vector<DraClaim> claims);
+
+  const DraClaim* Find(absl::string_view namespace_name, absl::string_view name) const;
+  // Adds or replaces the claim of the same namespace and name; returns the one replaced.
+  std::shared_ptr<const DraClaim> Put(std::shared_ptr<const DraClaim> claim);
+  // Removes it; returns the one removed, or null when absent.
+  std::shared_ptr<const DraClaim> Erase(absl::string_view namespace_name, absl::string_view name);
+
+  size_t size() const { return by_key_.size(); }
+  bool empty() const { return by_key_.empty(); }
+  // Calls f(const DraClaim&) for each, in unspecified order.
+  template <typename F>
+  void ForEach(F&& f) const {
+    by_key_.ForEach([&](const std::string&, const std::shared_ptr<const DraClaim>& c) { f(*c); });
+  }
+  // Every claim, by namespace and then name.
+  std::vector<const DraClaim*> Sorted() const;
+
+ private:
+  PersistentMap<std::string, std::shared_ptr<const DraClaim>> by_key_;  // "namespace/name"
+};
+
 // What the cluster's DRA objects say, as one value a snapshot shares: the current devices and
 // device classes (shared with other states), every claim and template, and what the claims
-// hold.
+// hold. Every part shares structure with the state it was made from: PutClaim and EraseClaim
+// cost what the one claim changes (its results, its namespace's usage, its nodes' counts),
+// whatever the cluster holds.
 struct DraState {
   std::shared_ptr<const DraDeviceSet> device_set;  // null: no slices and no classes
-  std::vector<DraClaim> claims;
+  DraClaimSet claims;
   // ResourceClaimTemplates, read as the claim spec they stamp out (no uid, never allocated).
-  std::vector<DraClaim> templates;
+  DraClaimSet templates;
   // What allocated claims hold per namespace, in quota units: a whole GPU (type "gpu") counts
   // in gpus, a MIG device (type "mig") in migInstances by profile and in migComputeSlices.
-  // Claims declare no GPU memory and are not pods, so neither item counts them.
-  absl::flat_hash_map<std::string, QuotaUsage> usage;
+  // Claims declare no GPU memory and are not pods, so neither item counts them. A namespace
+  // whose claims hold nothing has no entry.
+  PersistentMap<std::string, QuotaUsage> usage;
   // The device set's classes_on_node with `allocated` counted; and the UIDs (and
   // namespace/name) of the pods an allocated extended-resource claim is reserved for (their
-  // devices already count as allocated).
-  absl::flat_hash_map<std::string, std::vector<DraClassOnNode>> classes_on_node;
-  absl::flat_hash_set<std::string> extended_claim_pods;
+  // devices already count as allocated), each with the number of such claims.
+  DraClassesOnNode classes_on_node;
+  PersistentMap<std::string, int> extended_claim_pods;
+  // Index in devices() -> how many results of allocated claims name the device.
+  PersistentMap<uint32_t, int> holders;
 
   const std::vector<DraDevice>& devices() const;
   const std::vector<DraDeviceClass>& classes() const;
@@ -227,12 +264,23 @@ struct DraState {
   ptrdiff_t IndexOf(const DraAllocationResult& result) const;
   // The current device an allocation result names, or null when no current slice has it.
   const DraDevice* Find(const DraAllocationResult& result) const;
+  // True when an allocated claim holds devices()[index].
+  bool Held(size_t index) const { return holders.contains(static_cast<uint32_t>(index)); }
+  // Per class, what it makes of `node`'s devices; null for a node without counted devices.
+  const std::vector<DraClassOnNode>* ClassesOnNode(absl::string_view node) const;
+
+  // Adds the claim, or replaces the one of the same namespace and name, and moves what it holds
+  // into the counts.
+  void PutClaim(std::shared_ptr<const DraClaim> claim);
+  // Removes the claim and what it held; false when absent.
+  bool EraseClaim(absl::string_view namespace_name, absl::string_view name);
 };
 DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
                       std::vector<DraDeviceClass> classes, std::vector<DraClaim> templates = {});
-// The same over a device set made before: what a claim event costs.
-DraState MakeDraState(std::shared_ptr<const DraDeviceSet> device_set, std::vector<DraClaim> claims,
-                      std::vector<DraClaim> templates);
+// The same over a device set made before, counting every claim: what a slice or class change
+// costs (claim changes go through PutClaim and EraseClaim).
+DraState MakeDraState(std::shared_ptr<const DraDeviceSet> device_set, const DraClaimSet& claims,
+                      DraClaimSet templates);
 
 }  // namespace topology
 

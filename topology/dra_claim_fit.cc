@@ -111,13 +111,6 @@ std::vector<ClaimOnNode> ClaimCandidates(const DraClaim& claim, const DraState& 
   for (const DraRequest& r : claim.requests) evaluations.push_back(Prepare(r, dra, tenant_limits));
 
   const std::vector<DraDevice>& current = dra.devices();
-  std::vector<bool> held(current.size(), false);
-  for (const DraClaim& other : dra.claims) {
-    if (!other.allocated) continue;
-    for (const DraAllocationResult& r : other.results) {
-      if (const ptrdiff_t k = dra.IndexOf(r); k >= 0) held[k] = true;
-    }
-  }
   std::map<std::string, std::vector<size_t>> devices_by_node;
   for (size_t k = 0; k < current.size(); ++k) {
     if (!current[k].node.empty()) devices_by_node[current[k].node].push_back(k);
@@ -128,7 +121,7 @@ std::vector<ClaimOnNode> ClaimCandidates(const DraClaim& claim, const DraState& 
     for (const Evaluation& e : evaluations) {
       RequestOnNode on = e.prototype;
       if (on.class_found) {
-        for (size_t k : devices) Count(e, current[k], held[k], on);
+        for (size_t k : devices) Count(e, current[k], dra.Held(k), on);
       }
       row.requests.push_back(std::move(on));
     }

@@ -79,9 +79,9 @@ int64_t PendingDemand(const NodeState& node, const DraState& dra, size_t class_i
 }
 
 void Count(const NodeState& node, const DraState& dra, DraShare& share) {
-  auto it = dra.classes_on_node.find(node.facts.name);
-  if (it != dra.classes_on_node.end() && share.class_index < it->second.size()) {
-    share.on_node = &it->second[share.class_index];
+  const std::vector<DraClassOnNode>* on_node = dra.ClassesOnNode(node.facts.name);
+  if (on_node && share.class_index < on_node->size()) {
+    share.on_node = &(*on_node)[share.class_index];
   }
   if (share.on_node == nullptr) return;
   share.devices = share.on_node->devices;
@@ -182,7 +182,7 @@ void MergeType(const DraDevice& device, bool first, DraClassOnNode& on) {
 
 void IndexDraExtendedResources(DraDeviceSet& set) {
   set.extended_resources.clear();
-  set.classes_on_node.clear();
+  set.classes_on_node = {};
   set.counted_for.assign(set.devices.size(), {});
   // Explicit names first, by class name, so the lexicographically first class keeps a name
   // two classes claim; then every class's implicit name.
@@ -203,12 +203,13 @@ void IndexDraExtendedResources(DraDeviceSet& set) {
   std::vector<std::vector<CompiledSelector>> selectors;
   selectors.reserve(set.classes.size());
   for (const DraDeviceClass& c : set.classes) selectors.push_back(CompileSelectors(c.selectors));
+  absl::flat_hash_map<std::string, std::vector<DraClassOnNode>> classes_on_node;
   // Per (node, class): the first reason a device was not counted.
   absl::flat_hash_map<std::string, std::vector<std::string>> first_reason;
   for (size_t k = 0; k < set.devices.size(); ++k) {
     const DraDevice& device = set.devices[k];
     if (device.node.empty()) continue;
-    std::vector<DraClassOnNode>& per_class = set.classes_on_node[device.node];
+    std::vector<DraClassOnNode>& per_class = classes_on_node[device.node];
     std::vector<std::string>& reasons = first_reason[device.node];
     if (per_class.empty()) {
       per_class.resize(set.classes.size());
@@ -238,7 +239,7 @@ void IndexDraExtendedResources(DraDeviceSet& set) {
       }
     }
   }
-  for (auto& [node, per_class] : set.classes_on_node) {
+  for (auto& [node, per_class] : classes_on_node) {
     const std::vector<std::string>& reasons = first_reason[node];
     for (size_t c = 0; c < per_class.size(); ++c) {
       DraClassOnNode& on = per_class[c];
@@ -247,31 +248,44 @@ void IndexDraExtendedResources(DraDeviceSet& set) {
           absl::StrCat(on.not_counted, on.not_counted == 1 ? " device" : " devices",
                        " not counted, ", reasons[c]);
     }
+    set.classes_on_node.Put(
+        node, std::make_shared<const std::vector<DraClassOnNode>>(std::move(per_class)));
   }
 }
 
-void CountDraExtendedClaims(DraState& state) {
-  state.extended_claim_pods.clear();
-  state.classes_on_node.clear();
-  if (state.device_set) state.classes_on_node = state.device_set->classes_on_node;
-  std::vector<bool> held(state.devices().size(), false);
-  for (const DraClaim& claim : state.claims) {
-    if (!claim.allocated) continue;
-    for (const DraAllocationResult& r : claim.results) {
-      const ptrdiff_t k = state.IndexOf(r);
-      if (k < 0 || held[k]) continue;
-      held[k] = true;
-      const DraDevice& device = state.devices()[k];
-      auto on_node = state.classes_on_node.find(device.node);
-      if (on_node == state.classes_on_node.end()) continue;
-      for (uint32_t c : state.device_set->counted_for[k]) ++on_node->second[c].allocated;
-    }
-    if (!claim.extended_resource_claim) continue;
-    for (const DraReservation& consumer : claim.reserved_for) {
-      // Holds are keyed by UID, or by namespace/name for pods without one.
-      if (!consumer.uid.empty()) state.extended_claim_pods.insert(consumer.uid);
-      state.extended_claim_pods.insert(absl::StrCat(claim.namespace_name, "/", consumer.name));
-    }
+void CountDraHeldDevices(DraState& state, const DraClaim& claim, int sign) {
+  if (!claim.allocated) return;
+  for (const DraAllocationResult& r : claim.results) {
+    const ptrdiff_t k = state.IndexOf(r);
+    if (k < 0) continue;
+    // A device counts as allocated while any result names it: only the first result that
+    // names it and the last one to let it go change the per-class counts.
+    int holders = 0;
+    state.holders.Update(static_cast<uint32_t>(k), [&](int& n) { holders = n += sign; });
+    if (holders == 0) state.holders.Erase(static_cast<uint32_t>(k));
+    if (holders != (sign > 0 ? 1 : 0)) continue;
+    const DraDevice& device = state.devices()[k];
+    const std::vector<uint32_t>& counted_for = state.device_set->counted_for[k];
+    if (counted_for.empty()) continue;
+    const std::vector<DraClassOnNode>* on_node = state.ClassesOnNode(device.node);
+    if (!on_node) continue;
+    auto changed = std::make_shared<std::vector<DraClassOnNode>>(*on_node);
+    for (uint32_t c : counted_for) (*changed)[c].allocated += sign;
+    state.classes_on_node.Put(device.node, std::move(changed));
+  }
+}
+
+void CountDraExtendedClaimPods(DraState& state, const DraClaim& claim, int sign) {
+  if (!claim.allocated || !claim.extended_resource_claim) return;
+  auto count = [&](const std::string& key) {
+    int claims = 0;
+    state.extended_claim_pods.Update(key, [&](int& n) { claims = n += sign; });
+    if (claims == 0) state.extended_claim_pods.Erase(key);
+  };
+  for (const DraReservation& consumer : claim.reserved_for) {
+    // Holds are keyed by UID, or by namespace/name for pods without one.
+    if (!consumer.uid.empty()) count(consumer.uid);
+    count(absl::StrCat(claim.namespace_name, "/", consumer.name));
   }
 }
 

@@ -37,9 +37,11 @@ inline constexpr absl::string_view kDeviceClassResourcePrefix =
 // for it; one whose selectors are not evaluated or fail is not counted, and the class's
 // DraClassOnNode says so. Devices of slices not tied to one node are not counted.
 void IndexDraExtendedResources(DraDeviceSet& set);
-// Fills state.classes_on_node (the set's, with the devices allocated claims hold counted) and
-// extended_claim_pods from its claims (MakeDraState calls it).
-void CountDraExtendedClaims(DraState& state);
+// Add (sign +1) or remove (sign -1) an allocated claim's part of state.holders and
+// state.classes_on_node's `allocated` (a device counts once, however many results name it),
+// and of extended_claim_pods. DraState::PutClaim and EraseClaim call them.
+void CountDraHeldDevices(DraState& state, const DraClaim& claim, int sign);
+void CountDraExtendedClaimPods(DraState& state, const DraClaim& claim, int sign);
 
 // The class that backs `resource` as a DRA extended resource, or null.
 const DraDeviceClass* DraExtendedClass(const DraState& dra, absl::string_view resource);

@@ -15,8 +15,12 @@ ClusterSnapshot::ClusterSnapshot()
       usage_(std::make_shared<const UsageByNamespace>()),
       dra_(std::make_shared<const DraState>()),
       budgets_(std::make_shared<const std::vector<DisruptionBudget>>()) {
-  static const std::shared_ptr<const Shard> kEmpty = std::make_shared<const Shard>();
-  shards_.fill(kEmpty);
+  static const std::shared_ptr<const ShardTable> kEmpty = [] {
+    auto table = std::make_shared<ShardTable>();
+    table->fill(std::make_shared<const Shard>());
+    return table;
+  }();
+  shards_ = kEmpty;
 }
 
 // The shard comes from the top bits of the same hash the shard's table uses. Not the low bits:
@@ -33,7 +37,7 @@ size_t ClusterSnapshot::ShardOf(absl::string_view name) {
 
 const NodeState* ClusterSnapshot::FindNode(absl::string_view name) const {
   const size_t hash = Shard::hasher{}(name);
-  const Shard& shard = *shards_[ShardOfHash(hash)];
+  const Shard& shard = *(*shards_)[ShardOfHash(hash)];
   auto it = shard.find(name, hash);
   return it == shard.end() ? nullptr : it->second.get();
 }
@@ -46,7 +50,7 @@ void ClusterSnapshot::FindNodes(absl::Span<const absl::string_view> names,
   const size_t n = std::min(names.size(), out.size());
   for (size_t i = 0; i < n; ++i) {
     const size_t hash = Shard::hasher{}(names[i]);
-    const Shard& shard = *shards_[ShardOfHash(hash)];
+    const Shard& shard = *(*shards_)[ShardOfHash(hash)];
     auto it = shard.find(names[i], hash);
     out[i] = it == shard.end() ? nullptr : it->second.get();
   }
@@ -54,7 +58,7 @@ void ClusterSnapshot::FindNodes(absl::Span<const absl::string_view> names,
 
 std::shared_ptr<const NodeState> ClusterSnapshot::FindNodeShared(absl::string_view name) const {
   const size_t hash = Shard::hasher{}(name);
-  const Shard& shard = *shards_[ShardOfHash(hash)];
+  const Shard& shard = *(*shards_)[ShardOfHash(hash)];
   auto it = shard.find(name, hash);
   return it == shard.end() ? nullptr : it->second;
 }
@@ -74,12 +78,17 @@ const Labels& ClusterSnapshot::NamespaceLabels(absl::string_view ns) const {
 }
 
 ClusterSnapshot::Shard& SnapshotBuilder::Mutable(size_t index) {
+  if (!table_copied_) {
+    next_.shards_ = std::make_shared<ClusterSnapshot::ShardTable>(*next_.shards_);
+    table_copied_ = true;
+  }
+  // Only this builder holds the fresh copies until Build() hands them out as const.
+  auto& table = const_cast<ClusterSnapshot::ShardTable&>(*next_.shards_);
   if (!copied_[index]) {
-    next_.shards_[index] = std::make_shared<ClusterSnapshot::Shard>(*next_.shards_[index]);
+    table[index] = std::make_shared<ClusterSnapshot::Shard>(*table[index]);
     copied_[index] = true;
   }
-  // Only this builder holds the fresh copy until Build() hands it out as const.
-  return const_cast<ClusterSnapshot::Shard&>(*next_.shards_[index]);
+  return const_cast<ClusterSnapshot::Shard&>(*table[index]);
 }
 
 void SnapshotBuilder::Account(const NodeState& node, int sign) {
@@ -116,8 +125,9 @@ void SnapshotBuilder::Put(std::shared_ptr<const NodeState> node) {
 
 void SnapshotBuilder::Remove(absl::string_view name) {
   size_t index = ClusterSnapshot::ShardOf(name);
-  auto it = next_.shards_[index]->find(name);
-  if (it == next_.shards_[index]->end()) return;
+  const ClusterSnapshot::Shard& shard = *(*next_.shards_)[index];
+  auto it = shard.find(name);
+  if (it == shard.end()) return;
   Account(*it->second, -1);
   if (Mutable(index).erase(std::string(name))) --next_.node_count_;
 }
@@ -132,11 +142,11 @@ void AddHold(NodeState& state, std::shared_ptr<const PodHold> hold, const Policy
 QuotaUsage TenantUsage(const ClusterSnapshot& snapshot, const Policy& policy,
                        absl::string_view tenant) {
   QuotaUsage total;
-  for (const auto* sums : {&snapshot.usage(), &snapshot.dra().usage}) {
-    for (const auto& [ns, usage] : *sums) {
-      if (ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)).name == tenant) total.Add(usage);
-    }
-  }
+  auto add = [&](const std::string& ns, const QuotaUsage& usage) {
+    if (ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)).name == tenant) total.Add(usage);
+  };
+  for (const auto& [ns, usage] : snapshot.usage()) add(ns, usage);
+  snapshot.dra().usage.ForEach(add);
   return total;
 }
 

@@ -59,11 +59,13 @@ struct ClusterData {
 
 // Nodes live in a fixed number of shards, each an immutable map shared between snapshots: a
 // change to one node copies one small shard and the shard table, not the cluster, so
-// publishing after a watch event stays cheap at thousands of nodes.
+// publishing after a watch event stays cheap at thousands of nodes. The table itself is shared
+// too, so a snapshot that changes no node (a DRA or namespace event) copies a few pointers.
 class ClusterSnapshot {
  public:
   static constexpr size_t kShards = 256;
   using Shard = absl::flat_hash_map<std::string, std::shared_ptr<const NodeState>>;
+  using ShardTable = std::array<std::shared_ptr<const Shard>, kShards>;
   using NamespaceMap = absl::flat_hash_map<std::string, Labels>;
 
   ClusterSnapshot();
@@ -78,7 +80,7 @@ class ClusterSnapshot {
   std::vector<std::string> SortedNodeNames() const;
   template <typename F>
   void ForEachNode(F f) const {
-    for (const auto& shard : shards_) {
+    for (const auto& shard : *shards_) {
       for (const auto& [name, state] : *shard) f(*state);
     }
   }
@@ -94,7 +96,7 @@ class ClusterSnapshot {
   friend class SnapshotBuilder;
   static size_t ShardOf(absl::string_view name);
   static size_t ShardOfHash(size_t hash);
-  std::array<std::shared_ptr<const Shard>, kShards> shards_;
+  std::shared_ptr<const ShardTable> shards_;
   size_t node_count_ = 0;
   std::shared_ptr<const NamespaceMap> namespaces_;
   std::shared_ptr<const UsageByNamespace> usage_;
@@ -122,6 +124,7 @@ class SnapshotBuilder {
   // Moves `node`'s usage in or out (sign +1 / -1) of the snapshot's sums.
   void Account(const NodeState& node, int sign);
   ClusterSnapshot next_;
+  bool table_copied_ = false;
   std::array<bool, ClusterSnapshot::kShards> copied_{};
   bool usage_copied_ = false;
 };

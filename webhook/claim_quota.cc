@@ -104,11 +104,11 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
                                        absl::flat_hash_set<std::string>* observed_claims) {
   topology::QuotaUsage held = topology::TenantUsage(snapshot, policy, tenant);
   const topology::DraState& dra = snapshot.dra();
-  for (const topology::DraClaim& claim : dra.claims) {
+  dra.claims.ForEach([&](const topology::DraClaim& claim) {
     if (topology::ResolveTenant(policy, claim.namespace_name,
                                 snapshot.NamespaceLabels(claim.namespace_name))
             .name != tenant) {
-      continue;
+      return;
     }
     if (observed_claims) observed_claims->insert(ClaimKey(claim.namespace_name, claim.name));
     if (claim.allocated) {
@@ -119,7 +119,7 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
       // Pending: admitted, so it may be allocated at any moment up to its bound.
       held.Add(topology::CountClaimQuota(claim, dra).usage);
     }
-  }
+  });
   return held;
 }
 

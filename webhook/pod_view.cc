@@ -115,17 +115,11 @@ bool PodView::HasGpuRequests() const {
 std::vector<std::string> NvidiaClaimUses(const topology::PodFacts& pod,
                                          const topology::DraState& dra) {
   std::vector<std::string> out;
-  auto find = [&](const std::vector<topology::DraClaim>& list,
-                  const std::string& name) -> const topology::DraClaim* {
-    for (const topology::DraClaim& c : list) {
-      if (c.name == name && c.namespace_name == pod.namespace_name) return &c;
-    }
-    return nullptr;
-  };
   for (const topology::PodClaimRef& ref : pod.resource_claims) {
     const bool from_template = ref.claim.empty();
     const topology::DraClaim* claim =
-        from_template ? find(dra.templates, ref.template_name) : find(dra.claims, ref.claim);
+        from_template ? dra.templates.Find(pod.namespace_name, ref.template_name)
+                      : dra.claims.Find(pod.namespace_name, ref.claim);
     if (!claim) continue;
     for (const std::string& device_class : claim->device_classes) {
       if (!IsNvidiaGpuClass(device_class)) continue;

@@ -42,10 +42,11 @@ const topology::DraState* Dra(const std::shared_ptr<const topology::ModelState>&
 }
 
 const topology::DraClaim* FindClaim(const topology::DraState& dra, const std::string& name) {
-  for (const topology::DraClaim& c : dra.claims) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
+  const topology::DraClaim* found = nullptr;
+  dra.claims.ForEach([&](const topology::DraClaim& c) {
+    if (c.name == name) found = &c;
+  });
+  return found;
 }
 
 // The UUID of the device `claim` holds in the published state; "" when it holds none.

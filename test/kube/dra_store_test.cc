@@ -133,7 +133,7 @@ TEST(DraStoreTest, BuildsTheStateFromEverythingStored) {
   ASSERT_EQ(state.claims.size(), 1u);
   ASSERT_EQ(state.classes().size(), 1u);
   ASSERT_EQ(state.templates.size(), 1u);
-  const topology::DraDevice* held = state.Find(state.claims[0].results[0]);
+  const topology::DraDevice* held = state.Find(state.claims.Sorted()[0]->results[0]);
   ASSERT_NE(held, nullptr);
   EXPECT_EQ(held->uuid, "MIG-gpu-0");
 
@@ -143,7 +143,7 @@ TEST(DraStoreTest, BuildsTheStateFromEverythingStored) {
   store.DeleteSlice("s1");
   topology::DraState after = store.Build();
   ASSERT_EQ(after.devices().size(), 1u);
-  EXPECT_EQ(after.Find(after.claims[0].results[0]), nullptr) << "its slice is gone";
+  EXPECT_EQ(after.Find(after.claims.Sorted()[0]->results[0]), nullptr) << "its slice is gone";
   store.DeleteClass("mig.nvidia.com");
   store.DeleteTemplate("team-a", "template");
   EXPECT_TRUE(store.Build().classes().empty());
@@ -161,20 +161,23 @@ TEST(DraStoreTest, ClaimEventsShareTheDeviceSet) {
   store.ReplaceClasses({mig});
   store.ReplaceClaims({});
   topology::DraState before = store.Build();
-  ASSERT_EQ(before.classes_on_node.at("node-a").at(0).devices, 2);
-  EXPECT_EQ(before.classes_on_node.at("node-a").at(0).allocated, 0);
+  ASSERT_NE(before.ClassesOnNode("node-a"), nullptr);
+  ASSERT_EQ(before.ClassesOnNode("node-a")->at(0).devices, 2);
+  EXPECT_EQ(before.ClassesOnNode("node-a")->at(0).allocated, 0);
 
   store.UpsertClaim(Claim("a", "gpu-0"));
   topology::DraState after = store.Build();
   EXPECT_EQ(after.device_set, before.device_set) << "shared, not rebuilt";
-  EXPECT_EQ(after.classes_on_node.at("node-a").at(0).allocated, 1);
-  EXPECT_EQ(before.classes_on_node.at("node-a").at(0).allocated, 0) << "the state before stays";
+  ASSERT_NE(after.ClassesOnNode("node-a"), nullptr);
+  EXPECT_EQ(after.ClassesOnNode("node-a")->at(0).allocated, 1);
+  EXPECT_EQ(before.ClassesOnNode("node-a")->at(0).allocated, 0) << "the state before stays";
 
   store.UpsertSlice(Slice("s1", {"gpu-0", "gpu-1", "gpu-2"}));
   topology::DraState resliced = store.Build();
   EXPECT_NE(resliced.device_set, after.device_set);
-  EXPECT_EQ(resliced.classes_on_node.at("node-a").at(0).devices, 3);
-  EXPECT_EQ(resliced.classes_on_node.at("node-a").at(0).allocated, 1);
+  ASSERT_NE(resliced.ClassesOnNode("node-a"), nullptr);
+  EXPECT_EQ(resliced.ClassesOnNode("node-a")->at(0).devices, 3);
+  EXPECT_EQ(resliced.ClassesOnNode("node-a")->at(0).allocated, 1);
   store.DeleteClass("mig.nvidia.com");
   EXPECT_TRUE(store.Build().classes_on_node.empty());
 }

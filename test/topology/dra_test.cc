@@ -190,9 +190,11 @@ TEST(DraStateTest, UsageCountsWhatAllocatedClaimsHoldPerNamespace) {
   };
   slice.devices = {device("gpu-1", "gpu", ""), device("mig-a", "mig", "3g.40gb"),
                    device("mig-b", "mig", "1g.10gb")};
+  int made = 0;
   auto claim = [&](const char* ns, bool allocated, std::vector<const char*> devices) {
     DraClaim c;
     c.namespace_name = ns;
+    c.name = "claim-" + std::to_string(made++);
     c.allocated = allocated;
     for (const char* d : devices) c.results.push_back({"r", "gpu.nvidia.com", "node-a", d});
     return c;
@@ -202,7 +204,8 @@ TEST(DraStateTest, UsageCountsWhatAllocatedClaimsHoldPerNamespace) {
                                  claim("b", false, {"gpu-1"}), claim("c", true, {"gone"})},
                                 {});
   ASSERT_EQ(state.usage.size(), 1u);
-  const QuotaUsage& a = state.usage.at("a");
+  ASSERT_NE(state.usage.Find("a"), nullptr);
+  const QuotaUsage& a = *state.usage.Find("a");
   EXPECT_EQ(a.gpus, 1);
   EXPECT_EQ(a.mig_instances,
             (std::map<std::string, int64_t, std::less<>>{{"1g.10gb", 1}, {"3g.40gb", 1}}));

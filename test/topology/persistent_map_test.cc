@@ -1,0 +1,86 @@
+// PersistentMap: a random sequence of changes agrees with std::map, and a copy taken at any
+// point keeps what it held while the original goes on changing.
+#include "topology/persistent_map.h"
+
+#include <map>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace topology {
+namespace {
+
+template <typename K, typename V>
+std::map<K, V> Contents(const PersistentMap<K, V>& m) {
+  std::map<K, V> out;
+  m.ForEach([&](const K& k, const V& v) {
+    EXPECT_TRUE(out.emplace(k, v).second) << "a key is visited once";
+  });
+  return out;
+}
+
+TEST(PersistentMapTest, FindPutUpdateErase) {
+  PersistentMap<std::string, int> m;
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.Find("a"), nullptr);
+  m.Put("a", 1);
+  m.Put("a", 2);
+  ASSERT_NE(m.Find("a"), nullptr);
+  EXPECT_EQ(*m.Find("a"), 2);
+  EXPECT_EQ(m.size(), 1u);
+  m.Update("b", [](int& v) { v += 5; });
+  EXPECT_EQ(*m.Find("b"), 5) << "an absent key starts from a default value";
+  EXPECT_TRUE(m.contains("b"));
+  EXPECT_TRUE(m.Erase("a"));
+  EXPECT_FALSE(m.Erase("a"));
+  EXPECT_EQ(m.size(), 1u);
+  EXPECT_EQ(Contents(m), (std::map<std::string, int>{{"b", 5}}));
+}
+
+TEST(PersistentMapTest, IntegerKeys) {
+  PersistentMap<uint32_t, int> m;
+  for (uint32_t i = 0; i < 1000; ++i) m.Put(i, static_cast<int>(i) * 2);
+  EXPECT_EQ(m.size(), 1000u);
+  EXPECT_EQ(*m.Find(999), 1998);
+  EXPECT_EQ(m.Find(1000), nullptr);
+}
+
+TEST(PersistentMapTest, RandomChangesAgreeWithStdMapAndCopiesStayAsTheyWere) {
+  std::mt19937 random(7);
+  PersistentMap<std::string, int> m;
+  std::map<std::string, int> model;
+  std::vector<std::pair<PersistentMap<std::string, int>, std::map<std::string, int>>> copies;
+  for (int step = 0; step < 20000; ++step) {
+    const std::string key = "k" + std::to_string(random() % 600);
+    switch (random() % 4) {
+      case 0:
+      case 1:
+        m.Put(key, step);
+        model[key] = step;
+        break;
+      case 2:
+        m.Update(key, [](int& v) { ++v; });
+        ++model[key];
+        break;
+      case 3:
+        EXPECT_EQ(m.Erase(key), model.erase(key) == 1) << key;
+        break;
+    }
+    ASSERT_EQ(m.size(), model.size());
+    const int* found = m.Find(key);
+    auto it = model.find(key);
+    ASSERT_EQ(found != nullptr, it != model.end()) << key;
+    if (found) {
+      ASSERT_EQ(*found, it->second) << key;
+    }
+    if (step % 2000 == 0) copies.emplace_back(m, model);
+  }
+  EXPECT_EQ(Contents(m), model);
+  for (const auto& [copy, held] : copies) EXPECT_EQ(Contents(copy), held);
+}
+
+}  // namespace
+}  // namespace topology
