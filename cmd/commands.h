@@ -11,6 +11,7 @@
 
 namespace cmd {
 
+int RunAudit(const std::vector<std::string>& args);
 int RunCheck(const std::vector<std::string>& args);
 int RunExplain(const std::vector<std::string>& args);
 int RunPlan(const std::vector<std::string>& args);

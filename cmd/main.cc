@@ -31,6 +31,7 @@ constexpr char kUsage[] =
     "  serve             run the scheduler extender and admission webhook (HTTPS)\n"
     "  explain           why a pod fits or does not fit each node of a cluster file\n"
     "  plan              pick each workload's isolation, cut the cards, write the configuration\n"
+    "  audit             each tenant's isolation deal and the go-live checklist\n"
     "  check             run the admission webhook's rules over manifest files, offline\n"
     "  reconfigure       change a node's MIG geometry safely (drain, apply, validate, roll back)\n"
     "  scheduler-config  the kube-scheduler extender entry for every GPU resource name\n"
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "explain") return cmd::RunExplain(args);
   if (command == "plan") return cmd::RunPlan(args);
+  if (command == "audit") return cmd::RunAudit(args);
   if (command == "check") return cmd::RunCheck(args);
   if (command == "serve") return cmd::RunServe(args);
   if (command == "reconfigure") return cmd::RunReconfigure(args);

@@ -16,6 +16,8 @@
 #include "common/ui_json.h"
 #include "extender/gpu_map.h"
 #include "server/operator_listener.h"
+#include "views/audit.h"
+#include "views/audit_render.h"
 
 namespace cmd {
 namespace {
@@ -43,6 +45,26 @@ server::UiHandlers MakeUiHandlers(
       // Before the first sync there is no state to draw: an empty map, not an error.
       return current ? extender::GpuMapJson(*current)
                      : std::string(R"({"nodes":[],"tenants":[],"pools":[]})");
+    };
+    // The live audit sees the snapshot only: pod specs, the scheduler configuration and the
+    // webhook configurations are reported as not inspected.
+    auto report = [state]() -> std::optional<views::AuditReport> {
+      std::shared_ptr<const topology::ModelState> current = state();
+      if (!current) return std::nullopt;
+      views::AuditInputs in;
+      in.state = current.get();
+      return views::BuildAuditReport(in);
+    };
+    h.audit_html = [report] {
+      std::optional<views::AuditReport> r = report();
+      return r ? views::AuditHtml(*r)
+               : std::string(
+                     "<!DOCTYPE html><title>GPU isolation audit</title><p>The cluster "
+                     "has not been listed yet; reload in a moment.</p>");
+    };
+    h.audit_json = [report] {
+      std::optional<views::AuditReport> r = report();
+      return r ? views::AuditJson(*r) : std::string(R"({"error":"cache not synced"})");
     };
   }
   return h;

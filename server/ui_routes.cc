@@ -89,6 +89,14 @@ std::vector<OperatorRoute> UiRoutes(UiHandlers handlers) {
                         return OperatorReply{200, kJson, map()};
                       }});
   }
+  if (handlers.audit_html && handlers.audit_json) {
+    routes.push_back({"/ui/audit", [audit = std::move(handlers.audit_html)] {
+                        return OperatorReply{200, "text/html; charset=utf-8", audit()};
+                      }});
+    routes.push_back({"/ui/api/audit", [audit = std::move(handlers.audit_json)] {
+                        return OperatorReply{200, kJson, audit()};
+                      }});
+  }
   return routes;
 }
 

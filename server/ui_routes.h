@@ -8,6 +8,8 @@
 //   GET /ui/api/plan?input=   UiHandlers::plan of the percent-decoded input; 400 with
 //                             {"error"} when it is missing or the handler refuses it
 //   GET /ui/api/map           UiHandlers::map, when given (serve); otherwise no such route
+//   GET /ui/audit             UiHandlers::audit_html (the isolation audit as a page) and
+//   GET /ui/api/audit         UiHandlers::audit_json, when given (serve)
 // Pages and JSON alike are no-store: the map is live, and a page must never run a stale script
 // against a newer endpoint.
 //
@@ -29,7 +31,9 @@ namespace server {
 struct UiHandlers {
   std::function<std::string()> catalog;
   std::function<absl::StatusOr<std::string>(absl::string_view input)> plan;
-  std::function<std::string()> map;  // null: no map (gpu-tenancy ui)
+  std::function<std::string()> map;         // null: no map (gpu-tenancy ui)
+  std::function<std::string()> audit_html;  // null: no audit (gpu-tenancy ui)
+  std::function<std::string()> audit_json;
 };
 
 std::vector<OperatorRoute> UiRoutes(UiHandlers handlers);

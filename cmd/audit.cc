@@ -1,0 +1,258 @@
+// gpu-tenancy audit: each tenant's isolation deal and the go-live checklist (views/audit.h),
+// from a cluster file, the demo, or a live cluster listed once. What the snapshot does not carry
+// is read here: the pods' and claims' escape hatches (with the webhook's device-access rule) and
+// the webhook configurations from a cluster file, the extender's managedResources from
+// --scheduler-config, the mig-parted config from --mig-parted-config.
+#include "views/audit.h"
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "cmd/inputs.h"
+#include "common/config_loader.h"
+#include "common/json.h"
+#include "common/k8s_codec.h"
+#include "common/mig_parted_codec.h"
+#include "kube/api_client.h"
+#include "kube/cluster_state.h"
+#include "kube/config.h"
+#include "kube/live_source.h"
+#include "topology/status_macros.h"
+#include "views/audit_render.h"
+#include "webhook/claim_rules.h"
+#include "webhook/pod_rule_checks.h"
+#include "webhook/pod_rules.h"
+
+namespace cmd {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: gpu-tenancy audit (--cluster-file FILE | --demo | [--kubeconfig FILE [--context N]])\n"
+    "                         [--policy FILE] [--mig-parted-config FILE]\n"
+    "                         [--scheduler-config FILE] [-o text|json|html|markdown]\n"
+    "Each tenant's isolation deal and the go-live checklist. A cluster file is what\n"
+    "`kubectl get namespaces,nodes,pods,resourceclaims,resourceslices,deviceclasses,\n"
+    "validatingwebhookconfigurations,mutatingwebhookconfigurations -A -o json` prints; without\n"
+    "one (or --demo) the cluster is listed once from kube-apiserver. --scheduler-config is the\n"
+    "KubeSchedulerConfiguration holding the extender entry. Exit 1 if any item fails.\n";
+
+const common::JsonValue* Items(const common::JsonValue& doc) {
+  const common::JsonValue* items = common::FindMember(doc, "items");
+  return items != nullptr && items->IsArray() ? items : nullptr;
+}
+
+std::string StringAt(const common::JsonValue& object, absl::string_view section,
+                     absl::string_view key) {
+  const common::JsonValue* s = common::FindMember(object, section);
+  const common::JsonValue* v =
+      s != nullptr && s->IsObject() ? common::FindMember(*s, key) : nullptr;
+  return v != nullptr && v->IsString() ? v->GetString() : "";
+}
+
+// The device-access findings of every pod and the admin-access requests of every claim.
+std::vector<views::EscapeHatch> EscapeHatches(const common::JsonValue& items,
+                                              const topology::Policy& policy) {
+  std::vector<views::EscapeHatch> out;
+  for (const common::JsonValue& item : items.GetArray()) {
+    if (!item.IsObject()) continue;
+    const common::JsonValue* kind = common::FindMember(item, "kind");
+    if (kind == nullptr || !kind->IsString()) continue;
+    const std::string k = kind->GetString();
+    const std::string ns = StringAt(item, "metadata", "namespace");
+    const std::string name = StringAt(item, "metadata", "name");
+    if (k == "Pod") {
+      absl::StatusOr<webhook::PodView> pod = webhook::ParsePodView(item, policy, ns, "pod");
+      if (!pod.ok()) continue;  // the snapshot skipped it too
+      for (const auto& f : webhook::pod_rules_internal::DeviceAccessFindings(*pod)) {
+        out.push_back({ns, absl::StrCat("pod/", ns, "/", name), f.what});
+      }
+    } else if (k == "ResourceClaim" || k == "ResourceClaimTemplate") {
+      webhook::ClaimView claim = webhook::ParseClaimView(item, k);
+      for (const webhook::ClaimRequest& r : claim.requests) {
+        if (!r.admin_access) continue;
+        out.push_back(
+            {ns,
+             absl::StrCat(k == "ResourceClaim" ? "resourceclaim/" : "resourceclaimtemplate/", ns,
+                          "/", name),
+             absl::StrCat("request \"", r.name, "\" asks for DRA admin access to ",
+                          r.all_devices ? "all" : "any", " matching devices of class ",
+                          r.device_class)});
+      }
+    }
+  }
+  return out;
+}
+
+// Whether the listed webhook configurations hold a webhook named `webhook`.
+bool HasWebhook(const common::JsonValue& items, absl::string_view kind, absl::string_view webhook) {
+  for (const common::JsonValue& item : items.GetArray()) {
+    if (!item.IsObject()) continue;
+    const common::JsonValue* k = common::FindMember(item, "kind");
+    if (k == nullptr || !k->IsString() || k->GetString() != kind) continue;
+    const common::JsonValue* hooks = common::FindMember(item, "webhooks");
+    if (hooks == nullptr || !hooks->IsArray()) continue;
+    for (const common::JsonValue& h : hooks->GetArray()) {
+      const common::JsonValue* n = h.IsObject() ? common::FindMember(h, "name") : nullptr;
+      if (n != nullptr && n->IsString() && n->GetString() == webhook) return true;
+    }
+  }
+  return false;
+}
+
+bool ListsKind(const common::JsonValue& items, absl::string_view kind) {
+  for (const common::JsonValue& item : items.GetArray()) {
+    const common::JsonValue* k = item.IsObject() ? common::FindMember(item, "kind") : nullptr;
+    if (k != nullptr && k->IsString() && k->GetString() == kind) return true;
+  }
+  return false;
+}
+
+// managedResources of every extender of a KubeSchedulerConfiguration.
+absl::StatusOr<std::vector<std::string>> ManagedResources(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  absl::StatusOr<rapidjson::Document> doc = common::ParseObjectText(text);
+  if (!doc.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--scheduler-config ", path, ": ", doc.status().message()));
+  }
+  const common::JsonValue* extenders = common::FindMember(*doc, "extenders");
+  if (extenders == nullptr || !extenders->IsArray()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--scheduler-config ", path, ": no extenders list (want a KubeSchedulerConfiguration)"));
+  }
+  std::vector<std::string> out;
+  for (const common::JsonValue& e : extenders->GetArray()) {
+    const common::JsonValue* managed =
+        e.IsObject() ? common::FindMember(e, "managedResources") : nullptr;
+    if (managed == nullptr || !managed->IsArray()) continue;
+    for (const common::JsonValue& m : managed->GetArray()) {
+      const common::JsonValue* n = m.IsObject() ? common::FindMember(m, "name") : nullptr;
+      if (n != nullptr && n->IsString()) out.push_back(n->GetString());
+    }
+  }
+  return out;
+}
+
+// Lists the cluster once from kube-apiserver, as serve does at start.
+absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(const ParsedFlags& flags,
+                                                                     topology::Policy policy) {
+  ASSIGN_OR_RETURN(kube::ApiConfig config,
+                   flags.Has("kubeconfig")
+                       ? kube::LoadKubeconfig(flags.Get("kubeconfig"), flags.Get("context"))
+                       : kube::InClusterConfig());
+  ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> api, kube::ApiClient::Create(config));
+  auto state = std::make_shared<kube::ClusterState>(common::BuiltinCatalog());
+  state->SetPolicy(std::make_shared<const topology::Policy>(std::move(policy)));
+  kube::LiveSource source(*api, *state);
+  source.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!source.synced() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::shared_ptr<const topology::ModelState> current = state->Current();
+  source.Stop();
+  if (current == nullptr || !source.synced()) {
+    return absl::UnavailableError("the cluster could not be listed within 60s");
+  }
+  return current;
+}
+
+}  // namespace
+
+int RunAudit(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedFlags> flags =
+      ParseFlags(args,
+                 {"cluster-file", "policy", "o", "output", "mig-parted-config", "scheduler-config",
+                  "kubeconfig", "context"},
+                 {"demo", "help"});
+  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  if (flags->Has("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (!flags->positional.empty()) {
+    return UsageError(absl::InvalidArgumentError(
+                          absl::StrCat("unexpected argument \"", flags->positional[0], "\"")),
+                      kUsage);
+  }
+  absl::StatusOr<std::string> format = OutputFormat(*flags, {"text", "json", "html", "markdown"});
+  if (!format.ok()) return UsageError(format.status(), kUsage);
+  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
+  if (!policy.ok()) return Fail(policy.status());
+
+  views::AuditInputs in;
+  std::optional<topology::MigPartedFile> mig_parted;
+  if (flags->Has("mig-parted-config")) {
+    const std::string path = flags->Get("mig-parted-config");
+    absl::StatusOr<std::string> text = ReadFile(path);
+    absl::StatusOr<topology::MigPartedFile> parsed =
+        text.ok() ? common::ParseMigPartedConfig(*text)
+                  : absl::StatusOr<topology::MigPartedFile>(text.status());
+    if (!parsed.ok()) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("--mig-parted-config ", path, ": ", parsed.status().message())));
+    }
+    mig_parted = *std::move(parsed);
+    in.mig_parted = &*mig_parted;
+  }
+  if (flags->Has("scheduler-config")) {
+    absl::StatusOr<std::vector<std::string>> managed =
+        ManagedResources(flags->Get("scheduler-config"));
+    if (!managed.ok()) return Fail(managed.status());
+    in.wiring.managed_resources = *std::move(managed);
+  }
+
+  std::shared_ptr<const topology::ModelState> state;
+  if (flags->Has("cluster-file") || flags->Has("demo")) {
+    absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
+    if (!cluster.ok()) return Fail(cluster.status());
+    // The same text again, for what the snapshot does not keep of pods, claims and webhooks.
+    absl::StatusOr<std::string> text =
+        flags->Has("cluster-file") ? ReadFile(flags->Get("cluster-file"))
+                                   : absl::StatusOr<std::string>(std::string(DemoClusterText()));
+    absl::StatusOr<rapidjson::Document> doc =
+        text.ok() ? common::ParseObjectText(*text)
+                  : absl::StatusOr<rapidjson::Document>(text.status());
+    if (!doc.ok()) return Fail(doc.status());
+    if (const common::JsonValue* items = Items(*doc)) {
+      in.escape_hatches = EscapeHatches(*items, *policy);
+      // Listed at all: then a missing one is a finding, not an unknown.
+      if (ListsKind(*items, "ValidatingWebhookConfiguration") ||
+          ListsKind(*items, "MutatingWebhookConfiguration")) {
+        in.wiring.validating_webhook =
+            HasWebhook(*items, "ValidatingWebhookConfiguration", "validate.gpu-tenancy.io");
+        in.wiring.mutating_webhook =
+            HasWebhook(*items, "MutatingWebhookConfiguration", "mutate.gpu-tenancy.io");
+      }
+    }
+    auto model = std::make_shared<topology::ModelState>();
+    model->policy = std::make_shared<const topology::Policy>(*policy);
+    model->catalog = &common::BuiltinCatalog();
+    model->snapshot = std::make_shared<const topology::ClusterSnapshot>(
+        topology::BuildSnapshot(*cluster, common::BuiltinCatalog(), *policy));
+    state = std::move(model);
+  } else {
+    absl::StatusOr<std::shared_ptr<const topology::ModelState>> live = ListLive(*flags, *policy);
+    if (!live.ok()) return Fail(live.status());
+    state = *std::move(live);
+  }
+  in.state = state.get();
+  views::AuditReport report = views::BuildAuditReport(in);
+  if (*format == "json") {
+    std::cout << views::AuditJson(report) << "\n";
+  } else if (*format == "html") {
+    std::cout << views::AuditHtml(report);
+  } else if (*format == "markdown") {
+    std::cout << views::AuditMarkdown(report);
+  } else {
+    std::cout << views::AuditText(report);
+  }
+  return report.failed > 0 ? 1 : 0;
+}
+
+}  // namespace cmd

@@ -1,0 +1,467 @@
+// The go-live checklist: one small named function per item, each reading the snapshot, the
+// policy and the inputs the snapshot does not carry, and naming every object that fails.
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "views/audit.h"
+
+namespace views {
+namespace {
+
+using topology::NodeState;
+using topology::SharingMode;
+
+absl::string_view LabelOf(const NodeState& node, absl::string_view key) {
+  auto it = node.facts.labels.find(key);
+  return it == node.facts.labels.end() ? absl::string_view() : absl::string_view(it->second);
+}
+
+std::string NodeObject(const NodeState& node) { return absl::StrCat("node/", node.facts.name); }
+
+// Nodes in name order, so findings come out stable.
+std::vector<const NodeState*> SortedNodes(const topology::ClusterSnapshot& snapshot) {
+  std::vector<const NodeState*> out;
+  for (const std::string& name : snapshot.SortedNodeNames()) out.push_back(snapshot.FindNode(name));
+  return out;
+}
+
+bool IsMigNode(const NodeState& node) {
+  absl::string_view strategy = LabelOf(node, topology::kMigStrategyLabel);
+  return strategy == "mixed" || strategy == "single";
+}
+
+// The device plugin shares this node's GPUs (time-slicing or MPS with more than one replica).
+bool SharesGpus(const NodeState& node) {
+  absl::string_view strategy = LabelOf(node, topology::kSharingStrategyLabel);
+  int64_t replicas = 0;
+  return (strategy == "time-slicing" || strategy == "mps") &&
+         absl::SimpleAtoi(LabelOf(node, topology::kReplicasLabel), &replicas) && replicas > 1;
+}
+
+bool Offers(const NodeState& node, SharingMode mode) {
+  for (const topology::OfferedResource& r : node.supply.resources) {
+    if (r.mode == mode && r.allocatable > 0) return true;
+  }
+  return false;
+}
+
+CheckResult Result(const AuditInputs&, absl::string_view id, std::vector<CheckFinding> findings,
+                   absl::string_view pass_detail, absl::string_view fix) {
+  CheckResult r;
+  r.id = std::string(id);
+  r.findings = std::move(findings);
+  r.status = r.findings.empty() ? CheckStatus::kPass : CheckStatus::kFail;
+  if (r.status == CheckStatus::kPass) {
+    r.detail = std::string(pass_detail);
+  } else {
+    r.fix = std::string(fix);
+  }
+  return r;
+}
+
+// Tenants whose tier may not share get only MIG instances and whole GPUs, in pools of those.
+CheckResult UntrustedIsolation(const AuditInputs& in) {
+  const topology::Policy& policy = *in.state->policy;
+  std::vector<CheckFinding> findings;
+  for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+    for (const auto& hold : node->holds) {
+      topology::TenantRef who = topology::ResolveTenant(
+          policy, hold->namespace_name, in.state->snapshot->NamespaceLabels(hold->namespace_name));
+      if (who.tier == nullptr || who.tier->modes.HasShared()) continue;
+      std::set<std::string> shared;
+      for (const topology::ResourceCount& r : hold->demand.devices) {
+        const topology::OfferedResource* offer = node->supply.Find(r);
+        if (offer != nullptr && topology::IsSharedMode(offer->mode)) shared.insert(r.name);
+      }
+      if (hold->demand.devices.empty() && hold->demand.memory_mib > 0) shared.insert("GPU memory");
+      std::string pool_note;
+      if (node->supply.pool_mode && topology::IsSharedMode(*node->supply.pool_mode)) {
+        pool_note = absl::StrCat(" in pool ", node->supply.pool, " (",
+                                 topology::ModeName(*node->supply.pool_mode), ")");
+      }
+      if (shared.empty() && pool_note.empty()) continue;
+      findings.push_back(
+          {absl::StrCat("pod/", hold->namespace_name, "/", hold->name),
+           absl::StrCat("tenant ", who.name, " (tier ", who.tier->name, ", may use only ",
+                        who.tier->modes.ToString(), ") holds ",
+                        shared.empty() ? "a GPU" : absl::StrJoin(shared, ", "), " on node ",
+                        node->facts.name, pool_note, ": a fault domain shared with other pods")});
+    }
+  }
+  return Result(in, "untrusted-isolation", std::move(findings),
+                "every pod of a tier that may not share holds MIG instances or whole GPUs",
+                "move these pods to MIG or whole-GPU nodes (delete them; the extender then places "
+                "them by tier), and make the shared nodes advertise their replicas under a "
+                "separate name (renameByDefault) in a pool the tier may not use");
+}
+
+CheckResult MigPoolsOnMigGpus(const AuditInputs& in) {
+  std::vector<CheckFinding> findings;
+  for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+    const std::optional<SharingMode>& mode = node->supply.pool_mode;
+    if (!node->supply.HasGpus() || !mode ||
+        (*mode != SharingMode::kMig && *mode != SharingMode::kMigShared)) {
+      continue;
+    }
+    const bool model_has_mig =
+        node->supply.model != nullptr && !node->supply.model->profiles.empty();
+    if (model_has_mig && LabelOf(*node, "nvidia.com/mig.capable") != "false") continue;
+    findings.push_back(
+        {NodeObject(*node),
+         absl::StrCat("in MIG pool ", node->supply.pool, " but its GPU (",
+                      node->supply.product.empty() ? "no product label" : node->supply.product,
+                      ") has no MIG")});
+  }
+  return Result(in, "mig-pools-on-mig-gpus", std::move(findings),
+                "every node of a MIG pool has MIG-capable GPUs",
+                "label these nodes with a pool of their real isolation (exclusive or shared)");
+}
+
+// Exclusive, MIG and shared resources under different names and in different pools.
+CheckResult SeparateResourceNames(const AuditInputs& in) {
+  const topology::Policy& policy = *in.state->policy;
+  std::vector<CheckFinding> findings;
+  bool any_shared = false;
+  for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+    if (SharesGpus(*node)) {
+      any_shared = true;
+      const topology::OfferedResource* gpu = node->supply.Find(topology::kGpuResource);
+      if (gpu != nullptr && gpu->allocatable > 0) {
+        findings.push_back(
+            {NodeObject(*node),
+             absl::StrCat(LabelOf(*node, topology::kSharingStrategyLabel), " with ",
+                          LabelOf(*node, topology::kReplicasLabel),
+                          " replicas per GPU, advertised as ", topology::kGpuResource,
+                          " (not renamed): a pod asking for a whole GPU gets a shared replica")});
+      }
+    }
+    // Shared resources in a pool that promises more isolation.
+    if (node->supply.pool_mode && !topology::IsSharedMode(*node->supply.pool_mode)) {
+      std::set<std::string> shared;
+      for (const topology::OfferedResource& r : node->supply.resources) {
+        if (r.allocatable > 0 && topology::IsSharedMode(r.mode)) shared.insert(r.name);
+      }
+      if (!shared.empty()) {
+        findings.push_back(
+            {NodeObject(*node), absl::StrCat("offers shared ", absl::StrJoin(shared, ", "),
+                                             " in pool ", node->supply.pool, " (",
+                                             topology::ModeName(*node->supply.pool_mode), ")")});
+      }
+    }
+  }
+  if (any_shared && !policy.fail_requests_greater_than_one) {
+    findings.push_back({"policy",
+                        "failRequestsGreaterThanOne is false: a container may ask for "
+                        "several replicas of a shared GPU and believe it got more"});
+  }
+  return Result(in, "separate-resource-names", std::move(findings),
+                "shared replicas are advertised under their own names (.shared), in shared pools, "
+                "and more than one replica per container is refused",
+                "set renameByDefault: true and failRequestsGreaterThanOne: true in the device "
+                "plugin's sharing config (and failRequestsGreaterThanOne in the policy), and give "
+                "shared nodes a pool of a shared mode");
+}
+
+CheckResult MpsNotMixed(const AuditInputs& in) {
+  std::vector<CheckFinding> findings;
+  for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+    const bool mps = Offers(*node, SharingMode::kMps) ||
+                     LabelOf(*node, topology::kSharingStrategyLabel) == "mps";
+    if (!mps) continue;
+    if (Offers(*node, SharingMode::kTimeslice) || Offers(*node, SharingMode::kMigShared)) {
+      findings.push_back({NodeObject(*node), "offers MPS and time-sliced resources at once"});
+    }
+    if (Offers(*node, SharingMode::kMig)) {
+      findings.push_back({NodeObject(*node),
+                          "runs MPS on a node with MIG enabled (the device "
+                          "plugin does not support MPS on MIG devices)"});
+    }
+  }
+  return Result(in, "mps-timeslice-separate", std::move(findings),
+                "no node mixes MPS with time-slicing, and no MPS runs on MIG devices",
+                "give each node one sharing strategy, and MPS only GPUs with MIG disabled");
+}
+
+// Each MIG node settled, and showing what its nvidia.com/mig.config predicts.
+CheckResult MigConfigApplied(const AuditInputs& in) {
+  std::vector<CheckFinding> findings;
+  bool compared = false;
+  const topology::Catalog* catalog = in.state->catalog;
+  for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+    if (!IsMigNode(*node)) continue;
+    absl::string_view state = LabelOf(*node, topology::kMigConfigStateLabel);
+    if (state != "success") {
+      findings.push_back(
+          {NodeObject(*node), absl::StrCat(topology::kMigConfigStateLabel, " is ",
+                                           state.empty() ? "absent" : state, ", not success")});
+      continue;
+    }
+    if (in.mig_parted == nullptr) continue;
+    compared = true;
+    absl::string_view config = LabelOf(*node, topology::kMigConfigLabel);
+    const topology::MigPartedLayout* layout = in.mig_parted->Find(config);
+    if (layout == nullptr) {
+      findings.push_back({NodeObject(*node), absl::StrCat(topology::kMigConfigLabel, "=", config,
+                                                          " is not in the mig-parted config")});
+      continue;
+    }
+    const topology::GpuModel* model =
+        catalog != nullptr ? catalog->MatchProduct(node->supply.product) : node->supply.model;
+    int gpu_count = 0;
+    if (model == nullptr ||
+        !absl::SimpleAtoi(LabelOf(*node, topology::kGpuCountLabel), &gpu_count)) {
+      findings.push_back({NodeObject(*node),
+                          "its GPU model or count is unknown, so its geometry "
+                          "cannot be predicted"});
+      continue;
+    }
+    absl::StatusOr<topology::NodeGeometry> geometry =
+        topology::ResolveGeometry(*layout, *model, gpu_count);
+    const topology::MigStrategy strategy = LabelOf(*node, topology::kMigStrategyLabel) == "single"
+                                               ? topology::MigStrategy::kSingle
+                                               : topology::MigStrategy::kMixed;
+    absl::StatusOr<topology::ExpectedOffer> expected =
+        geometry.ok() ? topology::PredictOffer(*geometry, strategy,
+                                               topology::SplitProduct(node->supply.product).parent)
+                      : absl::StatusOr<topology::ExpectedOffer>(geometry.status());
+    if (!expected.ok()) {
+      findings.push_back(
+          {NodeObject(*node), absl::StrCat("config ", config, ": ", expected.status().message())});
+      continue;
+    }
+    topology::ObservedOffer observed;
+    for (const auto& [name, quantity] : node->facts.allocatable) {
+      if (absl::StartsWith(name, topology::kNvidiaResourcePrefix)) {
+        observed.allocatable[name] = quantity.Value();
+      }
+    }
+    observed.labels.insert(node->facts.labels.begin(), node->facts.labels.end());
+    std::vector<std::string> diffs = topology::CompareOffer(*expected, observed);
+    if (!diffs.empty()) {
+      findings.push_back({NodeObject(*node), absl::StrCat("geometry differs from config ", config,
+                                                          ": ", absl::StrJoin(diffs, "; "))});
+    }
+  }
+  CheckResult r = Result(in, "mig-config-applied", std::move(findings),
+                         "every MIG node is settled and shows the geometry its config predicts",
+                         "wait for or repair mig-manager on these nodes (gpu-tenancy reconfigure "
+                         "applies a config and checks the result)");
+  if (r.status == CheckStatus::kPass && in.mig_parted == nullptr) {
+    r.status = CheckStatus::kWarn;
+    r.detail = "every MIG node is settled; geometry not compared (no mig-parted config given)";
+    r.fix = "pass the mig-parted config (--mig-parted-config) to compare geometries";
+  } else if (r.status == CheckStatus::kPass && !compared) {
+    r.detail = "no MIG nodes";
+  }
+  return r;
+}
+
+CheckResult CanarySliceFree(const AuditInputs& in) {
+  const std::optional<topology::Canary>& canary = in.state->policy->canary;
+  std::vector<CheckFinding> findings;
+  if (canary) {
+    const std::string resource = absl::StrCat(topology::kMigResourcePrefix, canary->mig_profile);
+    for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+      const topology::OfferedResource* offer = node->supply.Find(resource);
+      if (offer == nullptr || offer->kind != topology::ResourceKind::kMigInstance) continue;
+      const int64_t free = offer->allocatable - node->occupancy.Used(resource);
+      if (free < canary->reserve) {
+        findings.push_back({NodeObject(*node),
+                            absl::StrCat(free, " of ", offer->allocatable, " ", canary->mig_profile,
+                                         " free; the canary reserve is ", canary->reserve)});
+      }
+    }
+  }
+  CheckResult r = Result(
+      in, "canary-slice-free", std::move(findings),
+      canary ? "every MIG node keeps its canary slice free" : "the policy reserves no canary slice",
+      "free a canary slice on these nodes (move a pod), or change the geometry");
+  return r;
+}
+
+// Every GPU resource name a node advertises goes through the extender, and both webhooks exist.
+CheckResult WiringCoversResources(const AuditInputs& in) {
+  CheckResult r;
+  r.id = "scheduler-webhook-wiring";
+  const Wiring& w = in.wiring;
+  std::set<std::string> advertised;
+  for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+    for (const topology::OfferedResource& res : node->supply.resources) advertised.insert(res.name);
+  }
+  if (w.managed_resources) {
+    std::set<std::string> managed(w.managed_resources->begin(), w.managed_resources->end());
+    std::map<std::string, std::vector<std::string>> missing;  // name -> nodes
+    for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+      for (const topology::OfferedResource& res : node->supply.resources) {
+        if (!managed.count(res.name)) missing[res.name].push_back(node->facts.name);
+      }
+    }
+    for (const auto& [name, nodes] : missing) {
+      r.findings.push_back({absl::StrCat("resource/", name),
+                            absl::StrCat("advertised by ", absl::StrJoin(nodes, ", "),
+                                         " but not in the extender's managedResources: "
+                                         "kube-scheduler places such pods alone")});
+    }
+  }
+  if (w.validating_webhook && !*w.validating_webhook) {
+    r.findings.push_back(
+        {"validatingwebhookconfiguration",
+         "no webhook of validate.gpu-tenancy.io: pods and claims are not checked"});
+  }
+  if (w.mutating_webhook && !*w.mutating_webhook) {
+    r.findings.push_back({"mutatingwebhookconfiguration",
+                          "no webhook of mutate.gpu-tenancy.io: pods get no pool affinity and "
+                          "claims no tenant limits"});
+  }
+  if (!r.findings.empty()) {
+    r.status = CheckStatus::kFail;
+    r.fix =
+        "regenerate the extender entry with gpu-tenancy scheduler-config and apply "
+        "manifests/ (webhook configurations)";
+    return r;
+  }
+  std::vector<std::string> unseen;
+  if (!w.managed_resources) unseen.push_back("the scheduler configuration");
+  if (!w.validating_webhook || !w.mutating_webhook) unseen.push_back("the webhook configurations");
+  if (!unseen.empty()) {
+    r.status = CheckStatus::kWarn;
+    r.detail = absl::StrCat("not inspected: ", absl::StrJoin(unseen, " and "));
+    r.fix = "pass --scheduler-config and a cluster file that lists the webhook configurations";
+    return r;
+  }
+  r.detail = absl::StrCat("the extender manages all ", advertised.size(),
+                          " GPU resource names the nodes advertise, and both webhooks exist");
+  return r;
+}
+
+CheckResult EscapeHatchesHeldByDeviceTiers(const AuditInputs& in) {
+  if (!in.escape_hatches) {
+    CheckResult r;
+    r.id = "device-escape-hatches";
+    r.status = CheckStatus::kWarn;
+    r.detail = "pod and claim specs not inspected here";
+    r.fix = "run gpu-tenancy audit on a cluster file with the pods and claims";
+    return r;
+  }
+  const topology::Policy& policy = *in.state->policy;
+  std::vector<CheckFinding> findings;
+  for (const EscapeHatch& h : *in.escape_hatches) {
+    topology::TenantRef who = topology::ResolveTenant(
+        policy, h.namespace_name, in.state->snapshot->NamespaceLabels(h.namespace_name));
+    if (who.tier != nullptr && who.tier->device_access) continue;
+    findings.push_back(
+        {h.object, absl::StrCat(h.what, "; tenant ", who.name, " (tier ",
+                                who.tier ? who.tier->name : "none", ") has no device access")});
+  }
+  return Result(in, "device-escape-hatches", std::move(findings),
+                "only tiers with device access hold privileged pods, device host paths or DRA "
+                "admin access",
+                "remove the escape hatch from these objects, or move them to a tenant whose tier "
+                "has deviceAccess");
+}
+
+CheckResult MetricsAttributable(const AuditInputs& in) {
+  CheckResult r;
+  r.id = "gpu-metrics-attributable";
+  for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+    if (!node->supply.HasGpus()) continue;
+    if (LabelOf(*node, "nvidia.com/gpu.deploy.dcgm-exporter") != "true") {
+      r.findings.push_back({NodeObject(*node),
+                            "no DCGM exporter (nvidia.com/gpu.deploy."
+                            "dcgm-exporter is not true)"});
+    }
+  }
+  if (!in.node_agent) {
+    r.status = CheckStatus::kWarn;
+    r.detail =
+        "missing: no node agent reports which GPU (UUID) each pod's containers got, so "
+        "DCGM's per-GPU metrics cannot be attributed to a tenant on device-plugin nodes";
+    r.fix =
+        "deploy the gpu-tenancy node agent once available; until then attribute by node and "
+        "resource only";
+  } else if (!r.findings.empty()) {
+    r.status = CheckStatus::kFail;
+    r.fix = "enable the GPU operator's DCGM exporter on these nodes";
+  } else {
+    r.detail = "the node agent and DCGM run on every GPU node";
+  }
+  return r;
+}
+
+}  // namespace
+
+absl::string_view StatusName(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::kPass:
+      return "pass";
+    case CheckStatus::kWarn:
+      return "warn";
+    case CheckStatus::kFail:
+      return "fail";
+  }
+  return "fail";
+}
+
+const std::vector<AuditCheck>& AuditChecks() {
+  static const std::vector<AuditCheck>* checks = new std::vector<AuditCheck>{
+      {"untrusted-isolation", "Untrusted tiers only on MIG or whole-GPU pools", UntrustedIsolation},
+      {"mig-pools-on-mig-gpus", "No MIG pool on GPUs without MIG", MigPoolsOnMigGpus},
+      {"separate-resource-names",
+       "Exclusive, MIG and shared resources under different names and pools",
+       SeparateResourceNames},
+      {"mps-timeslice-separate", "MPS and time-slicing not mixed on a node, MPS not on MIG",
+       MpsNotMixed},
+      {"mig-config-applied", "Every MIG node settled, with the geometry its mig.config predicts",
+       MigConfigApplied},
+      {"canary-slice-free", "A canary slice free on each MIG node, where the policy asks for one",
+       CanarySliceFree},
+      {"scheduler-webhook-wiring",
+       "Webhook and extender wired, covering every GPU resource name the nodes advertise",
+       WiringCoversResources},
+      {"device-escape-hatches", "Device escape hatches held only by tiers with device access",
+       EscapeHatchesHeldByDeviceTiers},
+      {"gpu-metrics-attributable", "Per-tenant GPU metrics attributable (node agent and DCGM)",
+       MetricsAttributable},
+  };
+  return *checks;
+}
+
+AuditReport BuildAuditReport(const AuditInputs& in) {
+  AuditReport report;
+  report.tenants = TenantDeals(*in.state);
+  for (const AuditCheck& check : AuditChecks()) {
+    CheckResult r = check.run(in);
+    r.id = std::string(check.id);
+    r.title = std::string(check.title);
+    (r.status == CheckStatus::kPass   ? report.passed
+     : r.status == CheckStatus::kWarn ? report.warned
+                                      : report.failed)++;
+    report.checklist.push_back(std::move(r));
+  }
+  report.not_checked = {
+      {"host patch level",
+       "kernel, NVIDIA driver and container runtime versions and their "
+       "security fixes are not visible in the Kubernetes API"},
+      {"confidential computing", "whether GPUs run in confidential-computing mode is not checked"},
+      {"side channels across MIG instances",
+       "MIG partitions compute, cache and memory; timing side channels between instances are "
+       "not assessed"},
+      {"which physical GPU a pod got",
+       "the device plugin does not say which GPU (UUID) a pod's containers got; co-tenants of a "
+       "time-sliced or MIG GPU are named per node where the GPU is not recorded. DRA claims name "
+       "their devices"},
+  };
+  if (!in.escape_hatches) {
+    report.not_checked.push_back({"pod and claim specs",
+                                  "privileged containers, device host paths and admin access were "
+                                  "not inspected in this run"});
+  }
+  return report;
+}
+
+}  // namespace views
