@@ -33,8 +33,8 @@ std::string TenantOf(const topology::Policy& policy, const topology::ClusterSnap
       .name;
 }
 
-int64_t NodeGpuCount(const topology::NodeState& node) {
-  auto it = node.facts.labels.find(topology::kGpuCountLabel);
+int64_t CountLabel(const topology::NodeState& node, absl::string_view label) {
+  auto it = node.facts.labels.find(label);
   int64_t count = 0;
   if (it == node.facts.labels.end() || !absl::SimpleAtoi(it->second, &count)) return 0;
   return count;
@@ -44,7 +44,7 @@ int64_t NodeGpuCount(const topology::NodeState& node) {
 void AddPodEntries(const topology::NodeState& node, const topology::PodHold& hold,
                    const std::string& tenant, const topology::Policy& policy,
                    std::vector<Entry>& out) {
-  const bool one_gpu = NodeGpuCount(node) == 1;
+  const bool one_gpu = CountLabel(node, topology::kGpuCountLabel) == 1;
   auto entry = [&](absl::string_view resource, int64_t count, DeviceBoundary boundary) {
     Entry e;
     e.tenant = tenant;
@@ -78,8 +78,9 @@ void AddPodEntries(const topology::NodeState& node, const topology::PodHold& hol
         break;
       case DeviceBoundary::kMigTimeSliced:
         e.share_key = r.name;
-        e.certain =
-            offer != nullptr && offer->allocatable <= std::max(1, node.supply.replicas_per_gpu);
+        // One instance of the profile on the node (GFD's count label): its replicas are on it.
+        e.certain = CountLabel(node, absl::StrCat(topology::kMigResourcePrefix, cls->mig_profile,
+                                                  ".count")) == 1;
         break;
       default:
         if (hold.gpu_index) {

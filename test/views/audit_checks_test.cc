@@ -1,0 +1,348 @@
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/views/audit_fixture.h"
+#include "views/audit.h"
+
+namespace views {
+namespace {
+
+using testing::AuditDemoPolicy;
+using testing::AuditModel;
+using testing::ExclusiveNode;
+using testing::GpuNode;
+using testing::GpuPod;
+using testing::MigNode;
+using testing::SharedNode;
+
+const testing::Resources kMigGeometry = {{"nvidia.com/mig-3g.40gb", "1"},
+                                         {"nvidia.com/mig-2g.20gb", "1"},
+                                         {"nvidia.com/mig-1g.10gb", "2"}};
+
+topology::MigPartedFile TenancyLayout() {
+  topology::MigPartedEntry entry;
+  entry.mig_enabled = true;
+  entry.mig_devices = {{"3g.40gb", 1}, {"2g.20gb", 1}, {"1g.10gb", 2}};
+  topology::MigPartedFile file;
+  file.layouts.push_back({"tenancy-3-2-1-1", {entry}});
+  return file;
+}
+
+struct CheckCase {
+  std::string name;
+  std::string check;
+  std::vector<topology::NodeFacts> nodes;
+  std::vector<topology::PodFacts> pods;
+  std::function<void(topology::Policy&)> edit_policy;  // may be null
+  std::function<void(AuditInputs&)> edit_inputs;       // may be null
+  CheckStatus want;
+  std::vector<std::string> objects;  // the findings' objects, in order
+};
+
+CheckResult RunOne(const std::string& id, const AuditInputs& in) {
+  for (const AuditCheck& c : AuditChecks()) {
+    if (c.id == id) return c.run(in);
+  }
+  ADD_FAILURE() << "no check " << id;
+  return {};
+}
+
+TEST(AuditChecksTest, EachItemPassesAndFails) {
+  static const topology::MigPartedFile layouts = TenancyLayout();
+  auto with_layouts = [](AuditInputs& in) { in.mig_parted = &layouts; };
+  const std::vector<CheckCase> cases = {
+      {"untrusted tenant on MIG passes",
+       "untrusted-isolation",
+       {MigNode("mig", 1, kMigGeometry)},
+       {GpuPod("acme", "llm", "mig", {{"nvidia.com/mig-3g.40gb", "1"}})},
+       nullptr,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"untrusted tenant on a time-sliced replica fails",
+       "untrusted-isolation",
+       {SharedNode("ts", "time-slicing", 1, {{"nvidia.com/gpu.shared", "4"}}, "gpu-timeslice")},
+       {GpuPod("acme", "chat", "ts", {{"nvidia.com/gpu.shared", "1"}}),
+        GpuPod("research", "nb", "ts", {{"nvidia.com/gpu.shared", "1"}})},
+       nullptr,
+       nullptr,
+       CheckStatus::kFail,
+       {"pod/acme/chat"}},
+      {"MIG pool on H100 passes",
+       "mig-pools-on-mig-gpus",
+       {MigNode("mig", 1, kMigGeometry)},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"MIG pool on an L4 fails",
+       "mig-pools-on-mig-gpus",
+       {GpuNode("l4", {{"nvidia.com/gpu.product", "NVIDIA-L4"}, {"gpu-tenancy.io/pool", "gpu-mig"}},
+                {{"nvidia.com/gpu", "1"}})},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kFail,
+       {"node/l4"}},
+      {"renamed time-slicing passes",
+       "separate-resource-names",
+       {SharedNode("ts", "time-slicing", 1, {{"nvidia.com/gpu.shared", "4"}}, "gpu-timeslice"),
+        ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"time-slicing not renamed fails",
+       "separate-resource-names",
+       {SharedNode("ts", "time-slicing", 1, {{"nvidia.com/gpu", "4"}}, "gpu-timeslice",
+                   "NVIDIA-A100-SXM4-40GB-SHARED")},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kFail,
+       {"node/ts"}},
+      {"shared replicas in the exclusive pool fail",
+       "separate-resource-names",
+       {SharedNode("ts", "time-slicing", 1, {{"nvidia.com/gpu.shared", "4"}}, "gpu-exclusive")},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kFail,
+       {"node/ts"}},
+      {"without failRequestsGreaterThanOne fails",
+       "separate-resource-names",
+       {SharedNode("ts", "time-slicing", 1, {{"nvidia.com/gpu.shared", "4"}}, "gpu-timeslice")},
+       {},
+       [](topology::Policy& p) { p.fail_requests_greater_than_one = false; },
+       nullptr,
+       CheckStatus::kFail,
+       {"policy"}},
+      {"MPS alone passes",
+       "mps-timeslice-separate",
+       {SharedNode("mps", "mps", 1, {{"nvidia.com/gpu.shared", "4"}})},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"MPS beside time-sliced MIG fails",
+       "mps-timeslice-separate",
+       {SharedNode("mps", "mps", 1,
+                   {{"nvidia.com/gpu.shared", "4"}, {"nvidia.com/mig-1g.10gb.shared", "4"}})},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kFail,
+       {"node/mps"}},
+      {"MPS on a MIG node fails",
+       "mps-timeslice-separate",
+       {SharedNode("mps", "mps", 1,
+                   {{"nvidia.com/gpu.shared", "4"}, {"nvidia.com/mig-1g.10gb", "7"}})},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kFail,
+       {"node/mps"}},
+      {"MIG geometry as configured passes",
+       "mig-config-applied",
+       {MigNode("mig", 1, kMigGeometry)},
+       {},
+       nullptr,
+       with_layouts,
+       CheckStatus::kPass,
+       {}},
+      {"MIG geometry drifted fails",
+       "mig-config-applied",
+       {MigNode("mig", 1, {{"nvidia.com/mig-1g.10gb", "7"}})},
+       {},
+       nullptr,
+       with_layouts,
+       CheckStatus::kFail,
+       {"node/mig"}},
+      {"MIG node pending fails",
+       "mig-config-applied",
+       {MigNode("mig", 1, kMigGeometry, "pending")},
+       {},
+       nullptr,
+       with_layouts,
+       CheckStatus::kFail,
+       {"node/mig"}},
+      {"MIG config not in the mig-parted file fails",
+       "mig-config-applied",
+       {MigNode("mig", 1, kMigGeometry, "success", {{"nvidia.com/mig.config", "custom"}})},
+       {},
+       nullptr,
+       with_layouts,
+       CheckStatus::kFail,
+       {"node/mig"}},
+      {"without a mig-parted config only warns",
+       "mig-config-applied",
+       {MigNode("mig", 1, kMigGeometry)},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kWarn,
+       {}},
+      {"no canary asked passes",
+       "canary-slice-free",
+       {MigNode("mig", 1, {{"nvidia.com/mig-1g.10gb", "1"}})},
+       {GpuPod("acme", "a", "mig", {{"nvidia.com/mig-1g.10gb", "1"}})},
+       nullptr,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"canary slice free passes",
+       "canary-slice-free",
+       {MigNode("mig", 1, {{"nvidia.com/mig-1g.10gb", "2"}})},
+       {GpuPod("acme", "a", "mig", {{"nvidia.com/mig-1g.10gb", "1"}})},
+       [](topology::Policy& p) {
+         p.canary = topology::Canary{"1g.10gb", 1};
+       },
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"canary slice taken fails",
+       "canary-slice-free",
+       {MigNode("mig", 1, {{"nvidia.com/mig-1g.10gb", "1"}})},
+       {GpuPod("acme", "a", "mig", {{"nvidia.com/mig-1g.10gb", "1"}})},
+       [](topology::Policy& p) {
+         p.canary = topology::Canary{"1g.10gb", 1};
+       },
+       nullptr,
+       CheckStatus::kFail,
+       {"node/mig"}},
+      {"wiring not given warns",
+       "scheduler-webhook-wiring",
+       {ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kWarn,
+       {}},
+      {"wiring covering every name passes",
+       "scheduler-webhook-wiring",
+       {ExclusiveNode("excl", 1),
+        SharedNode("ts", "time-slicing", 1, {{"nvidia.com/gpu.shared", "4"}}, "gpu-timeslice")},
+       {},
+       nullptr,
+       [](AuditInputs& in) {
+         in.wiring.managed_resources = {{"nvidia.com/gpu", "nvidia.com/gpu.shared"}};
+         in.wiring.validating_webhook = in.wiring.mutating_webhook = true;
+       },
+       CheckStatus::kPass,
+       {}},
+      {"a name the extender does not manage and a missing webhook fail",
+       "scheduler-webhook-wiring",
+       {ExclusiveNode("excl", 1),
+        SharedNode("ts", "time-slicing", 1, {{"nvidia.com/gpu.shared", "4"}}, "gpu-timeslice")},
+       {},
+       nullptr,
+       [](AuditInputs& in) {
+         in.wiring.managed_resources = {{"nvidia.com/gpu"}};
+         in.wiring.validating_webhook = true;
+         in.wiring.mutating_webhook = false;
+       },
+       CheckStatus::kFail,
+       {"resource/nvidia.com/gpu.shared", "mutatingwebhookconfiguration"}},
+      {"escape hatches not inspected warn",
+       "device-escape-hatches",
+       {ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kWarn,
+       {}},
+      {"escape hatch of a device-access tier passes",
+       "device-escape-hatches",
+       {ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       [](AuditInputs& in) {
+         in.escape_hatches = {{{"gpu-ops", "pod/gpu-ops/debug", "container \"x\" is privileged"}}};
+       },
+       CheckStatus::kPass,
+       {}},
+      {"escape hatch of an untrusted tenant fails",
+       "device-escape-hatches",
+       {ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       [](AuditInputs& in) {
+         in.escape_hatches = {{{"gpu-ops", "pod/gpu-ops/debug", "container \"x\" is privileged"},
+                               {"acme", "resourceclaim/acme/all", "request \"g\" asks for admin"}}};
+       },
+       CheckStatus::kFail,
+       {"resourceclaim/acme/all"}},
+      {"no node agent warns",
+       "gpu-metrics-attributable",
+       {ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kWarn,
+       {"node/excl"}},
+      {"node agent and DCGM everywhere pass",
+       "gpu-metrics-attributable",
+       {GpuNode("excl", {{"nvidia.com/gpu.deploy.dcgm-exporter", "true"}},
+                {{"nvidia.com/gpu", "1"}})},
+       {},
+       nullptr,
+       [](AuditInputs& in) { in.node_agent = true; },
+       CheckStatus::kPass,
+       {}},
+      {"node agent without DCGM fails",
+       "gpu-metrics-attributable",
+       {ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       [](AuditInputs& in) { in.node_agent = true; },
+       CheckStatus::kFail,
+       {"node/excl"}},
+  };
+  std::set<std::string> covered_pass, covered_fail;
+  for (const CheckCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    topology::Policy policy = AuditDemoPolicy();
+    if (c.edit_policy) c.edit_policy(policy);
+    AuditModel model(c.nodes, c.pods, policy);
+    AuditInputs in = model.Inputs();
+    if (c.edit_inputs) c.edit_inputs(in);
+    CheckResult r = RunOne(c.check, in);
+    EXPECT_EQ(StatusName(r.status), StatusName(c.want)) << r.detail;
+    std::vector<std::string> objects;
+    for (const CheckFinding& f : r.findings) objects.push_back(f.object);
+    EXPECT_EQ(objects, c.objects);
+    if (r.status == CheckStatus::kFail) {
+      EXPECT_FALSE(r.fix.empty());
+      covered_fail.insert(c.check);
+    } else if (r.status == CheckStatus::kPass) {
+      covered_pass.insert(c.check);
+    }
+  }
+  // Every item of the table has a passing and a failing case.
+  for (const AuditCheck& check : AuditChecks()) {
+    EXPECT_TRUE(covered_pass.count(std::string(check.id))) << check.id << " never passes";
+    EXPECT_TRUE(covered_fail.count(std::string(check.id))) << check.id << " never fails";
+  }
+}
+
+TEST(AuditChecksTest, ReportCountsAndStatesItsLimits) {
+  AuditModel model({ExclusiveNode("excl", 1)}, {});
+  AuditReport report = BuildAuditReport(model.Inputs());
+  EXPECT_EQ(report.checklist.size(), AuditChecks().size());
+  EXPECT_EQ(report.passed + report.warned + report.failed, static_cast<int>(AuditChecks().size()));
+  std::vector<std::string> items;
+  for (const NotChecked& n : report.not_checked) items.push_back(n.item);
+  EXPECT_THAT(items, ::testing::IsSupersetOf({"host patch level", "confidential computing",
+                                              "side channels across MIG instances",
+                                              "pod and claim specs"}));
+}
+
+}  // namespace
+}  // namespace views
