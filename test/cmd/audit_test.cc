@@ -1,0 +1,159 @@
+// `gpu-tenancy audit` through the built binary: the mixed fleet's text and JSON reports, the
+// misconfigured fleet failing exactly its three mistakes with the objects named, the other
+// formats, and usage mistakes.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+#include "test/support/shell.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+using testing_support::CommandResult;
+
+std::string Source(const std::string& relative) {
+  return testing_support::ShellQuote(absl::StrCat(GT_SOURCE_DIR, "/", relative));
+}
+
+CommandResult Audit(const std::string& cluster, const std::string& more = "") {
+  return testing_support::RunShell(absl::StrCat(
+      testing_support::ShellQuote(GT_BINARY), " audit --cluster-file ",
+      Source("test/testdata/audit/" + cluster), " --policy ", Source("cmd/demo/policy.yaml"),
+      " --mig-parted-config ", Source("test/testdata/audit/mig-parted.yaml"),
+      " --scheduler-config ", Source("manifests/scheduler/config.yaml"), " ", more));
+}
+
+const rapidjson::Value* FindDevice(const rapidjson::Document& doc, const std::string& tenant,
+                                   const std::string& pod) {
+  for (const auto& t : doc["tenants"].GetArray()) {
+    if (t["tenant"].GetString() != tenant) continue;
+    for (const auto& d : t["devices"].GetArray()) {
+      if (absl::StrCat(d["namespace"].GetString(), "/", d["name"].GetString()) == pod) return &d;
+    }
+  }
+  return nullptr;
+}
+
+std::map<std::string, std::string> Statuses(const rapidjson::Document& doc) {
+  std::map<std::string, std::string> out;
+  for (const auto& c : doc["checklist"].GetArray())
+    out[c["id"].GetString()] = c["status"].GetString();
+  return out;
+}
+
+TEST(AuditCommandTest, MixedFleetTextNamesEachTenantsDeal) {
+  CommandResult r = Audit("mixed-fleet.yaml");
+  // mig-c is still being reconfigured: that item fails, so the exit code says so.
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("checklist: 7 pass, 1 warn, 1 fail"));
+  EXPECT_THAT(r.out, HasSubstr("\ntenant acme\n  tier: untrusted (may use exclusive, mig)\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("pod research/notebook-1 on ts-a: 1 x nvidia.com/gpu.shared (GPU 0)\n"
+                        "    Time-sliced GPU: one memory heap and one fault domain"));
+  EXPECT_THAT(r.out, HasSubstr("shared with gpu-platform."));
+  EXPECT_THAT(r.out,
+              HasSubstr("node mps-a: shares host kernel, NVIDIA driver and kernel modules, "
+                        "container runtime and NVIDIA container toolkit, MPS control daemon"));
+  EXPECT_THAT(r.out, HasSubstr("fail  Every MIG node settled"));
+  EXPECT_THAT(r.out, HasSubstr("node/mig-c: nvidia.com/mig.config.state is pending, not success"));
+  EXPECT_THAT(r.out, HasSubstr("\nNot checked\n  host patch level: "));
+}
+
+TEST(AuditCommandTest, MixedFleetJsonClassifiesEveryHolding) {
+  CommandResult r = Audit("mixed-fleet.yaml", "-o json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  rapidjson::Document doc;
+  doc.Parse(r.out.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << r.out;
+  EXPECT_EQ(doc["summary"]["fail"].GetInt(), 1);
+  struct Want {
+    std::string tenant, pod, boundary;
+    std::vector<std::string> co_tenants;
+  };
+  for (const Want& w : std::vector<Want>{
+           {"acme", "acme/llm-a", "mig-instance", {"bank"}},
+           {"bank", "bank-prod/risk-model", "mig-instance", {"acme"}},
+           {"research", "research/notebook-1", "timesliced", {"gpu-platform"}},
+           {"research", "research/notebook-2", "timesliced", {}},
+           {"research", "research/trainer", "whole-gpu", {}},
+           {"research", "research-dev/mps-infer", "mps", {}},
+           {"gpu-platform", "gpu-ops/profiler", "timesliced", {"research"}},
+       }) {
+    SCOPED_TRACE(w.pod);
+    const rapidjson::Value* d = FindDevice(doc, w.tenant, w.pod);
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(std::string((*d)["boundary"].GetString()), w.boundary);
+    std::vector<std::string> co;
+    for (const auto& t : (*d)["coTenants"].GetArray()) co.push_back(t.GetString());
+    EXPECT_EQ(co, w.co_tenants);
+  }
+  std::map<std::string, std::string> statuses = Statuses(doc);
+  EXPECT_EQ(statuses["mig-config-applied"], "fail");
+  EXPECT_EQ(statuses["scheduler-webhook-wiring"], "pass");
+  EXPECT_EQ(statuses["gpu-metrics-attributable"], "warn");
+  EXPECT_EQ(statuses["untrusted-isolation"], "pass");
+}
+
+TEST(AuditCommandTest, MisconfiguredFleetFailsExactlyItsMistakes) {
+  CommandResult r = Audit("misconfigured.yaml", "-o json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  rapidjson::Document doc;
+  doc.Parse(r.out.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << r.out;
+  std::map<std::string, std::vector<std::string>> failed;  // id -> objects
+  for (const auto& c : doc["checklist"].GetArray()) {
+    if (std::string(c["status"].GetString()) != "fail") continue;
+    auto& objects = failed[c["id"].GetString()];
+    for (const auto& f : c["findings"].GetArray()) objects.push_back(f["object"].GetString());
+  }
+  EXPECT_EQ(failed, (std::map<std::string, std::vector<std::string>>{
+                        {"untrusted-isolation", {"pod/acme/chat"}},
+                        {"separate-resource-names", {"node/ts-plain"}},
+                        {"mig-config-applied", {"node/mig-drift"}},
+                    }));
+  // The deal says the same: acme's chat pod shares a fault domain with research.
+  const rapidjson::Value* chat = FindDevice(doc, "acme", "acme/chat");
+  ASSERT_NE(chat, nullptr);
+  EXPECT_EQ(std::string((*chat)["boundary"].GetString()), "timesliced");
+}
+
+TEST(AuditCommandTest, MarkdownAndHtmlCarryTheSameReport) {
+  CommandResult md = Audit("misconfigured.yaml", "-o markdown");
+  EXPECT_EQ(md.exit_code, 1);
+  EXPECT_THAT(md.out, HasSubstr("## Go-live checklist"));
+  EXPECT_THAT(md.out, HasSubstr("- **fail** Untrusted tiers only on MIG or whole-GPU pools"));
+  EXPECT_THAT(md.out, HasSubstr("`node/mig-drift`: geometry differs from config tenancy-3-2-1-1"));
+  CommandResult html = Audit("misconfigured.yaml", "-o html");
+  EXPECT_EQ(html.exit_code, 1);
+  EXPECT_THAT(html.out, HasSubstr("<!DOCTYPE html>"));
+  EXPECT_THAT(html.out, HasSubstr("data-check=\"separate-resource-names\" data-status=\"fail\""));
+}
+
+TEST(AuditCommandTest, BadInputIsAClearErrorNotACrash) {
+  struct Case {
+    std::string args, says;
+  };
+  const std::string bin = testing_support::ShellQuote(GT_BINARY);
+  for (const Case& c : std::vector<Case>{
+           {"audit --demo -o yaml", "-o"},
+           {"audit --cluster-file /nonexistent.yaml", "/nonexistent.yaml"},
+           {"audit --demo --mig-parted-config " + Source("cmd/demo/policy.yaml"),
+            "--mig-parted-config"},
+           {"audit --demo --scheduler-config " + Source("cmd/demo/policy.yaml"),
+            "no extenders list"},
+           {"audit --demo stray", "unexpected argument"},
+       }) {
+    SCOPED_TRACE(c.args);
+    CommandResult r = testing_support::RunShell(absl::StrCat(bin, " ", c.args));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr(c.says));
+  }
+}
+
+}  // namespace
