@@ -17,7 +17,6 @@
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "common/k8s_codec.h"
-#include "common/mig_parted_codec.h"
 #include "kube/api_client.h"
 #include "kube/cluster_state.h"
 #include "kube/config.h"
@@ -112,32 +111,6 @@ bool ListsKind(const common::JsonValue& items, absl::string_view kind) {
   return false;
 }
 
-// managedResources of every extender of a KubeSchedulerConfiguration.
-absl::StatusOr<std::vector<std::string>> ManagedResources(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  absl::StatusOr<rapidjson::Document> doc = common::ParseObjectText(text);
-  if (!doc.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--scheduler-config ", path, ": ", doc.status().message()));
-  }
-  const common::JsonValue* extenders = common::FindMember(*doc, "extenders");
-  if (extenders == nullptr || !extenders->IsArray()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--scheduler-config ", path, ": no extenders list (want a KubeSchedulerConfiguration)"));
-  }
-  std::vector<std::string> out;
-  for (const common::JsonValue& e : extenders->GetArray()) {
-    const common::JsonValue* managed =
-        e.IsObject() ? common::FindMember(e, "managedResources") : nullptr;
-    if (managed == nullptr || !managed->IsArray()) continue;
-    for (const common::JsonValue& m : managed->GetArray()) {
-      const common::JsonValue* n = m.IsObject() ? common::FindMember(m, "name") : nullptr;
-      if (n != nullptr && n->IsString()) out.push_back(n->GetString());
-    }
-  }
-  return out;
-}
-
 // Lists the cluster once from kube-apiserver, as serve does at start.
 absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(const ParsedFlags& flags,
                                                                      topology::Policy policy) {
@@ -186,27 +159,10 @@ int RunAudit(const std::vector<std::string>& args) {
   if (!policy.ok()) return Fail(policy.status());
 
   views::AuditInputs in;
-  std::optional<topology::MigPartedFile> mig_parted;
-  if (flags->Has("mig-parted-config")) {
-    const std::string path = flags->Get("mig-parted-config");
-    absl::StatusOr<std::string> text = ReadFile(path);
-    absl::StatusOr<topology::MigPartedFile> parsed =
-        text.ok() ? common::ParseMigPartedConfig(*text)
-                  : absl::StatusOr<topology::MigPartedFile>(text.status());
-    if (!parsed.ok()) {
-      return Fail(absl::InvalidArgumentError(
-          absl::StrCat("--mig-parted-config ", path, ": ", parsed.status().message())));
-    }
-    mig_parted = *std::move(parsed);
-    in.mig_parted = &*mig_parted;
-  }
-  if (flags->Has("scheduler-config")) {
-    absl::StatusOr<std::vector<std::string>> managed =
-        ManagedResources(flags->Get("scheduler-config"));
-    if (!managed.ok()) return Fail(managed.status());
-    in.wiring.managed_resources = *std::move(managed);
-  }
-
+  absl::StatusOr<AuditSources> sources = LoadAuditSources(*flags);
+  if (!sources.ok()) return Fail(sources.status());
+  in.mig_parted = sources->mig_parted.get();
+  in.wiring.managed_resources = sources->managed_resources;
   std::shared_ptr<const topology::ModelState> state;
   if (flags->Has("cluster-file") || flags->Has("demo")) {
     absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);

@@ -2,7 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
+#include "common/json.h"
 #include "common/k8s_codec.h"
+#include "common/mig_parted_codec.h"
 #include "topology/status_macros.h"
 
 absl::string_view EmbeddedDemoCluster();  // cmd/demo/cluster.yaml
@@ -39,6 +41,56 @@ absl::StatusOr<topology::ClusterData> LoadClusterFlag(const ParsedFlags& flags) 
   }
   if (flags.Has("demo")) return common::ParseClusterText(DemoClusterText());
   return absl::InvalidArgumentError("give --cluster-file FILE (or --demo)");
+}
+
+namespace {
+
+absl::StatusOr<std::vector<std::string>> ManagedResources(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  absl::StatusOr<rapidjson::Document> doc = common::ParseObjectText(text);
+  if (!doc.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--scheduler-config ", path, ": ", doc.status().message()));
+  }
+  const common::JsonValue* extenders =
+      doc->IsObject() ? common::FindMember(*doc, "extenders") : nullptr;
+  if (extenders == nullptr || !extenders->IsArray()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--scheduler-config ", path, ": no extenders list (want a KubeSchedulerConfiguration)"));
+  }
+  std::vector<std::string> out;
+  for (const common::JsonValue& e : extenders->GetArray()) {
+    const common::JsonValue* managed =
+        e.IsObject() ? common::FindMember(e, "managedResources") : nullptr;
+    if (managed == nullptr || !managed->IsArray()) continue;
+    for (const common::JsonValue& m : managed->GetArray()) {
+      const common::JsonValue* n = m.IsObject() ? common::FindMember(m, "name") : nullptr;
+      if (n != nullptr && n->IsString()) out.push_back(n->GetString());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<AuditSources> LoadAuditSources(const ParsedFlags& flags) {
+  AuditSources out;
+  if (flags.Has("mig-parted-config")) {
+    const std::string path = flags.Get("mig-parted-config");
+    absl::StatusOr<std::string> text = ReadFile(path);
+    absl::StatusOr<topology::MigPartedFile> parsed =
+        text.ok() ? common::ParseMigPartedConfig(*text)
+                  : absl::StatusOr<topology::MigPartedFile>(text.status());
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mig-parted-config ", path, ": ", parsed.status().message()));
+    }
+    out.mig_parted = std::make_shared<const topology::MigPartedFile>(*std::move(parsed));
+  }
+  if (flags.Has("scheduler-config")) {
+    ASSIGN_OR_RETURN(out.managed_resources, ManagedResources(flags.Get("scheduler-config")));
+  }
+  return out;
 }
 
 }  // namespace cmd

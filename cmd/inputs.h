@@ -3,11 +3,15 @@
 #ifndef GPU_TENANCY_CMD_INPUTS_H_
 #define GPU_TENANCY_CMD_INPUTS_H_
 
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cmd/flags.h"
+#include "topology/mig_parted.h"
 #include "topology/policy.h"
 #include "topology/snapshot.h"
 
@@ -20,6 +24,15 @@ absl::string_view DemoPolicyText();
 absl::StatusOr<topology::Policy> LoadPolicyFlag(const ParsedFlags& flags);
 // --cluster-file FILE, else the demo cluster with --demo.
 absl::StatusOr<topology::ClusterData> LoadClusterFlag(const ParsedFlags& flags);
+
+// What the isolation audit reads besides the cluster (views/audit.h): --mig-parted-config FILE
+// (mig-parted YAML) and --scheduler-config FILE (a KubeSchedulerConfiguration: the
+// managedResources of its extenders). Each is absent when its flag is not given.
+struct AuditSources {
+  std::shared_ptr<const topology::MigPartedFile> mig_parted;
+  std::optional<std::vector<std::string>> managed_resources;
+};
+absl::StatusOr<AuditSources> LoadAuditSources(const ParsedFlags& flags);
 
 }  // namespace cmd
 

@@ -62,6 +62,7 @@ constexpr char kUsage[] =
     "                         [--max-connections 20000] [--max-connections-per-ip 1024]\n"
     "                         [--max-queued-requests 1024]\n"
     "                         [--audit-log FILE|-]\n"
+    "                         [--mig-parted-config FILE] [--scheduler-config FILE]\n"
     "                         [--log-level debug|info|warn|error] [--config FILE]\n"
     "       gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
     "\n"
@@ -69,7 +70,9 @@ constexpr char kUsage[] =
     "pod's service account (in-cluster). --config FILE is YAML whose keys are these flag names\n"
     "(without --); flags win over it. --audit-log appends one JSON line per bind, per\n"
     "admission denial and per DRA claim allocated or released (\"-\": stdout). The metrics\n"
-    "listener also serves GET /debug/allocations, and the picker and the live GPU map at /ui/.\n";
+    "listener also serves GET /debug/allocations, and the picker, the live GPU map and the\n"
+    "isolation audit at /ui/ (--mig-parted-config and --scheduler-config: what the audit\n"
+    "compares MIG geometries and the extender's managedResources with).\n";
 
 const std::set<std::string> kValueFlags = {"cluster-file",
                                            "policy",
@@ -95,7 +98,9 @@ const std::set<std::string> kValueFlags = {"cluster-file",
                                            "keep-alive-timeout",
                                            "max-connections",
                                            "max-connections-per-ip",
-                                           "max-queued-requests"};
+                                           "max-queued-requests",
+                                           "mig-parted-config",
+                                           "scheduler-config"};
 
 // The demo's ready-to-paste filter request: an untrusted tenant's MIG pod, names-only.
 constexpr char kDemoFilterRequest[] =
@@ -274,6 +279,8 @@ int RunServe(const std::vector<std::string>& args) {
   if (!setup.ok()) return UsageError(setup.status(), kUsage);
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
+  absl::StatusOr<AuditSources> audit_sources = LoadAuditSources(*flags);
+  if (!audit_sources.ok()) return Fail(audit_sources.status());
   std::shared_ptr<common::AuditLog> audit;
   if (flags->Has("audit-log")) {
     absl::StatusOr<std::unique_ptr<common::AuditLog>> opened =
@@ -589,7 +596,8 @@ int RunServe(const std::vector<std::string>& args) {
           return server::Reply{
               200, extender::AllocationsJson(*current, extender::Allocations(*current)), {}};
         }}},
-      server::UiRoutes(MakeUiHandlers(nullptr, [state] { return state->Current(); })));
+      server::UiRoutes(MakeUiHandlers(
+          nullptr, [state] { return state->Current(); }, *std::move(audit_sources))));
   if (!srv.ok()) return Fail(srv.status());
 
   std::unique_ptr<server::FileWatcher> policy_watch;

@@ -31,7 +31,7 @@ constexpr char kUsage[] =
 
 server::UiHandlers MakeUiHandlers(
     std::shared_ptr<const topology::Policy> policy,
-    std::function<std::shared_ptr<const topology::ModelState>()> state) {
+    std::function<std::shared_ptr<const topology::ModelState>()> state, AuditSources audit) {
   server::UiHandlers h;
   h.catalog = [] { return common::CatalogJson(common::BuiltinCatalog()); };
   h.plan = [policy, state](absl::string_view input) -> absl::StatusOr<std::string> {
@@ -46,18 +46,20 @@ server::UiHandlers MakeUiHandlers(
       return current ? extender::GpuMapJson(*current)
                      : std::string(R"({"nodes":[],"tenants":[],"pools":[]})");
     };
-    // The live audit sees the snapshot only: pod specs, the scheduler configuration and the
-    // webhook configurations are reported as not inspected.
-    auto report = [state]() -> std::optional<views::AuditReport> {
+    // The live snapshot keeps no pod security fields and the service does not read the webhook
+    // configurations: those items say they were not inspected.
+    auto report = [state, audit]() -> std::optional<views::AuditReport> {
       std::shared_ptr<const topology::ModelState> current = state();
       if (!current) return std::nullopt;
       views::AuditInputs in;
       in.state = current.get();
+      in.mig_parted = audit.mig_parted.get();
+      in.wiring.managed_resources = audit.managed_resources;
       return views::BuildAuditReport(in);
     };
     h.audit_html = [report] {
       std::optional<views::AuditReport> r = report();
-      return r ? views::AuditHtml(*r)
+      return r ? views::AuditHtml(*r, /*served=*/true)
                : std::string(
                      "<!DOCTYPE html><title>GPU isolation audit</title><p>The cluster "
                      "has not been listed yet; reload in a moment.</p>");

@@ -6,17 +6,20 @@
 #include <functional>
 #include <memory>
 
+#include "cmd/inputs.h"
 #include "server/ui_routes.h"
 #include "topology/policy.h"
 #include "topology/snapshot.h"
 
 namespace cmd {
 
-// With `state` (serve): the map, and plans with the live policy's memory annotation. Without
-// (ui): no map, and `policy`'s annotation.
+// With `state` (serve): the map and the isolation audit (with `audit`'s mig-parted config and
+// scheduler configuration where given), and plans with the live policy's memory annotation.
+// Without (ui): no map, no audit, and `policy`'s annotation.
 server::UiHandlers MakeUiHandlers(
     std::shared_ptr<const topology::Policy> policy,
-    std::function<std::shared_ptr<const topology::ModelState>()> state = nullptr);
+    std::function<std::shared_ptr<const topology::ModelState>()> state = nullptr,
+    AuditSources audit = {});
 
 }  // namespace cmd
 

@@ -24,7 +24,8 @@ namespace views {
 std::string AuditJson(const AuditReport& report);
 std::string AuditText(const AuditReport& report);
 std::string AuditMarkdown(const AuditReport& report);
-std::string AuditHtml(const AuditReport& report);
+// `served`: the page under /ui/audit, with links to the other pages beside it.
+std::string AuditHtml(const AuditReport& report, bool served = false);
 
 }  // namespace views
 

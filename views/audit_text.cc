@@ -178,13 +178,17 @@ nav a{margin-right:1rem}
 std::string AuditText(const AuditReport& report) { return Render(report, Markup::kText); }
 std::string AuditMarkdown(const AuditReport& report) { return Render(report, Markup::kMarkdown); }
 
-std::string AuditHtml(const AuditReport& report) {
+std::string AuditHtml(const AuditReport& report, bool served) {
   return absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>GPU isolation audit</title>\n",
-      kStyle, "</head>\n<body>\n<main>\n", Render(report, Markup::kHtml),
-      "</main>\n</body>\n</html>\n");
+      "<title>GPU isolation audit</title>\n<link rel=\"icon\" href=\"data:,\">\n",
+      kStyle, "</head>\n<body>\n",
+      served ? "<nav aria-label=\"Pages\"><a href=\"./\">Home</a><a href=\"picker.html\">"
+               "Sharing-mode picker</a><a href=\"map.html\">GPU map</a>"
+               "<a href=\"audit\" aria-current=\"page\">Isolation audit</a></nav>\n"
+             : "",
+      "<main>\n", Render(report, Markup::kHtml), "</main>\n</body>\n</html>\n");
 }
 
 }  // namespace views
