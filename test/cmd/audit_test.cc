@@ -1,7 +1,9 @@
 // `gpu-tenancy audit` through the built binary: the mixed fleet's text and JSON reports, the
 // misconfigured fleet failing exactly its three mistakes with the objects named, the other
 // formats, and usage mistakes.
+#include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -10,6 +12,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "test/support/fake_apiserver.h"
+#include "test/support/serve_process.h"
 #include "test/support/shell.h"
 
 namespace {
@@ -154,6 +158,46 @@ TEST(AuditCommandTest, BadInputIsAClearErrorNotACrash) {
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_THAT(r.err, HasSubstr(c.says));
   }
+}
+
+// Without a cluster file the cluster is listed once from kube-apiserver, as serve lists it.
+TEST(AuditCommandTest, ListsALiveClusterOnce) {
+  absl::StatusOr<std::unique_ptr<testing_support::FakeApiServer>> api =
+      testing_support::FakeApiServer::Start({});
+  ASSERT_TRUE(api.ok()) << api.status();
+  ASSERT_TRUE((*api)->AddNamespace("acme").ok());
+  ASSERT_TRUE(
+      (*api)
+          ->AddNode(
+              R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"mig-1","labels":{)"
+              R"("nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3","nvidia.com/gpu.count":"1",)"
+              R"("nvidia.com/mig.strategy":"mixed","nvidia.com/mig.config.state":"pending"}},)"
+              R"("status":{"allocatable":{"cpu":"31","nvidia.com/mig-3g.40gb":"2"}}})")
+          .ok());
+  ASSERT_TRUE(
+      (*api)
+          ->AddPod(
+              R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"llm","namespace":"acme","uid":"u1"},)"
+              R"("spec":{"nodeName":"mig-1","containers":[{"name":"main","image":"x","resources":{)"
+              R"("limits":{"nvidia.com/mig-3g.40gb":"1"},"requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},)"
+              R"("status":{"phase":"Running"}})")
+          .ok());
+  testing_support::TempDir dir;
+  const std::string kubeconfig = dir.File("kubeconfig");
+  std::ofstream(kubeconfig) << (*api)->Kubeconfig("    token: test-token");
+  CommandResult r = testing_support::RunShell(absl::StrCat(
+      testing_support::ShellQuote(GT_BINARY), " audit -o json --kubeconfig ",
+      testing_support::ShellQuote(kubeconfig), " --policy ", Source("cmd/demo/policy.yaml")));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  rapidjson::Document doc;
+  doc.Parse(r.out.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << r.out << r.err;
+  const rapidjson::Value* llm = FindDevice(doc, "acme", "acme/llm");
+  ASSERT_NE(llm, nullptr);
+  EXPECT_EQ(std::string((*llm)["boundary"].GetString()), "mig-instance");
+  EXPECT_EQ(Statuses(doc)["mig-config-applied"], "fail");
+  // Pod specs come from the watch's model, which keeps no security fields: not inspected.
+  EXPECT_EQ(Statuses(doc)["device-escape-hatches"], "warn");
 }
 
 }  // namespace

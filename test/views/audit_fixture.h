@@ -108,10 +108,17 @@ struct AuditModel {
   std::shared_ptr<topology::ModelState> state = std::make_shared<topology::ModelState>();
 
   AuditModel(std::vector<topology::NodeFacts> nodes, std::vector<topology::PodFacts> pods,
-             topology::Policy p = AuditDemoPolicy()) {
+             topology::Policy p = AuditDemoPolicy())
+      : AuditModel(Data(std::move(nodes), std::move(pods)), std::move(p)) {}
+  static topology::ClusterData Data(std::vector<topology::NodeFacts> nodes,
+                                    std::vector<topology::PodFacts> pods) {
     topology::ClusterData data;
     data.nodes = std::move(nodes);
     data.pods = std::move(pods);
+    return data;
+  }
+  // A cluster with DRA objects too.
+  AuditModel(topology::ClusterData data, topology::Policy p) {
     for (const char* ns : {"acme", "research", "research-dev", "gpu-ops"}) {
       data.namespace_labels[ns] = {{"kubernetes.io/metadata.name", ns}};
     }

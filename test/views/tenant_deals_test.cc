@@ -3,6 +3,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/topology/dra_devices.h"
 #include "test/views/audit_fixture.h"
 #include "views/audit.h"
 
@@ -178,6 +179,62 @@ TEST(TenantDealsTest, NodesListWhatIsSharedAboveTheDevice) {
   EXPECT_THAT(research->nodes[1].shared, ::testing::Contains("MPS control daemon"));
   EXPECT_THAT(research->nodes[1].other_tenants, ElementsAre("gpu-platform"));
   EXPECT_THAT(research->limits, ::testing::Contains("shared replicas per pod: at most 1"));
+}
+
+topology::DraClaim AllocatedClaim(const std::string& ns, const std::string& name,
+                                  const std::string& device, std::vector<std::string> selectors) {
+  topology::DraClaim c;
+  c.namespace_name = ns;
+  c.name = name;
+  c.uid = ns + "-" + name;
+  c.requests.push_back({"gpu", "mig.nvidia.com", std::move(selectors), false, 1, false});
+  c.device_classes = {"mig.nvidia.com"};
+  c.allocated = true;
+  c.allocated_node = "dra-1";
+  c.results.push_back({"gpu", "gpu.nvidia.com", "dra-1", device});
+  return c;
+}
+
+// DRA names each device and a MIG device's parent GPU: co-tenants are certain, and the claim's
+// selectors are what the allocator enforced.
+TEST(TenantDealsTest, ClaimsNameTheirGpuAndCarryTheirSelectors) {
+  topology::DraDevice acme_slice =
+      testing_dra::NvidiaDevice("dra-1", "gpu-0-mig-0", "mig", "3g.40gb");
+  acme_slice.parent_uuid = "GPU-aaaa";
+  topology::DraDevice bank_slice =
+      testing_dra::NvidiaDevice("dra-1", "gpu-0-mig-1", "mig", "3g.40gb");
+  bank_slice.parent_uuid = "GPU-aaaa";
+  topology::DraDevice research_gpu = testing_dra::NvidiaDevice("dra-1", "gpu-1");
+  research_gpu.uuid = "GPU-bbbb";
+  topology::ClusterData data = AuditModel::Data({}, {});
+  data.dra_slices.push_back(
+      testing_dra::NodeSlice("dra-1", {acme_slice, bank_slice, research_gpu}));
+  const std::string selector = R"(device.attributes["gpu.nvidia.com"].profile in ["3g.40gb"])";
+  data.dra_claims = {AllocatedClaim("acme", "slice", "gpu-0-mig-0", {selector}),
+                     AllocatedClaim("bank-prod", "slice", "gpu-0-mig-1", {}),
+                     AllocatedClaim("research", "gpu", "gpu-1", {})};
+  AuditModel model(std::move(data), testing::AuditDemoPolicy());
+  std::vector<TenantDeal> deals = TenantDeals(*model.state);
+  const HeldDevice* acme = FindHeld(deals, "acme", "acme/slice");
+  ASSERT_NE(acme, nullptr);
+  EXPECT_EQ(acme->kind, "claim");
+  EXPECT_EQ(acme->node, "dra-1");
+  EXPECT_EQ(acme->resource, "gpu.nvidia.com/dra-1/gpu-0-mig-0");
+  EXPECT_EQ(BoundaryName(acme->boundary), "mig-instance");
+  EXPECT_EQ(acme->gpu, "GPU-aaaa");
+  EXPECT_EQ(acme->co_tenants, std::vector<std::string>{"bank"});
+  EXPECT_TRUE(acme->co_tenants_certain);
+  const HeldDevice* research = FindHeld(deals, "research", "research/gpu");
+  ASSERT_NE(research, nullptr);
+  EXPECT_EQ(BoundaryName(research->boundary), "whole-gpu");
+  EXPECT_EQ(research->gpu, "GPU-bbbb");
+  EXPECT_TRUE(research->co_tenants.empty());
+  for (const TenantDeal& d : deals) {
+    if (d.tenant != "acme") continue;
+    ASSERT_EQ(d.claim_selectors.size(), 1u);
+    EXPECT_EQ(d.claim_selectors[0].claim, "acme/slice");
+    EXPECT_THAT(d.claim_selectors[0].selectors, ElementsAre(selector));
+  }
 }
 
 TEST(TenantDealsTest, EveryPolicyTenantIsListedEvenWithoutDevices) {
