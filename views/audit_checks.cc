@@ -50,7 +50,7 @@ bool Offers(const NodeState& node, SharingMode mode) {
   return false;
 }
 
-CheckResult Result(const AuditInputs&, absl::string_view id, std::vector<CheckFinding> findings,
+CheckResult Result(absl::string_view id, std::vector<CheckFinding> findings,
                    absl::string_view pass_detail, absl::string_view fix) {
   CheckResult r;
   r.id = std::string(id);
@@ -93,7 +93,7 @@ CheckResult UntrustedIsolation(const AuditInputs& in) {
                         node->facts.name, pool_note, ": a fault domain shared with other pods")});
     }
   }
-  return Result(in, "untrusted-isolation", std::move(findings),
+  return Result("untrusted-isolation", std::move(findings),
                 "every pod of a tier that may not share holds MIG instances or whole GPUs",
                 "move these pods to MIG or whole-GPU nodes (delete them; the extender then places "
                 "them by tier), and make the shared nodes advertise their replicas under a "
@@ -117,7 +117,7 @@ CheckResult MigPoolsOnMigGpus(const AuditInputs& in) {
                       node->supply.product.empty() ? "no product label" : node->supply.product,
                       ") has no MIG")});
   }
-  return Result(in, "mig-pools-on-mig-gpus", std::move(findings),
+  return Result("mig-pools-on-mig-gpus", std::move(findings),
                 "every node of a MIG pool has MIG-capable GPUs",
                 "label these nodes with a pool of their real isolation (exclusive or shared)");
 }
@@ -159,7 +159,7 @@ CheckResult SeparateResourceNames(const AuditInputs& in) {
                         "failRequestsGreaterThanOne is false: a container may ask for "
                         "several replicas of a shared GPU and believe it got more"});
   }
-  return Result(in, "separate-resource-names", std::move(findings),
+  return Result("separate-resource-names", std::move(findings),
                 "shared replicas are advertised under their own names (.shared), in shared pools, "
                 "and more than one replica per container is refused",
                 "set renameByDefault: true and failRequestsGreaterThanOne: true in the device "
@@ -182,7 +182,7 @@ CheckResult MpsNotMixed(const AuditInputs& in) {
                           "plugin does not support MPS on MIG devices)"});
     }
   }
-  return Result(in, "mps-timeslice-separate", std::move(findings),
+  return Result("mps-timeslice-separate", std::move(findings),
                 "no node mixes MPS with time-slicing, and no MPS runs on MIG devices",
                 "give each node one sharing strategy, and MPS only GPUs with MIG disabled");
 }
@@ -190,10 +190,11 @@ CheckResult MpsNotMixed(const AuditInputs& in) {
 // Each MIG node settled, and showing what its nvidia.com/mig.config predicts.
 CheckResult MigConfigApplied(const AuditInputs& in) {
   std::vector<CheckFinding> findings;
-  bool compared = false;
+  int mig_nodes = 0;
   const topology::Catalog* catalog = in.state->catalog;
   for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
     if (!IsMigNode(*node)) continue;
+    ++mig_nodes;
     absl::string_view state = LabelOf(*node, topology::kMigConfigStateLabel);
     if (state != "success") {
       findings.push_back(
@@ -202,7 +203,6 @@ CheckResult MigConfigApplied(const AuditInputs& in) {
       continue;
     }
     if (in.mig_parted == nullptr) continue;
-    compared = true;
     absl::string_view config = LabelOf(*node, topology::kMigConfigLabel);
     const topology::MigPartedLayout* layout = in.mig_parted->Find(config);
     if (layout == nullptr) {
@@ -247,16 +247,16 @@ CheckResult MigConfigApplied(const AuditInputs& in) {
                                                           ": ", absl::StrJoin(diffs, "; "))});
     }
   }
-  CheckResult r = Result(in, "mig-config-applied", std::move(findings),
+  CheckResult r = Result("mig-config-applied", std::move(findings),
                          "every MIG node is settled and shows the geometry its config predicts",
                          "wait for or repair mig-manager on these nodes (gpu-tenancy reconfigure "
                          "applies a config and checks the result)");
-  if (r.status == CheckStatus::kPass && in.mig_parted == nullptr) {
+  if (r.status == CheckStatus::kPass && mig_nodes == 0) {
+    r.detail = "no MIG nodes";
+  } else if (r.status == CheckStatus::kPass && in.mig_parted == nullptr) {
     r.status = CheckStatus::kWarn;
     r.detail = "every MIG node is settled; geometry not compared (no mig-parted config given)";
     r.fix = "pass the mig-parted config (--mig-parted-config) to compare geometries";
-  } else if (r.status == CheckStatus::kPass && !compared) {
-    r.detail = "no MIG nodes";
   }
   return r;
 }
@@ -278,7 +278,7 @@ CheckResult CanarySliceFree(const AuditInputs& in) {
     }
   }
   CheckResult r = Result(
-      in, "canary-slice-free", std::move(findings),
+      "canary-slice-free", std::move(findings),
       canary ? "every MIG node keeps its canary slice free" : "the policy reserves no canary slice",
       "free a canary slice on these nodes (move a pod), or change the geometry");
   return r;
@@ -358,7 +358,7 @@ CheckResult EscapeHatchesHeldByDeviceTiers(const AuditInputs& in) {
         {h.object, absl::StrCat(h.what, "; tenant ", who.name, " (tier ",
                                 who.tier ? who.tier->name : "none", ") has no device access")});
   }
-  return Result(in, "device-escape-hatches", std::move(findings),
+  return Result("device-escape-hatches", std::move(findings),
                 "only tiers with device access hold privileged pods, device host paths or DRA "
                 "admin access",
                 "remove the escape hatch from these objects, or move them to a tenant whose tier "
