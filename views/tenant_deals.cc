@@ -113,7 +113,8 @@ void AddPodEntries(const topology::NodeState& node, const topology::PodHold& hol
 void AddClaimEntries(const topology::ModelState& state,
                      std::map<std::string, std::vector<Entry>>& by_node) {
   const topology::DraState& dra = state.snapshot->dra();
-  for (const topology::DraClaim& claim : dra.claims) {
+  for (const topology::DraClaim* held : dra.claims.Sorted()) {
+    const topology::DraClaim& claim = *held;
     if (!claim.allocated) continue;
     const std::string tenant = TenantOf(*state.policy, *state.snapshot, claim.namespace_name);
     for (const topology::DraAllocationResult& result : claim.results) {
@@ -345,7 +346,8 @@ std::vector<TenantDeal> TenantDeals(const topology::ModelState& state) {
             topology::QuotaLines(tenant->quota, topology::TenantUsage(snapshot, policy, name));
       }
     }
-    for (const topology::DraClaim& claim : snapshot.dra().claims) {
+    for (const topology::DraClaim* held : snapshot.dra().claims.Sorted()) {
+      const topology::DraClaim& claim = *held;
       if (TenantOf(policy, snapshot, claim.namespace_name) != name) continue;
       for (const topology::DraRequest& request : claim.requests) {
         deal.claim_selectors.push_back(
