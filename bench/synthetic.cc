@@ -259,6 +259,12 @@ tenants:
   - name: research
     tier: trusted
     namespaces: [research]
+  - name: team-a
+    tier: trusted
+    namespaces: [team-a]
+    quota:
+      gpus: 1000
+      migComputeSlices: 7000
 unknownTenant: trusted
 poolLabel: gpu-tenancy.io/pool
 pools:
