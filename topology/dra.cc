@@ -94,10 +94,6 @@ std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>
 
 namespace {
 
-std::string ClaimKey(absl::string_view namespace_name, absl::string_view name) {
-  return absl::StrCat(namespace_name, "/", name);
-}
-
 // Adds (sign +1) or removes (sign -1) what an allocated claim holds in quota units.
 void CountClaimUsage(DraState& state, const DraClaim& claim, int sign) {
   if (!claim.allocated) return;
@@ -147,25 +143,36 @@ DraClaimSet DraClaimSet::Of(std::vector<DraClaim> claims) {
 }
 
 const DraClaim* DraClaimSet::Find(absl::string_view namespace_name, absl::string_view name) const {
-  const std::shared_ptr<const DraClaim>* found = by_key_.Find(ClaimKey(namespace_name, name));
+  const InNamespace* claims = by_namespace_.Find(namespace_name);
+  if (!claims) return nullptr;
+  const std::shared_ptr<const DraClaim>* found = claims->Find(name);
   return found ? found->get() : nullptr;
 }
 
 std::shared_ptr<const DraClaim> DraClaimSet::Put(std::shared_ptr<const DraClaim> claim) {
-  std::string key = ClaimKey(claim->namespace_name, claim->name);
   std::shared_ptr<const DraClaim> before;
-  if (const auto* found = by_key_.Find(key)) before = *found;
-  by_key_.Put(std::move(key), std::move(claim));
+  std::string name = claim->name;
+  by_namespace_.Update(claim->namespace_name, [&](InNamespace& claims) {
+    if (const auto* found = claims.Find(name)) before = *found;
+    claims.Put(std::move(name), std::move(claim));
+  });
+  if (!before) ++size_;
   return before;
 }
 
 std::shared_ptr<const DraClaim> DraClaimSet::Erase(absl::string_view namespace_name,
                                                    absl::string_view name) {
-  const std::string key = ClaimKey(namespace_name, name);
-  const auto* found = by_key_.Find(key);
+  const InNamespace* claims = by_namespace_.Find(namespace_name);
+  const std::shared_ptr<const DraClaim>* found = claims ? claims->Find(name) : nullptr;
   if (!found) return nullptr;
   std::shared_ptr<const DraClaim> before = *found;
-  by_key_.Erase(key);
+  bool now_empty = false;
+  by_namespace_.Update(std::string(namespace_name), [&](InNamespace& in) {
+    in.Erase(name);
+    now_empty = in.empty();
+  });
+  if (now_empty) by_namespace_.Erase(namespace_name);
+  --size_;
   return before;
 }
 

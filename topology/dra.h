@@ -216,18 +216,35 @@ class DraClaimSet {
   // Removes it; returns the one removed, or null when absent.
   std::shared_ptr<const DraClaim> Erase(absl::string_view namespace_name, absl::string_view name);
 
-  size_t size() const { return by_key_.size(); }
-  bool empty() const { return by_key_.empty(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
   // Calls f(const DraClaim&) for each, in unspecified order.
   template <typename F>
   void ForEach(F&& f) const {
-    by_key_.ForEach([&](const std::string&, const std::shared_ptr<const DraClaim>& c) { f(*c); });
+    by_namespace_.ForEach([&](const std::string&, const InNamespace& claims) {
+      claims.ForEach([&](const std::string&, const std::shared_ptr<const DraClaim>& c) { f(*c); });
+    });
+  }
+  // Calls f(namespace) for each namespace that has claims, in unspecified order.
+  template <typename F>
+  void ForEachNamespace(F&& f) const {
+    by_namespace_.ForEach([&](const std::string& ns, const InNamespace&) { f(ns); });
+  }
+  // Calls f(const DraClaim&) for each claim of one namespace, in unspecified order: what a
+  // tenant's admission reads, without visiting the other tenants' claims.
+  template <typename F>
+  void ForEachIn(absl::string_view namespace_name, F&& f) const {
+    const InNamespace* claims = by_namespace_.Find(namespace_name);
+    if (!claims) return;
+    claims->ForEach([&](const std::string&, const std::shared_ptr<const DraClaim>& c) { f(*c); });
   }
   // Every claim, by namespace and then name.
   std::vector<const DraClaim*> Sorted() const;
 
  private:
-  PersistentMap<std::string, std::shared_ptr<const DraClaim>> by_key_;  // "namespace/name"
+  using InNamespace = PersistentMap<std::string, std::shared_ptr<const DraClaim>>;  // by name
+  PersistentMap<std::string, InNamespace> by_namespace_;
+  size_t size_ = 0;
 };
 
 // What the cluster's DRA objects say, as one value a snapshot shares: the current devices and

@@ -104,21 +104,20 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
                                        absl::flat_hash_set<std::string>* observed_claims) {
   topology::QuotaUsage held = topology::TenantUsage(snapshot, policy, tenant);
   const topology::DraState& dra = snapshot.dra();
-  dra.claims.ForEach([&](const topology::DraClaim& claim) {
-    if (topology::ResolveTenant(policy, claim.namespace_name,
-                                snapshot.NamespaceLabels(claim.namespace_name))
-            .name != tenant) {
-      return;
-    }
-    if (observed_claims) observed_claims->insert(ClaimKey(claim.namespace_name, claim.name));
-    if (claim.allocated) {
-      topology::QuotaUsage memory;
-      memory.gpu_memory_mib = topology::AllocatedClaimMemoryMib(claim, dra);
-      held.Add(memory);
-    } else if (!claim.extended_resource_claim) {
-      // Pending: admitted, so it may be allocated at any moment up to its bound.
-      held.Add(topology::CountClaimQuota(claim, dra).usage);
-    }
+  // Per namespace, not per claim: a tenant's admission reads its own claims only.
+  dra.claims.ForEachNamespace([&](const std::string& ns) {
+    if (topology::ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)).name != tenant) return;
+    dra.claims.ForEachIn(ns, [&](const topology::DraClaim& claim) {
+      if (observed_claims) observed_claims->insert(ClaimKey(claim.namespace_name, claim.name));
+      if (claim.allocated) {
+        topology::QuotaUsage memory;
+        memory.gpu_memory_mib = topology::AllocatedClaimMemoryMib(claim, dra);
+        held.Add(memory);
+      } else if (!claim.extended_resource_claim) {
+        // Pending: admitted, so it may be allocated at any moment up to its bound.
+        held.Add(topology::CountClaimQuota(claim, dra).usage);
+      }
+    });
   });
   return held;
 }
