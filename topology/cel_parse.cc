@@ -15,7 +15,8 @@ namespace {
 // (syntax or unsupported) stops it; `depth_` bounds the recursion and the tree's height.
 class Parser {
  public:
-  explicit Parser(std::vector<CelToken> tokens) : tokens_(std::move(tokens)) {}
+  Parser(std::vector<CelToken> tokens, const CelDialect* dialect)
+      : tokens_(std::move(tokens)), dialect_(dialect) {}
 
   CelAst Run() {
     std::optional<int> root = Expr();
@@ -230,6 +231,12 @@ class Parser {
         continue;
       }
       Take();
+      if (dialect_ && (name == "exists" || name == "all")) {
+        std::optional<int> macro = Comprehension(target, /*all=*/name == "all");
+        if (!macro) return std::nullopt;
+        target = *macro;
+        continue;
+      }
       // Named before the arguments are parsed: a macro's arguments declare variables.
       if (std::optional<std::string> why = UnsupportedMethod(target, name)) {
         return Unsupported(std::move(*why));
@@ -241,6 +248,33 @@ class Parser {
       target = *call;
     }
     return std::nullopt;
+  }
+
+  // `range.exists(x, predicate)` / `.all(...)`, after its '(': x is bound in the predicate only.
+  std::optional<int> Comprehension(int range, bool all) {
+    if (Peek().kind != CelTok::kIdent) return Fail("expected an iteration variable");
+    std::string variable = Take().text;
+    if (variable == "in" || variable == "null" || variable == "true" || variable == "false") {
+      return Fail("expected an iteration variable");
+    }
+    if (!Accept(CelTok::kComma)) return Fail("expected ',' after the iteration variable");
+    scope_.push_back(variable);
+    std::optional<int> predicate = Expr();
+    scope_.pop_back();
+    if (!predicate) return std::nullopt;
+    if (!Accept(CelTok::kRParen)) return Fail("expected ')' after the macro's predicate");
+    CelNode n;
+    n.kind = CelNode::Kind::kComprehension;
+    n.flag = all;
+    n.text = std::move(variable);
+    n.args = {range, *predicate};
+    return Add(std::move(n));
+  }
+
+  bool Bound(const std::string& name) const {
+    return std::find(scope_.begin(), scope_.end(), name) != scope_.end() ||
+           std::find(dialect_->variables.begin(), dialect_->variables.end(), name) !=
+               dialect_->variables.end();
   }
 
   std::optional<int> Select(int target, std::string name) {
@@ -367,8 +401,18 @@ class Parser {
       n.flag = name == "true";
       return Add(std::move(n));
     }
-    if (name == "null") return Unsupported("null");
+    if (name == "null") {
+      if (!dialect_) return Unsupported("null");
+      return Leaf(CelNode::Kind::kNull);
+    }
     if (name == "in") return Fail("unexpected 'in'");
+    if (dialect_ && Peek().kind != CelTok::kLParen) {
+      if (!Bound(name)) return Unsupported(absl::StrCat("undeclared reference to '", name, "'"));
+      CelNode n;
+      n.kind = CelNode::Kind::kIdent;
+      n.text = name;
+      return Add(std::move(n));
+    }
     if (Peek().kind != CelTok::kLParen) {
       if (name == "device" || name == "cel") {
         // Meaningful only with a field: Select turns device.driver, .attributes and .capacity
@@ -412,6 +456,8 @@ class Parser {
   }
 
   std::vector<CelToken> tokens_;
+  const CelDialect* dialect_ = nullptr;  // null: the device selector dialect
+  std::vector<std::string> scope_;       // iteration variables of the enclosing macros
   size_t pos_ = 0;
   int depth_ = 0;
   std::vector<int> heights_;  // per node of ast_
@@ -421,7 +467,9 @@ class Parser {
 
 }  // namespace
 
-CelAst ParseCel(absl::string_view expression) {
+namespace {
+
+CelAst Parse(absl::string_view expression, const CelDialect* dialect) {
   std::string error;
   std::vector<CelToken> tokens = LexCel(expression, &error);
   if (!error.empty()) {
@@ -429,7 +477,15 @@ CelAst ParseCel(absl::string_view expression) {
     failed.unsupported = std::move(error);
     return failed;
   }
-  return Parser(std::move(tokens)).Run();
+  return Parser(std::move(tokens), dialect).Run();
+}
+
+}  // namespace
+
+CelAst ParseCel(absl::string_view expression) { return Parse(expression, nullptr); }
+
+CelAst ParseCel(absl::string_view expression, const CelDialect& dialect) {
+  return Parse(expression, &dialect);
 }
 
 }  // namespace topology

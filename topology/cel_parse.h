@@ -1,7 +1,8 @@
 // The parse half of the DRA selector evaluator (topology/dra_selector.h): CEL text to a small
 // tree, for the subset of CEL that device selectors use. Anything outside the subset, and any
 // syntax error, is reported as the reason the expression cannot be evaluated; nothing here
-// throws or recurses without bound (nesting is capped at kMaxCelDepth).
+// throws or recurses without bound (nesting is capped at kMaxCelDepth). Two dialects share
+// the grammar: device selectors (dra_selector.h) and plain data (cel_data.h).
 //
 //   CelAst ast = ParseCel("device.driver == 'gpu.nvidia.com'");
 //   if (!ast.unsupported.empty()) ...;   // e.g. "function matches"
@@ -43,6 +44,10 @@ struct CelNode {
     kTernary,     // args[0] ? args[1] : args[2]
     kCompare,     // args[0] op args[1]
     kIn,          // args[0] in args[1]
+    // The plain-data dialect only (CelDialect):
+    kIdent,          // text: a variable the caller binds, or a macro's iteration variable
+    kNull,           // null
+    kComprehension,  // args[0].exists(text, args[1]), or .all(...) when `flag`
   };
   Kind kind = Kind::kBool;
   bool flag = false;
@@ -61,7 +66,16 @@ struct CelAst {
   std::string unsupported;
 };
 
+// The DRA selector dialect: `device` and `cel` are the only names, no macros, no null.
 CelAst ParseCel(absl::string_view expression);
+
+// The plain-data dialect, for expressions over JSON-like objects (Kubernetes admission
+// matchConditions): the caller's `variables` are values of any shape, `x.f` and `x[k]` select
+// from them, and the macros exists() and all() and the literal null are understood.
+struct CelDialect {
+  std::vector<std::string> variables;
+};
+CelAst ParseCel(absl::string_view expression, const CelDialect& dialect);
 
 }  // namespace topology
 

@@ -193,6 +193,9 @@ class Evaluator {
       case CelNode::Kind::kCall:
         return Call(n);
       case CelNode::Kind::kVariable:  // the parser replaces these; never reached
+      case CelNode::Kind::kIdent:     // the plain-data dialect's; never parsed for selectors
+      case CelNode::Kind::kNull:
+      case CelNode::Kind::kComprehension:
         break;
     }
     return Value::Error("unknown node");
