@@ -264,7 +264,8 @@ ClaimValidation ValidateClaim(const ClaimView& claim, const topology::Policy& po
 void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology::TenantRef& tenant,
                  bool update, JsonPatch& patch, std::vector<std::string>& changed,
                  std::vector<std::string>& warnings) {
-  if (!tenant.tier) return;
+  // Only claims for NVIDIA devices: the webhook's matchConditions send no others.
+  if (!tenant.tier || claim.nvidia_use.empty()) return;
   const JsonValue* metadata = FindNonNull(object, "metadata");
   if (!metadata || !metadata->IsObject()) return;
   size_t before = patch.size();

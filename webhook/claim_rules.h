@@ -20,10 +20,11 @@
 //   claim-mig-profile  a selector pinning MIG profiles the tenant may not use (claim_selectors.h)
 //   device-access      a request with adminAccess, unless the tier has deviceAccess
 // Warnings: an MPS config that relies on the driver's defaults (no cap set and no tenant limit).
-// Mutation: labels gpu-tenancy.io/tenant and gpu-tenancy.io/tier; the tenant's MPS limits are
-// written into MPS configs that lack them, and the tier's and tenant's device limits into every
-// NVIDIA GPU request as CEL selectors (claim_selectors.h), so the limits live in the cluster's
-// objects and the DRA allocator enforces them.
+// Mutation (claims for NVIDIA devices only, ClaimView::nvidia_use; the webhook's
+// matchConditions send no others): labels gpu-tenancy.io/tenant and gpu-tenancy.io/tier; the
+// tenant's MPS limits are written into MPS configs that lack them, and the tier's and tenant's
+// device limits into every NVIDIA GPU request as CEL selectors (claim_selectors.h), so the
+// limits live in the cluster's objects and the DRA allocator enforces them.
 // A claim's spec is immutable, so on UPDATE only the labels are mutated and nothing is denied.
 #ifndef GPU_TENANCY_WEBHOOK_CLAIM_RULES_H_
 #define GPU_TENANCY_WEBHOOK_CLAIM_RULES_H_

@@ -33,15 +33,11 @@ std::string CleanPath(absl::string_view path) {
   return absl::StrCat("/", absl::StrJoin(parts, "/"));
 }
 
-constexpr std::array<absl::string_view, 5> kDevicePaths = {"/dev/nvidia", "/dev/dri", "/run/nvidia",
-                                                           "/var/run/nvidia", "/tmp/nvidia-mps"};
-constexpr absl::string_view kMpsPipeDirectory = "/tmp/nvidia-mps";
-
 // Why a host path reaches GPU devices or the MPS pipe, or "".
 std::string HostPathReach(absl::string_view raw) {
   std::string path = CleanPath(raw);
-  if (absl::StrContains(path, "nvidia-mps")) return " (an MPS pipe directory)";
-  for (absl::string_view device : kDevicePaths) {
+  if (absl::StrContains(path, kMpsPipeMarker)) return " (an MPS pipe directory)";
+  for (absl::string_view device : kDeviceHostPaths) {
     // /dev/nvidia0, /dev/nvidiactl, /run/nvidia-persistenced...; /dev/dri only as a directory.
     if (device == "/dev/dri" ? (path == device || absl::StartsWith(path, "/dev/dri/"))
                              : absl::StartsWith(path, device)) {
@@ -49,7 +45,7 @@ std::string HostPathReach(absl::string_view raw) {
     }
   }
   // A parent directory mounts everything below it.
-  for (absl::string_view device : kDevicePaths) {
+  for (absl::string_view device : kDeviceHostPaths) {
     if (path == "/" || absl::StartsWith(device, absl::StrCat(path, "/"))) {
       return absl::StrCat(", which contains ", device, device == kMpsPipeDirectory ? "" : "*");
     }
@@ -69,7 +65,8 @@ std::vector<Finding> DeviceAccessFindings(const PodView& pod) {
     }
     for (const std::string& cap : c.capabilities_added) {
       std::string upper = absl::AsciiStrToUpper(cap);
-      if (upper == "SYS_ADMIN" || upper == "CAP_SYS_ADMIN" || upper == "ALL") {
+      if (std::find(kDeviceCapabilities.begin(), kDeviceCapabilities.end(), upper) !=
+          kDeviceCapabilities.end()) {
         out.push_back({absl::StrCat(c.Label(), " adds capability ", cap,
                                     upper == "ALL" ? " (which includes SYS_ADMIN)" : ""),
                        "remove it from securityContext.capabilities.add"});

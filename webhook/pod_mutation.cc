@@ -188,7 +188,9 @@ std::vector<std::string> AllowedPools(const topology::Policy& policy, const topo
 void MutatePod(const JsonValue& pod, const PodView& view, const topology::Policy& policy,
                const topology::TenantRef& tenant, bool update, JsonPatch& patch,
                std::vector<std::string>& changed) {
-  if (!tenant.tier) return;
+  // A pod without GPUs is not ours to label: the webhook's matchConditions keep such pods
+  // from reaching it at all, and the reply must not depend on whether they did.
+  if (!tenant.tier || !view.HasGpuRequests()) return;
   const JsonValue* metadata = FindNonNull(pod, "metadata");
   const JsonValue* spec = FindNonNull(pod, "spec");
   if (!metadata || !metadata->IsObject() || !spec || !spec->IsObject()) return;

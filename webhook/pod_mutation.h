@@ -1,4 +1,5 @@
-// The mutating webhook's changes to a Pod, as JSON Patch operations:
+// The mutating webhook's changes to a GPU Pod (PodView::HasGpuRequests; other pods are left
+// alone, and the webhook's matchConditions do not send them), as JSON Patch operations:
 //   - labels gpu-tenancy.io/tenant and gpu-tenancy.io/tier (the resolved tenant; a user-set
 //     value is overwritten);
 //   - the GPU memory annotation normalised to whole MiB ("16Gi" -> "16384Mi"), from what the

@@ -25,6 +25,18 @@ namespace webhook::pod_rules_internal {
 inline constexpr std::array<absl::string_view, 3> kDeviceEnv = {
     "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_MPS_PIPE_DIRECTORY"};
 
+// The added capabilities device-access refuses (compared upper-cased): SYS_ADMIN opens the
+// device files the device plugin did not give the container.
+inline constexpr std::array<absl::string_view, 3> kDeviceCapabilities = {"SYS_ADMIN",
+                                                                         "CAP_SYS_ADMIN", "ALL"};
+
+// Host paths that reach GPU devices or the MPS pipe (as prefixes of the cleaned path; /dev/dri
+// only as the directory and below), and the marker of an MPS pipe directory anywhere in a path.
+inline constexpr std::array<absl::string_view, 5> kDeviceHostPaths = {
+    "/dev/nvidia", "/dev/dri", "/run/nvidia", "/var/run/nvidia", "/tmp/nvidia-mps"};
+inline constexpr absl::string_view kMpsPipeDirectory = "/tmp/nvidia-mps";
+inline constexpr absl::string_view kMpsPipeMarker = "nvidia-mps";
+
 // Resource names a container asks for (requests or limits), with the larger of the two.
 std::vector<std::pair<std::string, topology::Quantity>> ContainerResources(const ContainerView& c);
 

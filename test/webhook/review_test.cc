@@ -342,14 +342,18 @@ TEST(ReviewTest, NamespaceLabelsComeFromTheSnapshot) {
 TEST(ReviewTest, OutcomeCarriesPatchJson) {
   topology::Policy policy = TestPolicy();
   rapidjson::Document pod = Yaml(
-      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: main}\n");
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: main, "
+      "resources: {limits: {nvidia.com/gpu.memory: 1024}}}\n");
   ReviewOptions o;
+  o.operation = "UPDATE";  // metadata only
+  o.old_object = &pod;
   webhook::ReviewOutcome out =
       webhook::Review(webhook_test::MakeReview(pod, o), ReviewKind::kMutate, policy, {});
   EXPECT_TRUE(
       Json(out.patch_json) ==
       Json(
-          R"([{"op":"add","path":"/metadata/labels","value":{"gpu-tenancy.io/tenant":"acme","gpu-tenancy.io/tier":"untrusted"}}])"))
+          R"([{"op":"add","path":"/metadata/labels","value":{"gpu-tenancy.io/tenant":"acme","gpu-tenancy.io/tier":"untrusted"}},
+              {"op":"add","path":"/metadata/annotations","value":{"gpu-tenancy.io/gpu-memory":"1024Mi"}}])"))
       << out.patch_json;
   webhook::ReviewOutcome v =
       webhook::Review(webhook_test::MakeReview(pod, o), ReviewKind::kValidate, policy, {});
