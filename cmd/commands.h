@@ -19,6 +19,7 @@ int RunReconfigure(const std::vector<std::string>& args);
 int RunSchedulerConfig(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
 int RunUi(const std::vector<std::string>& args);
+int RunWebhookConfig(const std::vector<std::string>& args);
 
 // Prints "error: ..." (and the usage text if given) to stderr; returns 2.
 int UsageError(const absl::Status& status, const char* usage);

@@ -36,6 +36,7 @@ constexpr char kUsage[] =
     "  reconfigure       change a node's MIG geometry safely (drain, apply, validate, roll back)\n"
     "  scheduler-config  the kube-scheduler extender entry for every GPU resource name\n"
     "  ui                the sharing-mode picker in a browser, on a local port\n"
+    "  webhook-config    the admission webhook configurations, with their matchConditions\n"
     "  version           print the version\n\n"
     "Run 'gpu-tenancy COMMAND --help' for a command's flags.\n";
 
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return cmd::RunServe(args);
   if (command == "reconfigure") return cmd::RunReconfigure(args);
   if (command == "scheduler-config") return cmd::RunSchedulerConfig(args);
+  if (command == "webhook-config") return cmd::RunWebhookConfig(args);
   if (command == "ui") return cmd::RunUi(args);
   if (command == "version" || command == "--version") {
     std::cout << "gpu-tenancy " << GPU_TENANCY_VERSION << "\n";

@@ -95,7 +95,13 @@ std::string DeviceHostPath(absl::string_view p) {
     }
   }
   parts.push_back(absl::StrCat(p, " in ", ListOf(parents)));
-  return absl::StrJoin(parts, " || ");
+  std::vector<std::string> unique;
+  for (std::string& part : parts) {
+    if (std::find(unique.begin(), unique.end(), part) == unique.end()) {
+      unique.push_back(std::move(part));
+    }
+  }
+  return absl::StrJoin(unique, " || ");
 }
 
 // The PriorityClass names every tenant with a list allows; nullopt when no tenant has one.

@@ -9,8 +9,15 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/config_loader.h"
+#include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/deploy/deploy_fixture.h"
+#include "test/support/shell.h"
+#include "test/webhook/cel_json.h"
+#include "topology/cel_data.h"
+#include "webhook/match_conditions.h"
 
 namespace {
 
@@ -19,6 +26,8 @@ using deploy_test::DeployTest;
 using deploy_test::Json;
 using deploy_test::kNamespace;
 using deploy_test::kService;
+using deploy_test::ReadFile;
+using deploy_test::Source;
 using deploy_test::Str;
 using deploy_test::Strings;
 using rapidjson::Value;
@@ -132,6 +141,107 @@ TEST_F(DeployTest, WebhooksFailClosedButNeverBlockTheControlPlane) {
       }
     }
   }
+}
+
+// The shipped webhooks.yaml is `gpu-tenancy webhook-config` for the shipped policy: the
+// conditions cannot fall behind a rule's inputs or the policy's names.
+TEST(WebhookConfigGeneratedTest, ShippedConfigIsTheGeneratorsOutput) {
+  testing_support::CommandResult r = testing_support::RunShell(
+      absl::StrCat(testing_support::ShellQuote(GT_BINARY), " webhook-config --policy ",
+                   testing_support::ShellQuote(Source("manifests/base/policy.yaml"))));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string shipped = ReadFile(Source("manifests/base/webhooks.yaml"));
+  if (shipped != r.out) {
+    std::vector<std::string> a = absl::StrSplit(shipped, '\n');
+    std::vector<std::string> b = absl::StrSplit(r.out, '\n');
+    size_t i = 0;
+    while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+    ADD_FAILURE() << "manifests/base/webhooks.yaml drifted from the generator at line " << i + 1
+                  << "\n  shipped:   " << (i < a.size() ? a[i] : "<end of file>")
+                  << "\n  generated: " << (i < b.size() ? b[i] : "<end of output>")
+                  << "\nregenerate it with\n  gpu-tenancy webhook-config --policy "
+                     "manifests/base/policy.yaml > manifests/base/webhooks.yaml";
+  }
+  // A bad policy is a clear error, not a configuration.
+  r = testing_support::RunShell(absl::StrCat(testing_support::ShellQuote(GT_BINARY),
+                                             " webhook-config --policy /nonexistent/policy.yaml"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--policy"), std::string::npos) << r.err;
+}
+
+// Rendered by kustomize as kube-apiserver would receive them, each webhook carries one
+// condition that is the generator's for the shipped policy, and that, evaluated on the rendered
+// text, skips a CPU-only pod and selects a GPU pod, a privileged pod and a GPU claim.
+TEST_F(DeployTest, WebhooksCarryTheirMatchConditions) {
+  absl::StatusOr<topology::Policy> policy =
+      common::LoadPolicy(ReadFile(Source("manifests/base/policy.yaml")));
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  struct Hook {
+    const char* kind;
+    webhook::ReviewKind review;
+  };
+  struct Probe {
+    const char* name;
+    const char* kind;
+    const char* object;
+    bool validate, mutate;  // selected by each webhook
+  };
+  const std::vector<Probe> probes = {
+      {"CPU-only pod", "Pod",
+       R"({"metadata":{"name":"web"},"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"1"}}}]}})",
+       false, false},
+      {"GPU pod", "Pod",
+       R"({"metadata":{"name":"g"},"spec":{"containers":[{"name":"a","resources":{"limits":{"nvidia.com/mig-1g.10gb":"1"}}}]}})",
+       true, true},
+      {"privileged pod", "Pod",
+       R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"a","securityContext":{"privileged":true}}]}})",
+       true, false},
+      {"GPU claim", "ResourceClaim",
+       R"({"metadata":{"name":"c"},"spec":{"devices":{"requests":[{"name":"g","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}})",
+       true, true},
+  };
+  for (const char* render : {"base", "cert-manager", "static-certs"}) {
+    for (const Hook& hook : {Hook{"ValidatingWebhookConfiguration", webhook::ReviewKind::kValidate},
+                             Hook{"MutatingWebhookConfiguration", webhook::ReviewKind::kMutate}}) {
+      SCOPED_TRACE(absl::StrCat(render, " ", hook.kind));
+      const Value* config = Get(render).Find(hook.kind, "gpu-tenancy");
+      ASSERT_NE(config, nullptr);
+      const Value* conditions = At(config, "/webhooks/0/matchConditions");
+      ASSERT_TRUE(conditions && conditions->IsArray() && conditions->Size() == 1);
+      const webhook::MatchCondition want = webhook::WebhookMatchCondition(*policy, hook.review);
+      EXPECT_EQ(Str(config, "/webhooks/0/matchConditions/0/name"), want.name);
+      const std::string expression = Str(config, "/webhooks/0/matchConditions/0/expression");
+      EXPECT_EQ(expression, want.expression);
+      topology::CelCondition condition = topology::CelCondition::Compile(
+          expression, {std::begin(webhook::kMatchConditionVariables),
+                       std::end(webhook::kMatchConditionVariables)});
+      ASSERT_TRUE(condition.supported()) << condition.unsupported_reason();
+      for (const Probe& p : probes) {
+        SCOPED_TRACE(p.name);
+        absl::StatusOr<rapidjson::Document> object = common::ParseJson(p.object);
+        ASSERT_TRUE(object.ok()) << object.status();
+        const topology::CelData object_data = webhook_test::ToCelData(*object);
+        const topology::CelData request = topology::CelData::Map(
+            {{"operation", topology::CelData::String("CREATE")},
+             {"kind", topology::CelData::Map({{"kind", topology::CelData::String(p.kind)}})}});
+        topology::CelResult r =
+            condition.Evaluate({{"object", &object_data}, {"request", &request}});
+        const bool want_selected =
+            hook.review == webhook::ReviewKind::kValidate ? p.validate : p.mutate;
+        EXPECT_EQ(r.outcome,
+                  want_selected ? topology::CelOutcome::kTrue : topology::CelOutcome::kFalse)
+            << r.detail;
+      }
+    }
+  }
+  // Ephemeral containers (kubectl debug) reach validation through their subresource.
+  const Value* validate = Get("base").Find("ValidatingWebhookConfiguration", "gpu-tenancy");
+  ASSERT_NE(validate, nullptr);
+  bool ephemeral = false;
+  for (const Value& rule : At(validate, "/webhooks/0/rules")->GetArray()) {
+    ephemeral |= absl::c_linear_search(Strings(&rule, "/resources"), "pods/ephemeralcontainers");
+  }
+  EXPECT_TRUE(ephemeral);
 }
 
 }  // namespace
