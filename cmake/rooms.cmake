@@ -1,4 +1,4 @@
-# Rooms (ARCHITECTURE.md): a library's include path holds only its own folder and the rooms it
+# Rooms (docs/architecture.md): a library's include path holds only its own folder and the rooms it
 # may depend on, as a folder of links made at configure time (build/rooms/<room>/). Including a
 # header of any other room is then "No such file" when compiling, not a finding in review.
 # test/, bench/ and fuzz/ see the whole tree. test/CMakeLists.txt checks that each room is

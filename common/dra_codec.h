@@ -1,5 +1,5 @@
 // resource.k8s.io JSON to the DRA model (topology/dra.h): ResourceSlice, ResourceClaim and
-// DeviceClass, in the v1, v1beta2 and v1beta1 shapes (shared/spec/dra.md §2-§4). Errors are
+// DeviceClass, in the v1, v1beta2 and v1beta1 shapes (docs/wire/dra.md). Errors are
 // InvalidArgument naming the JSON path that was wrong, e.g.
 // "resourceslice.spec.pool.name: missing".
 //

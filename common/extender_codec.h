@@ -1,5 +1,5 @@
 // kube-scheduler extender wire format (k8s.io/kube-scheduler/extender/v1; see
-// spec/extender-wire.md). Requests use Go field names (PascalCase) matched case-insensitively;
+// docs/wire/extender.md). Requests use Go field names (PascalCase) matched case-insensitively;
 // every wrapper key may be null. Full-Node requests are answered with the original Node JSON
 // values, so the parsed request document is kept alive and its items are written back as-is.
 #ifndef GPU_TENANCY_COMMON_EXTENDER_CODEC_H_

@@ -11,8 +11,8 @@
 //
 // Claims that become allocated or released after the first list are written to the audit log
 // (SetAuditLog). The first list is the baseline: allocations made before this process watched
-// are not reported, only changes it sees (a relist reports what the watch missed). Per STYLE,
-// this is state only: it records what the API says, and decides nothing.
+// are not reported, only changes it sees (a relist reports what the watch missed). As all of
+// kube/ (docs/architecture.md), this is state only: it records what the API says, decides nothing.
 //
 //   DraSource dra(client, state, reflector_options);
 //   dra.SetAuditLog(audit, [&] { return elector.is_leader(); });

@@ -1,6 +1,6 @@
 // What a node offers: its GPU resources classified by isolation (whole GPU, MIG instance, shared
 // replica), the memory behind each, its pool, and whether MIG is being reconfigured. Derived from
-// GFD / device-plugin / mig-manager labels and status.allocatable (see spec/gfd-labels.md).
+// GFD / device-plugin / mig-manager labels and status.allocatable (see docs/wire/gfd-labels.md).
 #ifndef GPU_TENANCY_TOPOLOGY_SUPPLY_H_
 #define GPU_TENANCY_TOPOLOGY_SUPPLY_H_
 

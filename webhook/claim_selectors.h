@@ -1,7 +1,7 @@
 // A tenant's limits written into its DRA claims as CEL device selectors, so that kube-scheduler's
 // DRA allocator itself enforces them (it ANDs a request's selectors with its class's; the first
 // false skips a device). For pods that use only claims, kube-scheduler never calls an extender,
-// so the claim is the only place these limits can live. Selectors (shared/spec/dra.md §6),
+// so the claim is the only place these limits can live. Selectors (docs/wire/dra.md),
 // each guarded with `in` so a device without the key is not a match rather than an error:
 //   device-types  the tier's sharing modes as NVIDIA device types: exclusive, timeslice and mps
 //                 use full GPUs ("gpu"), mig and mig-shared MIG devices ("mig"), exclusive also

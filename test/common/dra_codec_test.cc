@@ -1,7 +1,7 @@
-// resource.k8s.io JSON to the DRA model. The payloads in test/testdata/dra (captured from
-// kube-apiserver and kube-scheduler v1.36.2, copied unchanged from the shared fixtures) must
+// resource.k8s.io JSON to the DRA model. The payloads in test/testdata/dra (recorded from
+// kube-apiserver and kube-scheduler v1.36.2 and kept unchanged, docs/wire/README.md) must
 // parse as they are; the v1beta1 shapes (the `basic` device wrapper, flat requests) are written
-// here after shared/spec/dra.md §2 and §3.
+// here after docs/wire/dra.md.
 #include "common/dra_codec.h"
 
 #include <optional>
@@ -214,7 +214,7 @@ TEST(DraCodecTest, ClassicClaimIsRefused) {
             "resource.k8s.io/v1, v1beta2 or v1beta1)");
 }
 
-// --- other versions and shapes, after dra.md --------------------------------------------------
+// --- other versions and shapes, after docs/wire/dra.md -----------------------------------------
 
 TEST(DraCodecTest, V1beta1SliceWithBasicWrapper) {
   // A typed list whose items omit kind, as kube-apiserver serves them.

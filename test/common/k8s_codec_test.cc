@@ -1,5 +1,5 @@
-// Kubernetes JSON to model facts. The real payloads in test/testdata (captured from kube-apiserver
-// and kube-scheduler v1.28.7, copied unchanged from the shared fixtures) must parse as they are.
+// Kubernetes JSON to model facts. The real payloads in test/testdata (recorded from kube-apiserver
+// and kube-scheduler v1.28.7 and kept unchanged, docs/wire/README.md) must parse as they are.
 #include "common/k8s_codec.h"
 
 #include <string>

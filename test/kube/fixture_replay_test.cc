@@ -1,7 +1,8 @@
-// The payloads captured from a real kube-apiserver v1.28 (test/testdata/apiserver/, copied from
-// ../shared/fixtures/) replayed byte for byte by a small HTTPS server: the list pages with their
-// real continue token, the pod list, the namespace list, the chunked watch stream with its
-// bookmarks and the 410 of a compacted watch. The client must parse them unchanged.
+// The payloads captured from a real kube-apiserver v1.28 (test/testdata/apiserver/, kept
+// unchanged; see docs/wire/README.md) replayed byte for byte by a small HTTPS server: the list
+// pages with their real continue token, the pod list, the namespace list, the chunked watch
+// stream with its bookmarks and the 410 of a compacted watch. The client must parse them
+// unchanged.
 #include <httplib.h>
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // Node supply for every way GFD, the device plugin and mig-manager label a node
-// (spec/gfd-labels.md): MIG mixed and single, time-slicing renamed or not, MPS, exclusive,
+// (docs/wire/gfd-labels.md): MIG mixed and single, time-slicing renamed or not, MPS, exclusive,
 // reconfiguration, pools.
 #include "topology/supply.h"
 
