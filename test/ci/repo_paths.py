@@ -9,12 +9,18 @@ every tracked text file (`git ls-files`; outside a git work tree, every file but
     root or from the naming file's folder; a bare name must be the name of some tracked file;
   - paths that start with a top-level folder of the repository and end in a source or data
     extension (.h, .cc, .py, .sh, .yaml, .json, ...): must resolve likewise;
+  - paths that start with ../ must resolve from the naming file's folder (unless they leave
+    the repository);
   - relative link targets in Markdown files: must resolve from the file's folder.
 
-Tokens inside URLs and tokens written with shell variables (`$tmp/out.md`) are not paths of
-the repository and are skipped.
+Paths resolve from the repository root, from the naming file's folder, and (for test inputs
+named as the test helpers load them, `extender/bind.request.json`) from test/testdata. Tokens
+inside URLs, tokens written with shell variables (`$tmp/out.md`) and paths git ignores (the
+outputs of scripts, such as certs/out/) are not paths of the repository and are skipped, and
+so are recorded tool logs (*.log), whose paths are the tool's.
 
 Usage: repo_paths.py [--root DIR]   (default: the repository this script is in)
+       repo_paths.py --self-test      (the check run on small trees with known dangling paths)
 Prints one line per dangling reference, `file:line: names "path", which the repository lacks`,
 and exits 1 if there is any.
 """
@@ -25,7 +31,7 @@ import subprocess
 import sys
 
 # A path token: no word character, dot, slash, dash or shell/template sigil right before it.
-_START = r"(?<![\w./$@{}<>*-])"
+_START = r"(?<![\w./$@{}-])"
 _SEGMENT = r"[\w.+-]+"
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'`<>)\]]*")
 _MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -33,16 +39,44 @@ _SOURCE_EXTENSIONS = ("h", "cc", "py", "sh", "yaml", "yml", "json", "cmake", "tx
                       "supp", "html", "css", "js", "png", "svg")
 
 
-def tracked_files(root):
+def is_git_root(root):
     try:
         top = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel"],
                              capture_output=True, text=True)
-        if top.returncode == 0 and os.path.samefile(top.stdout.strip(), root):
-            out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True,
-                                 check=True).stdout
-            return [f for f in out.decode("utf-8").split("\0") if f]
-    except (OSError, subprocess.CalledProcessError):
+        return top.returncode == 0 and os.path.samefile(top.stdout.strip(), root)
+    except OSError:
+        return False
+
+
+def git_ignored(root, paths):
+    """The subset of `paths` that git ignores (generated outputs)."""
+    # git refuses the whole query when one path leaves the repository.
+    paths = [p for p in paths if not os.path.normpath(p).startswith("..")]
+    if not paths:
+        return set()
+    if is_git_root(root):
+        out = subprocess.run(["git", "-C", root, "check-ignore", "--no-index", "--stdin"],
+                             input="\n".join(paths) + "\n", capture_output=True, text=True)
+        return set(out.stdout.split())
+    # Without git (an exported tree): the root .gitignore's plain folder lines, such as
+    # "/certs/out/", are enough for the outputs the repository names.
+    folders = []
+    try:
+        with open(os.path.join(root, ".gitignore"), encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if line.endswith("/") and not line.startswith("#") and not set("*?[!") & set(line):
+                    folders.append(line.strip("/") + "/")
+    except OSError:
         pass
+    return {p for p in paths if any(p.startswith(folder) for folder in folders)}
+
+
+def tracked_files(root):
+    if is_git_root(root):
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True,
+                             check=True).stdout
+        return [f for f in out.decode("utf-8").split("\0") if f]
     files = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d != ".git" and not d.startswith("build")]
@@ -77,10 +111,13 @@ class Checker:
             ("source", re.compile(_START + r"((?:" + alternatives + r")/(?:" + _SEGMENT + r"/)*" +
                                   _SEGMENT + r"\.(?:" + "|".join(_SOURCE_EXTENSIONS) +
                                   r"))(?![\w/])")),
+            # ../... from the naming file's folder
+            ("relative", re.compile(_START + r"((?:\.\./)+(?:" + _SEGMENT + r"/?)*)")),
         ]
 
     def exists(self, path, base):
-        for candidate in (path, os.path.normpath(os.path.join(base, path))):
+        for candidate in (path, os.path.normpath(os.path.join(base, path)),
+                          os.path.normpath(os.path.join("test/testdata", path))):
             candidate = candidate.rstrip("/")
             if candidate in self.files or candidate in self.folders or candidate in ("", "."):
                 return True
@@ -95,6 +132,9 @@ class Checker:
                 token = strip_token(m.group(1))
                 if kind == "md" and "/" not in token:
                     ok = token in self.basenames
+                elif kind == "relative":
+                    resolved = os.path.normpath(os.path.join(base, token))
+                    ok = resolved.startswith("..") or self.exists(resolved, "")
                 else:
                     ok = self.exists(token, base)
                 if not ok:
@@ -104,23 +144,80 @@ class Checker:
                 target = m.group(1).split("#", 1)[0]
                 if not target or _URL.match(target) or target.startswith("mailto:"):
                     continue
-                if not self.exists(os.path.normpath(os.path.join(base, target)), base):
+                if not self.exists(os.path.normpath(os.path.join(base, target)), ""):
                     found.append(target)
         return sorted(set(found))
 
     def run(self):
-        problems = 0
+        found = []
         for name in sorted(self.files):
+            if name.endswith(".log"):
+                continue  # recorded tool output: its paths are the tool's, not ours
+            if os.path.abspath(os.path.join(self.root, name)) == os.path.abspath(__file__):
+                continue  # this file: its self-test names dangling paths on purpose
             try:
                 with open(os.path.join(self.root, name), encoding="utf-8") as f:
                     lines = f.readlines()
             except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
                 continue  # binary, or deleted in the work tree
             for number, line in enumerate(lines, 1):
-                for token in self.dangling(name, line):
-                    print(f'{name}:{number}: names "{token}", which the repository lacks')
-                    problems += 1
-        return problems
+                found.extend((name, number, token) for token in self.dangling(name, line))
+        ignored = git_ignored(self.root, sorted({token for _, _, token in found}))
+        return [(name, number, token) for name, number, token in found if token not in ignored]
+
+
+def report(problems):
+    for name, number, token in problems:
+        print(f'{name}:{number}: names "{token}", which the repository lacks')
+
+
+# The check must be able to fail: each case is a small tree (outside git, so every file counts
+# as tracked) whose src/a.h holds one line, and the dangling paths the check must report there.
+# The tree always has docs/present.md, docs/wire/page.md and src/a.h.
+_SELF_TEST_CASES = [
+    ("docs page", "// see docs/absent.md", ["docs/absent.md"]),
+    ("docs folder", "// see docs/gone/", ["docs/gone/"]),
+    ("test input", "// reads test/testdata/none/x.json", ["test/testdata/none/x.json"]),
+    ("bare md name", "// see ARCHITECTURE.md", ["ARCHITECTURE.md"]),
+    ("md path", "// see spec/extender-wire.md", ["spec/extender-wire.md"]),
+    ("source path", "// as src/gone.cc does", ["src/gone.cc"]),
+    ("relative path", "// copied from ../shared/fixtures/", ["../shared/fixtures/"]),
+    ("several", "// docs/present.md, STYLE.md and src/b.h", ["STYLE.md", "src/b.h"]),
+    ("present", "// docs/present.md, docs/wire/, page.md, src/a.h, ../docs/wire/page.md", []),
+    ("skipped", "// https://example.com/x/README.md, $tmp/out.md, ../../../outside.cc", []),
+]
+
+
+def self_test():
+    import tempfile
+    failures = 0
+    for name, line, expected in _SELF_TEST_CASES:
+        with tempfile.TemporaryDirectory() as root:
+            tree = {"docs/present.md": "[page](wire/page.md) [a.h](../src/a.h)\n",
+                    "docs/wire/page.md": "back to [present](../present.md#top)\n",
+                    "src/a.h": line + "\n"}
+            for path, text in tree.items():
+                os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
+                with open(os.path.join(root, path), "w", encoding="utf-8") as f:
+                    f.write(text)
+            got = sorted(token for _, _, token in Checker(root, tracked_files(root)).run())
+        if got == sorted(expected):
+            print(f"ok    {name}")
+        else:
+            print(f"FAIL  {name}: {line!r} reported {got}, expected {sorted(expected)}")
+            failures += 1
+    # A dangling Markdown link is reported at its line.
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "docs"))
+        with open(os.path.join(root, "docs/index.md"), "w", encoding="utf-8") as f:
+            f.write("# Index\n\nSee [the policy](policy-model.md#tiers).\n")
+        got = Checker(root, tracked_files(root)).run()
+    if got == [("docs/index.md", 3, "policy-model.md")]:
+        print("ok    markdown link")
+    else:
+        print(f"FAIL  markdown link: reported {got}")
+        failures += 1
+    return 1 if failures else 0
 
 
 def main():
@@ -128,11 +225,16 @@ def main():
     default_root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  "..", ".."))
     parser.add_argument("--root", default=default_root)
+    parser.add_argument("--self-test", action="store_true",
+                        help="check the checker on small trees with known dangling paths")
     args = parser.parse_args()
+    if args.self_test:
+        return self_test()
     root = os.path.abspath(args.root)
     problems = Checker(root, tracked_files(root)).run()
+    report(problems)
     if problems:
-        print(f"{problems} reference(s) to paths the repository lacks", file=sys.stderr)
+        print(f"{len(problems)} reference(s) to paths the repository lacks", file=sys.stderr)
         return 1
     print("every path named in the repository exists")
     return 0
