@@ -23,6 +23,7 @@
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "cmd/ui.h"
+#include "cmd/webhook_guard.h"
 #include "common/audit_log.h"
 #include "common/config_loader.h"
 #include "common/extender_codec.h"
@@ -64,6 +65,8 @@ constexpr char kUsage[] =
     "                         [--audit-log FILE|-]\n"
     "                         [--mig-parted-config FILE] [--scheduler-config FILE]\n"
     "                         [--log-level debug|info|warn|error] [--config FILE]\n"
+    "                         [--validating-webhook-config gpu-tenancy]\n"
+    "                         [--mutating-webhook-config gpu-tenancy]\n"
     "       gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
     "\n"
     "Without --cluster-file or --kubeconfig the cluster is read from kube-apiserver with the\n"
@@ -72,7 +75,10 @@ constexpr char kUsage[] =
     "admission denial and per DRA claim allocated or released (\"-\": stdout). The metrics\n"
     "listener also serves GET /debug/allocations, and the picker, the live GPU map and the\n"
     "isolation audit at /ui/ (--mig-parted-config and --scheduler-config: what the audit\n"
-    "compares MIG geometries and the extender's managedResources with).\n";
+    "compares MIG geometries and the extender's managedResources with). Against a live\n"
+    "cluster it reads the two webhook configurations (--validating-webhook-config,\n"
+    "--mutating-webhook-config) at start, on each policy reload and every --resync, and\n"
+    "reports matchConditions its policy would not make (gpu_tenancy_webhook_conditions_current).\n";
 
 const std::set<std::string> kValueFlags = {"cluster-file",
                                            "policy",
@@ -100,7 +106,9 @@ const std::set<std::string> kValueFlags = {"cluster-file",
                                            "max-connections-per-ip",
                                            "max-queued-requests",
                                            "mig-parted-config",
-                                           "scheduler-config"};
+                                           "scheduler-config",
+                                           "validating-webhook-config",
+                                           "mutating-webhook-config"};
 
 // The demo's ready-to-paste filter request: an untrusted tenant's MIG pod, names-only.
 constexpr char kDemoFilterRequest[] =
@@ -289,7 +297,8 @@ int RunServe(const std::vector<std::string>& args) {
     audit = *std::move(opened);
   }
   auto state = std::make_shared<kube::ClusterState>(common::BuiltinCatalog());
-  state->SetPolicy(std::make_shared<const topology::Policy>(*std::move(policy)));
+  auto initial_policy = std::make_shared<const topology::Policy>(*std::move(policy));
+  state->SetPolicy(initial_policy);
 
   // The cluster comes from a file (or the demo), or live from kube-apiserver.
   const bool live = !flags->Has("cluster-file") && !flags->Has("demo");
@@ -319,6 +328,7 @@ int RunServe(const std::vector<std::string>& args) {
   // Claim quotas reserve in per-tenant records (webhook/claim_quota.h); without an API server
   // they count against the snapshot alone.
   std::unique_ptr<kube::ConfigMapRecords> usage_records;
+  std::unique_ptr<WebhookGuard> webhook_guard;  // stale matchConditions (cmd/webhook_guard.h)
   if (live) {
     absl::StatusOr<kube::ApiConfig> config =
         flags->Has("kubeconfig")
@@ -337,6 +347,10 @@ int RunServe(const std::vector<std::string>& args) {
     binder = std::make_unique<kube::ApiBinder>(*api, *state, absl::ToChronoMilliseconds(assume_ttl),
                                                events.get());
     binder->SetAuditLog(audit.get());
+    webhook_guard = std::make_unique<WebhookGuard>(
+        *api, WebhookGuardOptions{flags->Get("validating-webhook-config", "gpu-tenancy"),
+                                  flags->Get("mutating-webhook-config", "gpu-tenancy"),
+                                  absl::ToChronoMilliseconds(resync)});
     source->SetClaimAudit(audit.get());
     if (leader_elect == "true") {
       kube::LeaderOptions lo;
@@ -542,12 +556,13 @@ int RunServe(const std::vector<std::string>& args) {
   kube::LiveSource* live_source = source.get();
   absl::StatusOr<std::unique_ptr<server::Server>> srv = server::Server::Create(
       setup->options, std::move(routes), std::move(readiness),
-      [state, live_source, leader, filter_rejections, admissions, binds, preempt_nodes,
-       audit](std::string& out) {
+      [state, live_source, leader, filter_rejections, admissions, binds, preempt_nodes, audit,
+       guard = webhook_guard.get()](std::string& out) {
         filter_rejections->AppendPrometheus(out);
         admissions->AppendPrometheus(out);
         binds->AppendPrometheus(out);
         preempt_nodes->AppendPrometheus(out);
+        if (guard) guard->AppendPrometheus(out);
         absl::StrAppend(&out, "# HELP gpu_tenancy_build_info Version of the running binary.\n",
                         "# TYPE gpu_tenancy_build_info gauge\n",
                         "gpu_tenancy_build_info{version=\"", GPU_TENANCY_VERSION, "\"} 1\n");
@@ -604,7 +619,8 @@ int RunServe(const std::vector<std::string>& args) {
   if (flags->Has("policy")) {
     std::string path = flags->Get("policy");
     policy_watch = std::make_unique<server::FileWatcher>(
-        std::vector<std::string>{path}, std::chrono::seconds(2), [state, path, &file_cluster] {
+        std::vector<std::string>{path}, std::chrono::seconds(2),
+        [state, path, &file_cluster, guard = webhook_guard.get()] {
           absl::StatusOr<std::string> text = ReadFile(path);
           absl::StatusOr<topology::Policy> next =
               text.ok() ? common::LoadPolicy(*text)
@@ -615,13 +631,16 @@ int RunServe(const std::vector<std::string>& args) {
                         {{"file", path}, {"reason", next.status().message()}});
             return;
           }
-          state->SetPolicy(std::make_shared<const topology::Policy>(*std::move(next)));
+          auto policy = std::make_shared<const topology::Policy>(*std::move(next));
+          state->SetPolicy(policy);
+          if (guard) guard->Recheck(policy);
           if (file_cluster) state->ReplaceAll(*file_cluster);  // recompute demands too
           common::Log(common::LogLevel::kInfo, "policy reloaded", {{"file", path}});
         });
   }
   if (source) source->Start();
   if (elector) elector->Start();
+  if (webhook_guard) webhook_guard->Start(initial_policy);
   (*srv)->Start();
   std::cout << "ready tls_port=" << (*srv)->tls_port() << " metrics_port=" << (*srv)->metrics_port()
             << std::endl;
@@ -638,6 +657,7 @@ int RunServe(const std::vector<std::string>& args) {
   sigwait(&signals, &received);
   common::Log(common::LogLevel::kInfo, "shutting down", {{"signal", absl::StrCat(received)}});
   policy_watch.reset();
+  if (webhook_guard) webhook_guard->Stop();
   (*srv)->Stop();                // readiness fails first, in-flight requests finish
   if (elector) elector->Stop();  // releases the lease so a peer takes over at once
   if (source) source->Stop();

@@ -1,5 +1,6 @@
 // The service's own objects in the renders: RBAC, the hardened Deployment, the optional
 // NetworkPolicy and the policy ConfigMap.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -101,6 +102,35 @@ TEST_F(DeployTest, RbacGrantsWhatTheServiceDoes) {
   EXPECT_FALSE(allows(role, "", "nodes", "update"));
   EXPECT_FALSE(allows(role, "", "pods", "delete"));
   EXPECT_FALSE(allows(role, "", "secrets", "get"));
+}
+
+// serve's stale-condition check (cmd/webhook_guard.h) GETs its own two webhook configurations,
+// named as rendered; the rule names those and grants nothing else on them.
+TEST_F(DeployTest, RbacReadsOnlyTheOwnWebhookConfigurations) {
+  const Render& r = Get("base");
+  const Value* role = r.Find("ClusterRole", "gpu-tenancy");
+  ASSERT_NE(role, nullptr);
+  for (const char* kind : {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}) {
+    EXPECT_NE(r.Find(kind, "gpu-tenancy"), nullptr) << kind;
+  }
+  const Value* rules = At(role, "/rules");
+  ASSERT_TRUE(rules && rules->IsArray());
+  int found = 0;
+  for (const Value& rule : rules->GetArray()) {
+    const std::vector<std::string> groups = Strings(&rule, "/apiGroups");
+    if (std::find(groups.begin(), groups.end(), "admissionregistration.k8s.io") == groups.end() &&
+        std::find(groups.begin(), groups.end(), "*") == groups.end()) {
+      continue;
+    }
+    ++found;
+    EXPECT_EQ(groups, std::vector<std::string>{"admissionregistration.k8s.io"});
+    EXPECT_EQ(Strings(&rule, "/resources"),
+              (std::vector<std::string>{"validatingwebhookconfigurations",
+                                        "mutatingwebhookconfigurations"}));
+    EXPECT_EQ(Strings(&rule, "/resourceNames"), std::vector<std::string>{"gpu-tenancy"});
+    EXPECT_EQ(Strings(&rule, "/verbs"), std::vector<std::string>{"get"});
+  }
+  EXPECT_EQ(found, 1);
 }
 
 TEST_F(DeployTest, DeploymentIsHardened) {

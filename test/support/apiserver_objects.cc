@@ -55,6 +55,14 @@ const ResourceInfo kInfos[kResourceCount] = {
      R"({"kind":"StatefulSet","apiVersion":"apps/v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{"selector":null,"template":{"metadata":{"creationTimestamp":null},"spec":{"containers":null}},"serviceName":"","updateStrategy":{}},"status":{"replicas":0,"availableReplicas":0}})"},
     {Resource::kDeployments, "deployments", "Deployment", "DeploymentList", "apps", "apps/v1", true,
      R"({"kind":"Deployment","apiVersion":"apps/v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null},"spec":{"selector":null,"template":{"metadata":{"creationTimestamp":null},"spec":{"containers":null}},"strategy":{}},"status":{}})"},
+    {Resource::kValidatingWebhookConfigurations, "validatingwebhookconfigurations",
+     "ValidatingWebhookConfiguration", "ValidatingWebhookConfigurationList",
+     "admissionregistration.k8s.io", "admissionregistration.k8s.io/v1", false,
+     R"({"kind":"ValidatingWebhookConfiguration","apiVersion":"admissionregistration.k8s.io/v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null}})"},
+    {Resource::kMutatingWebhookConfigurations, "mutatingwebhookconfigurations",
+     "MutatingWebhookConfiguration", "MutatingWebhookConfigurationList",
+     "admissionregistration.k8s.io", "admissionregistration.k8s.io/v1", false,
+     R"({"kind":"MutatingWebhookConfiguration","apiVersion":"admissionregistration.k8s.io/v1","metadata":{"resourceVersion":"%RV%","creationTimestamp":null}})"},
 };
 // clang-format on
 

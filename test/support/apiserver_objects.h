@@ -35,7 +35,7 @@ struct ResourceInfo {
   const char* bookmark;
 };
 
-inline constexpr int kResourceCount = 14;
+inline constexpr int kResourceCount = 16;
 
 const ResourceInfo& Info(Resource r);
 // "pods", "leases.coordination.k8s.io": how Status messages name a resource.

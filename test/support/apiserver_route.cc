@@ -38,6 +38,12 @@ bool ParseRoute(absl::string_view path, Route* route) {
     allowed = {Resource::kReplicaSets, Resource::kStatefulSets, Resource::kDeployments};
     route->api_version = "apps/v1";
     base = 3;
+  } else if (segs.size() >= 3 && segs[0] == "apis" && segs[1] == "admissionregistration.k8s.io" &&
+             segs[2] == "v1") {
+    allowed = {Resource::kValidatingWebhookConfigurations,
+               Resource::kMutatingWebhookConfigurations};
+    route->api_version = "admissionregistration.k8s.io/v1";
+    base = 3;
   } else if (segs.size() >= 3 && segs[0] == "apis" && segs[1] == kResourceGroup &&
              (segs[2] == "v1" || segs[2] == "v1beta2" || segs[2] == "v1beta1")) {
     // Whether the server offers this version is the server's to say (its options).

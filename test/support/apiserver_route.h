@@ -1,7 +1,8 @@
 // Test support, part of the kube-apiserver emulation (fake_apiserver.h): URL paths to resources.
 // /api/v1 (nodes, pods, namespaces, events, configmaps), /apis/coordination.k8s.io/v1 (leases),
 // /apis/events.k8s.io/v1 (events), /apis/policy/v1 (poddisruptionbudgets), /apis/apps/v1
-// (replicasets, statefulsets, deployments), /apis/resource.k8s.io/{v1,v1beta2,v1beta1}
+// (replicasets, statefulsets, deployments), /apis/admissionregistration.k8s.io/v1 (validating-
+// and mutatingwebhookconfigurations), /apis/resource.k8s.io/{v1,v1beta2,v1beta1}
 // (resourceslices, resourceclaims, deviceclasses, resourceclaimtemplates), each as
 // /RESOURCE[/NAME[/SUB]] for cluster-scoped objects and all-namespace lists, or
 // /namespaces/NS/RESOURCE[/NAME[/SUB]].

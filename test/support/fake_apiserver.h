@@ -23,7 +23,8 @@
 //   POST   /api/v1/namespaces/NS/pods/NAME/eviction   policy/v1 Eviction: 201 and the pod is
 //          deleted, or 429 when a PodDisruptionBudget selecting it allows no disruption
 //   also   /api/v1 configmaps, /apis/policy/v1 poddisruptionbudgets, /apis/apps/v1
-//          replicasets, statefulsets, deployments (stored as given; no controllers run)
+//          replicasets, statefulsets, deployments (stored as given; no controllers run),
+//          /apis/admissionregistration.k8s.io/v1 validating- and mutatingwebhookconfigurations
 // Every request needs `Authorization: Bearer TOKEN` with an accepted token (401 otherwise), or a
 // client certificate when Options::require_client_cert is set.
 //
@@ -76,6 +77,9 @@ enum class Resource {
   kReplicaSets,
   kStatefulSets,
   kDeployments,
+  // For serve's check that the webhook configurations carry the conditions its policy makes.
+  kValidatingWebhookConfigurations,
+  kMutatingWebhookConfigurations,
 };
 
 struct FakeApiServerOptions {
