@@ -254,7 +254,11 @@ class Evaluator {
       case CelNode::Kind::kHas: {
         Value target = Eval(n.args[0]);
         if (target.is_error()) return target;
-        if (target.type != Value::Type::kMap) return NoOverload();
+        // cel-go (interpreter/attributes.go, refQualify) since v0.17: on a list the field
+        // is an index of the wrong type, an error; on a scalar or null the field is simply
+        // absent (unless the host enables ErrorOnBadPresenceTest, which Kubernetes does not).
+        if (target.type == Value::Type::kList) return Value::Error("unsupported index type");
+        if (target.type != Value::Type::kMap) return Value::Bool(false);
         return Value::Bool(target.data->Find(n.text) != nullptr);
       }
       case CelNode::Kind::kIn: {
@@ -330,10 +334,9 @@ class Evaluator {
   }
 
   static Value Lookup(const Value& map, const std::string& key) {
-    if (map.type != Value::Type::kMap) {
-      return Value::Error(
-          absl::StrCat("type '", TypeName(map.type), "' does not support field selection"));
-    }
+    if (map.type == Value::Type::kList) return Value::Error("unsupported index type");
+    // cel-go's refQualify: a scalar or null has no keys.
+    if (map.type != Value::Type::kMap) return Value::Error(absl::StrCat("no such key: ", key));
     const CelData* found = map.data->Find(key);
     if (!found) return Value::Error(absl::StrCat("no such key: ", key));
     return Value::Of(*found);

@@ -9,7 +9,8 @@
 //
 // The subset, with cel-go's semantics: literals (strings, ints, true/false, null, lists);
 // `x.f` and `x["f"]` on maps (a missing key is the error "no such key: f"), `l[i]` on lists;
-// has(x.f) (key presence; an error on anything but a map); `k in map` (key presence) and
+// has(x.f) (key presence; false on a scalar or null, an error on a list); `k in map` (key
+// presence) and
 // `v in list`; == and != (values of different types are not equal), < <= > >= on ints and
 // strings; && and || with error absorption (false && error is false, true || error is true),
 // !, ?:, unary -; the macros exists(x, p) and all(x, p) over lists (elements) and maps (keys),
