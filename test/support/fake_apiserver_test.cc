@@ -90,6 +90,31 @@ TEST_F(FakeApiServerTest, RestartKeepsThePortAndOptionallyTheState) {
   EXPECT_TRUE(absl::StrContains(w.NextEvent(), R"("reason":"Expired","code":410)"));
 }
 
+// serve GETs its own webhook configurations by name (cmd/webhook_guard.h): cluster-scoped,
+// stored as loaded, 404 NotFound when absent, each kind under its own plural.
+TEST_F(FakeApiServerTest, ServesWebhookConfigurationsByName) {
+  ASSERT_OK(server_->Load(
+      R"({"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration",)"
+      R"("metadata":{"name":"gpu-tenancy"},"webhooks":[{"name":"validate.gpu-tenancy.io",)"
+      R"("matchConditions":[{"name":"c","expression":"true"}]}]})"));
+  auto client = MakeClient(*server_);
+  const std::string base = "/apis/admissionregistration.k8s.io/v1/";
+  httplib::Result got = client->Get(base + "validatingwebhookconfigurations/gpu-tenancy");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->status, 200);
+  rapidjson::Document doc = ParseOrDie(got->body);
+  EXPECT_EQ(common::StringOr(doc, "kind"), "ValidatingWebhookConfiguration");
+  EXPECT_TRUE(absl::StrContains(got->body, R"("expression":"true")")) << got->body;
+  httplib::Result other = client->Get(base + "mutatingwebhookconfigurations/gpu-tenancy");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 404);
+  EXPECT_TRUE(absl::StrContains(other->body, R"("reason":"NotFound")")) << other->body;
+  httplib::Result namespaced =
+      client->Get(base + "namespaces/x/validatingwebhookconfigurations/gpu-tenancy");
+  ASSERT_TRUE(namespaced);
+  EXPECT_EQ(namespaced->status, 404);
+}
+
 TEST(FakeApiServerClientCertTest, AClientCertificateAuthenticatesWithoutAToken) {
   FakeApiServer::Options options;
   options.require_client_cert = true;
