@@ -40,6 +40,24 @@ TEST(PersistentMapTest, FindPutUpdateErase) {
   EXPECT_EQ(Contents(m), (std::map<std::string, int>{{"b", 5}}));
 }
 
+TEST(PersistentMapTest, NeitherSideOfACopyOrAssignmentChangesTheOther) {
+  PersistentMap<std::string, int> a;
+  a.Put("x", 1);
+  PersistentMap<std::string, int> b;
+  b = a;
+  a.Put("x", 2);  // the source, changed after the copy
+  b.Update("x", [](int& v) { v += 10; });
+  EXPECT_EQ(*a.Find("x"), 2);
+  EXPECT_EQ(*b.Find("x"), 11);
+  PersistentMap<std::string, int> c = std::move(b);
+  c.Put("y", 3);
+  EXPECT_EQ(*c.Find("x"), 11);
+  EXPECT_TRUE(b.empty()) << "moved from";
+  b.Put("z", 4);
+  EXPECT_EQ(c.Find("z"), nullptr);
+  EXPECT_EQ(a.Find("y"), nullptr);
+}
+
 TEST(PersistentMapTest, IntegerKeys) {
   PersistentMap<uint32_t, int> m;
   for (uint32_t i = 0; i < 1000; ++i) m.Put(i, static_cast<int>(i) * 2);
