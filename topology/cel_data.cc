@@ -10,6 +10,15 @@
 
 namespace topology {
 
+CelData::CelData() = default;
+CelData::CelData(const CelData&) = default;
+CelData::CelData(CelData&&) noexcept = default;
+CelData& CelData::operator=(const CelData&) = default;
+CelData& CelData::operator=(CelData&&) noexcept = default;
+CelData::~CelData() = default;
+
+CelData CelData::Null() { return {}; }
+
 CelData CelData::Bool(bool b) {
   CelData d;
   d.type = Type::kBool;

@@ -41,7 +41,16 @@ struct CelData {
   std::vector<CelData> list;
   std::vector<std::pair<std::string, CelData>> map;
 
-  static CelData Null() { return {}; }
+  // Declared here, defaulted in the .cc: implicit ones would be defined inside the class, where
+  // std::pair<std::string, CelData> cannot be complete yet (clang with libstdc++ refuses it).
+  CelData();
+  CelData(const CelData&);
+  CelData(CelData&&) noexcept;
+  CelData& operator=(const CelData&);
+  CelData& operator=(CelData&&) noexcept;
+  ~CelData();
+
+  static CelData Null();
   static CelData Bool(bool b);
   static CelData Int(int64_t n);
   static CelData String(std::string s);
