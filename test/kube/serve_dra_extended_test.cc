@@ -35,7 +35,7 @@ constexpr char kBusyReason[] =
     "no free nvidia.com/gpu on DRA devices of class gpu.nvidia.com (0 of 1 free)";
 
 std::string ExtendedClusterFile() {
-  return std::string(GT_TESTDATA_DIR) + "/dra/cluster-extended-resources.json";
+  return absl::StrCat(GT_TESTDATA_DIR, "/dra/cluster-extended-resources.json");
 }
 
 // The pending pod of the cluster file, as ExtenderArgs carry it (names only).
