@@ -4,12 +4,12 @@
 # flavour and reused by every target of that flavour:
 #   PURE   the standard library and abseil: topology, plan (the pure rooms get no JSON library)
 #   JSON   PURE and RapidJSON: the other rooms' libraries
-#   TESTS  JSON, GoogleTest and gmock: test_support and the test binaries
+#   TESTS  JSON, GoogleTest and gmock: the test binaries
 # Only third-party headers go in, so a room still cannot include a header of a room it may not
 # see (cmake/rooms.cmake). A flavour's first target builds it; the targets after it reuse it.
-# That first target must define no macro the others lack (test_support's httplib options would
-# not do): GCC refuses such a header, and -Winvalid-pch makes that an error, not a silent
-# slowdown. -DGPU_TENANCY_PCH=OFF builds without them, which also shows a file's missing
+# That first target must define no macro the others lack (httplib's options, which targets
+# linking test_support get, would not do), and build with the same optimisation level: GCC
+# refuses such a header, and -Winvalid-pch makes that an error, not a silent slowdown. -DGPU_TENANCY_PCH=OFF builds without them, which also shows a file's missing
 # #include.
 #
 #   gpu_tenancy_pch(TARGET PURE|JSON|TESTS)
