@@ -9,8 +9,8 @@
 # see (cmake/rooms.cmake). A flavour's first target builds it; the targets after it reuse it.
 # That first target must define no macro the others lack (httplib's options, which targets
 # linking test_support get, would not do), and build with the same optimisation level: GCC
-# refuses such a header, and -Winvalid-pch makes that an error, not a silent slowdown. -DGPU_TENANCY_PCH=OFF builds without them, which also shows a file's missing
-# #include.
+# refuses such a header, and -Winvalid-pch makes that an error, not a silent slowdown.
+# -DGPU_TENANCY_PCH=OFF builds without them, which also shows a file's missing #include.
 #
 #   gpu_tenancy_pch(TARGET PURE|JSON|TESTS)
 option(GPU_TENANCY_PCH "Precompile the standard, abseil, RapidJSON and GoogleTest headers" ON)
