@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <mutex>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -22,11 +23,16 @@ constexpr bool kSanitizedHeap = false;
 constexpr bool kSanitizedHeap = false;
 #endif
 
-// Hands the heap pages freed by a list back to the kernel. Not under ASan or TSan: their
-// allocator replaces glibc's, which then has no initialized arena, and two reflectors trimming
-// it at once crash inside glibc (seen under ASan with the DRA reflectors listing together).
+// Hands the heap pages freed by a list back to the kernel (glibc's malloc). One call at a time:
+// when nothing has allocated through glibc's malloc yet (jemalloc builds, ASan, TSan), the first
+// malloc_trim sets its arena up, and glibc marks it ready before filling it in, so a second
+// reflector trimming at that moment walks empty bins and crashes (seen under ASan, with the DRA
+// reflectors listing together). Under ASan and TSan our memory is not in glibc's heap at all.
 void TrimHeap() {
-  if (!kSanitizedHeap) malloc_trim(0);
+  static std::mutex mu;
+  if (kSanitizedHeap) return;
+  std::lock_guard<std::mutex> lock(mu);
+  malloc_trim(0);
 }
 
 std::string ResourceVersionOf(const common::JsonValue& object) {
