@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/json_path.h"
 #include "common/k8s_codec.h"
 #include "topology/quantity.h"
 #include "topology/status_macros.h"
@@ -23,21 +24,24 @@ using topology::DraSlice;
 absl::Status Invalid(absl::string_view path, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
 }
+absl::Status Invalid(const JsonPath& path, absl::string_view what) {
+  return Invalid(path.str(), what);
+}
 
 // "" when absent or null; an error when present with another type.
 absl::StatusOr<absl::string_view> OptionalString(const JsonValue& object, absl::string_view key,
-                                                 absl::string_view path) {
+                                                 const JsonPath& path) {
   if (!FindNonNull(object, key)) return absl::string_view();
   return RequireString(object, key, path);
 }
 
 // Copies object[key] into `out`: a string that must be present and non-empty when `required`,
 // otherwise one that may be absent or null ("").
-absl::Status ReadString(const JsonValue& object, absl::string_view key, absl::string_view path,
+absl::Status ReadString(const JsonValue& object, absl::string_view key, const JsonPath& path,
                         std::string& out, bool required = false) {
   ASSIGN_OR_RETURN(absl::string_view value,
                    required ? RequireString(object, key, path) : OptionalString(object, key, path));
-  if (required && value.empty()) return Invalid(JoinPath(path, key), "empty");
+  if (required && value.empty()) return Invalid(JsonPath(path, key), "empty");
   out = std::string(value);
   return absl::OkStatus();
 }
@@ -46,12 +50,12 @@ constexpr bool kRequired = true;
 // Calls fn(element, its path) for each element of the optional array object[key], each of
 // which must be an object.
 template <typename Fn>
-absl::Status ForEachObject(const JsonValue& object, absl::string_view key, absl::string_view path,
+absl::Status ForEachObject(const JsonValue& object, absl::string_view key, const JsonPath& path,
                            Fn fn) {
   ASSIGN_OR_RETURN(const JsonValue* array, OptionalArray(object, key, path));
-  std::string array_path = JoinPath(path, key);
+  const JsonPath array_path(path, key);
   for (rapidjson::SizeType i = 0; array && i < array->Size(); ++i) {
-    std::string item_path = IndexPath(array_path, i);
+    const JsonPath item_path(array_path, i);
     if (!(*array)[i].IsObject()) return Invalid(item_path, "expected object");
     RETURN_IF_ERROR(fn((*array)[i], item_path));
   }
@@ -59,27 +63,26 @@ absl::Status ForEachObject(const JsonValue& object, absl::string_view key, absl:
 }
 
 absl::StatusOr<int64_t> OptionalInt64(const JsonValue& object, absl::string_view key,
-                                      absl::string_view path, int64_t fallback) {
+                                      const JsonPath& path, int64_t fallback) {
   const JsonValue* v = FindNonNull(object, key);
   if (!v) return fallback;
-  if (!v->IsInt64()) return Invalid(JoinPath(path, key), "expected integer");
+  if (!v->IsInt64()) return Invalid(JsonPath(path, key), "expected integer");
   return v->GetInt64();
 }
 
 // Checks the object's apiVersion and kind where present (see the header for why).
-absl::Status CheckTypeMeta(const JsonValue& object, absl::string_view kind,
-                           absl::string_view path) {
+absl::Status CheckTypeMeta(const JsonValue& object, absl::string_view kind, const JsonPath& path) {
   if (!object.IsObject()) return Invalid(path, "expected object");
   ASSIGN_OR_RETURN(absl::string_view api_version, OptionalString(object, "apiVersion", path));
   if (!api_version.empty() && api_version != "resource.k8s.io/v1" &&
       api_version != "resource.k8s.io/v1beta2" && api_version != "resource.k8s.io/v1beta1") {
-    return Invalid(JoinPath(path, "apiVersion"),
+    return Invalid(JsonPath(path, "apiVersion"),
                    absl::StrCat("unsupported \"", api_version,
                                 "\" (want resource.k8s.io/v1, v1beta2 or v1beta1)"));
   }
   ASSIGN_OR_RETURN(absl::string_view got, OptionalString(object, "kind", path));
   if (!got.empty() && got != kind) {
-    return Invalid(JoinPath(path, "kind"), absl::StrCat("expected ", kind, ", got ", got));
+    return Invalid(JsonPath(path, "kind"), absl::StrCat("expected ", kind, ", got ", got));
   }
   return absl::OkStatus();
 }
@@ -89,11 +92,11 @@ struct Meta {
   const JsonValue* annotations = nullptr;
 };
 
-absl::StatusOr<Meta> ParseMeta(const JsonValue& object, absl::string_view path) {
+absl::StatusOr<Meta> ParseMeta(const JsonValue& object, const JsonPath& path) {
   Meta m;
   ASSIGN_OR_RETURN(const JsonValue* meta, OptionalObject(object, "metadata", path));
   if (!meta) return m;
-  std::string meta_path = JoinPath(path, "metadata");
+  const JsonPath meta_path(path, "metadata");
   RETURN_IF_ERROR(ReadString(*meta, "name", meta_path, m.name));
   RETURN_IF_ERROR(ReadString(*meta, "namespace", meta_path, m.namespace_name));
   RETURN_IF_ERROR(ReadString(*meta, "uid", meta_path, m.uid));
@@ -104,7 +107,7 @@ absl::StatusOr<Meta> ParseMeta(const JsonValue& object, absl::string_view path) 
 // The attribute's one value member ("string", "int", "bool" or "version"), type-checked.
 // Other members are ignored.
 absl::StatusOr<const JsonValue::Member*> AttributeValue(const JsonValue& attribute,
-                                                        absl::string_view path) {
+                                                        const JsonPath& path) {
   if (!attribute.IsObject()) return Invalid(path, "expected object");
   const JsonValue::Member* found = nullptr;
   for (const JsonValue::Member& m : attribute.GetObject()) {
@@ -120,7 +123,7 @@ absl::StatusOr<const JsonValue::Member*> AttributeValue(const JsonValue& attribu
       continue;
     }
     if (found) return Invalid(path, "expected exactly one of string, int, bool, version");
-    if (!want.empty()) return Invalid(JoinPath(path, kind), want);
+    if (!want.empty()) return Invalid(JsonPath(path, kind), want);
     found = &m;
   }
   if (!found) return Invalid(path, "expected exactly one of string, int, bool, version");
@@ -140,11 +143,10 @@ std::string QualifiedName(absl::string_view key, absl::string_view driver) {
   return absl::StrContains(key, '/') ? std::string(key) : absl::StrCat(driver, "/", key);
 }
 
-absl::Status ParseAttributes(const JsonValue& attributes, absl::string_view path,
-                             DraDevice& device) {
+absl::Status ParseAttributes(const JsonValue& attributes, const JsonPath& path, DraDevice& device) {
   for (const JsonValue::Member& m : attributes.GetObject()) {
     absl::string_view key = AsStringView(m.name);
-    std::string attr_path = JoinPath(path, key);
+    const JsonPath attr_path(path, key);
     ASSIGN_OR_RETURN(const JsonValue::Member* value, AttributeValue(m.value, attr_path));
     absl::string_view kind = AsStringView(value->name);
     topology::DraAttribute attribute;
@@ -177,64 +179,68 @@ absl::Status ParseAttributes(const JsonValue& attributes, absl::string_view path
   return absl::OkStatus();
 }
 
-absl::Status ParseCapacity(const JsonValue& capacity, absl::string_view path, DraDevice& device) {
+absl::Status ParseCapacity(const JsonValue& capacity, const JsonPath& path, DraDevice& device) {
   for (const JsonValue::Member& m : capacity.GetObject()) {
     absl::string_view key = AsStringView(m.name);
-    std::string cap_path = JoinPath(path, key);
+    const JsonPath cap_path(path, key);
+    const JsonPath value_path(cap_path, "value");
     if (!m.value.IsObject()) return Invalid(cap_path, "expected object");
     const JsonValue* value = FindMember(m.value, "value");
-    if (!value) return Invalid(JoinPath(cap_path, "value"), "missing");
-    ASSIGN_OR_RETURN(topology::Quantity q, ParseQuantityValue(*value, JoinPath(cap_path, "value")));
+    if (!value) return Invalid(value_path, "missing");
+    ASSIGN_OR_RETURN(topology::Quantity q, ParseQuantityValue(*value, value_path.str()));
     device.capacity[QualifiedName(key, device.driver)] = q;
     if (LocalName(key, device.driver) != "memory") continue;
-    if (q.IsNegative()) return Invalid(JoinPath(cap_path, "value"), "negative");
+    if (q.IsNegative()) return Invalid(value_path, "negative");
     constexpr int64_t kMilliPerMiB = int64_t{1000} << 20;
     device.memory_mib = q.milli() / kMilliPerMiB;  // round down: a partial MiB is not usable
   }
   return absl::OkStatus();
 }
 
-absl::Status ParseDevice(const JsonValue& item, absl::string_view path, DraSlice& slice) {
+absl::Status ParseDevice(const JsonValue& item, const JsonPath& path, DraSlice& slice) {
   DraDevice device;
   device.driver = slice.driver;
   device.pool = slice.pool;
   RETURN_IF_ERROR(ReadString(item, "name", path, device.name, kRequired));
   // v1beta1 (and v1alpha3) keep the device's fields in `basic`.
-  const JsonValue* body = &item;
-  std::string body_path(path);
   ASSIGN_OR_RETURN(const JsonValue* basic, OptionalObject(item, "basic", path));
-  if (basic) {
-    body = basic;
-    body_path = JoinPath(path, "basic");
-  }
+  const JsonValue* body = basic ? basic : &item;
+  const JsonPath basic_path(path, "basic");
+  const JsonPath& body_path = basic ? basic_path : path;
   RETURN_IF_ERROR(ReadString(*body, "nodeName", body_path, device.node));  // per-device nodes
   if (!slice.node.empty()) device.node = slice.node;
   ASSIGN_OR_RETURN(const JsonValue* attributes, OptionalObject(*body, "attributes", body_path));
   if (attributes) {
-    RETURN_IF_ERROR(ParseAttributes(*attributes, JoinPath(body_path, "attributes"), device));
+    RETURN_IF_ERROR(ParseAttributes(*attributes, JsonPath(body_path, "attributes"), device));
   }
   ASSIGN_OR_RETURN(const JsonValue* capacity, OptionalObject(*body, "capacity", body_path));
-  if (capacity) RETURN_IF_ERROR(ParseCapacity(*capacity, JoinPath(body_path, "capacity"), device));
+  if (capacity) RETURN_IF_ERROR(ParseCapacity(*capacity, JsonPath(body_path, "capacity"), device));
   slice.devices.push_back(std::move(device));
   return absl::OkStatus();
 }
 
+// Appends each selectors[i].cel.expression of `holder` (a request or a DeviceClass spec).
+absl::Status ReadSelectors(const JsonValue& holder, const JsonPath& path,
+                           std::vector<std::string>& out) {
+  return ForEachObject(
+      holder, "selectors", path,
+      [&](const JsonValue& selector, const JsonPath& s_path) -> absl::Status {
+        ASSIGN_OR_RETURN(const JsonValue* cel, RequireObject(selector, "cel", s_path));
+        ASSIGN_OR_RETURN(absl::string_view expression,
+                         RequireString(*cel, "expression", JsonPath(s_path, "cel")));
+        out.emplace_back(expression);
+        return absl::OkStatus();
+      });
+}
+
 // Reads one way of asking for devices: deviceClassName (required), selectors, allocationMode
 // and count.
-absl::StatusOr<topology::DraRequest> ParseDeviceAsk(const JsonValue& holder, absl::string_view path,
+absl::StatusOr<topology::DraRequest> ParseDeviceAsk(const JsonValue& holder, const JsonPath& path,
                                                     std::string name) {
   topology::DraRequest ask;
   ask.name = std::move(name);
   RETURN_IF_ERROR(ReadString(holder, "deviceClassName", path, ask.device_class, kRequired));
-  RETURN_IF_ERROR(ForEachObject(
-      holder, "selectors", path,
-      [&](const JsonValue& selector, absl::string_view s_path) -> absl::Status {
-        ASSIGN_OR_RETURN(const JsonValue* cel, RequireObject(selector, "cel", s_path));
-        ASSIGN_OR_RETURN(absl::string_view expression,
-                         RequireString(*cel, "expression", JoinPath(s_path, "cel")));
-        ask.selectors.emplace_back(expression);
-        return absl::OkStatus();
-      }));
+  RETURN_IF_ERROR(ReadSelectors(holder, path, ask.selectors));
   ASSIGN_OR_RETURN(absl::string_view mode, OptionalString(holder, "allocationMode", path));
   ask.all = mode == "All";
   ASSIGN_OR_RETURN(ask.count, OptionalInt64(holder, "count", path, 1));
@@ -243,11 +249,11 @@ absl::StatusOr<topology::DraRequest> ParseDeviceAsk(const JsonValue& holder, abs
 
 // Adds the request's asks and device classes: `exactly` (v1, v1beta2), the flat v1beta1
 // request, and each firstAvailable subrequest (all three versions). Each class is added once.
-absl::Status ParseRequest(const JsonValue& request, absl::string_view path, DraClaim& claim) {
+absl::Status ParseRequest(const JsonValue& request, const JsonPath& path, DraClaim& claim) {
   std::string request_name;
   RETURN_IF_ERROR(ReadString(request, "name", path, request_name));
   bool named = false;
-  auto add = [&](const JsonValue& holder, absl::string_view holder_path,
+  auto add = [&](const JsonValue& holder, const JsonPath& holder_path,
                  std::string name) -> absl::Status {
     ASSIGN_OR_RETURN(topology::DraRequest ask,
                      ParseDeviceAsk(holder, holder_path, std::move(name)));
@@ -260,11 +266,11 @@ absl::Status ParseRequest(const JsonValue& request, absl::string_view path, DraC
     return absl::OkStatus();
   };
   ASSIGN_OR_RETURN(const JsonValue* exactly, OptionalObject(request, "exactly", path));
-  if (exactly) RETURN_IF_ERROR(add(*exactly, JoinPath(path, "exactly"), request_name));
+  if (exactly) RETURN_IF_ERROR(add(*exactly, JsonPath(path, "exactly"), request_name));
   if (FindNonNull(request, "deviceClassName")) RETURN_IF_ERROR(add(request, path, request_name));
   RETURN_IF_ERROR(ForEachObject(
       request, "firstAvailable", path,
-      [&](const JsonValue& sub, absl::string_view sub_path) -> absl::Status {
+      [&](const JsonValue& sub, const JsonPath& sub_path) -> absl::Status {
         std::string sub_name;
         RETURN_IF_ERROR(ReadString(sub, "name", sub_path, sub_name));
         RETURN_IF_ERROR(add(sub, sub_path, absl::StrCat(request_name, "/", sub_name)));
@@ -277,20 +283,21 @@ absl::Status ParseRequest(const JsonValue& request, absl::string_view path, DraC
 
 // The node of a node-local allocation: a single term whose matchFields has metadata.name In
 // [x]. Several terms are alternatives (OR), so they name no single node.
-absl::StatusOr<std::string> AllocatedNode(const JsonValue& selector, absl::string_view path) {
+absl::StatusOr<std::string> AllocatedNode(const JsonValue& selector, const JsonPath& path) {
   std::string node;
   ASSIGN_OR_RETURN(const JsonValue* terms, OptionalArray(selector, "nodeSelectorTerms", path));
   if (!terms || terms->Size() != 1) return node;
-  std::string term_path = IndexPath(JoinPath(path, "nodeSelectorTerms"), 0);
+  const JsonPath terms_path(path, "nodeSelectorTerms");
+  const JsonPath term_path(terms_path, 0);
   if (!(*terms)[0].IsObject()) return Invalid(term_path, "expected object");
-  auto match = [&](const JsonValue& field, absl::string_view f_path) -> absl::Status {
+  auto match = [&](const JsonValue& field, const JsonPath& f_path) -> absl::Status {
     ASSIGN_OR_RETURN(absl::string_view key, OptionalString(field, "key", f_path));
     ASSIGN_OR_RETURN(absl::string_view op, OptionalString(field, "operator", f_path));
     ASSIGN_OR_RETURN(const JsonValue* values, OptionalArray(field, "values", f_path));
     if (key != "metadata.name" || op != "In" || !values || values->Size() != 1) {
       return absl::OkStatus();
     }
-    if (!(*values)[0].IsString()) return Invalid(JoinPath(f_path, "values[0]"), "expected string");
+    if (!(*values)[0].IsString()) return Invalid(JsonPath(f_path, "values[0]"), "expected string");
     node = std::string(AsStringView((*values)[0]));
     return absl::OkStatus();
   };
@@ -298,16 +305,16 @@ absl::StatusOr<std::string> AllocatedNode(const JsonValue& selector, absl::strin
   return node;
 }
 
-absl::Status ParseStatus(const JsonValue& status, absl::string_view path, DraClaim& claim) {
+absl::Status ParseStatus(const JsonValue& status, const JsonPath& path, DraClaim& claim) {
   ASSIGN_OR_RETURN(const JsonValue* allocation, OptionalObject(status, "allocation", path));
   if (allocation) {
     claim.allocated = true;
-    std::string a_path = JoinPath(path, "allocation");
+    const JsonPath a_path(path, "allocation");
     ASSIGN_OR_RETURN(const JsonValue* devices, OptionalObject(*allocation, "devices", a_path));
     if (devices) {
       RETURN_IF_ERROR(ForEachObject(
-          *devices, "results", JoinPath(a_path, "devices"),
-          [&](const JsonValue& r, absl::string_view r_path) -> absl::Status {
+          *devices, "results", JsonPath(a_path, "devices"),
+          [&](const JsonValue& r, const JsonPath& r_path) -> absl::Status {
             topology::DraAllocationResult result;
             RETURN_IF_ERROR(ReadString(r, "request", r_path, result.request, kRequired));
             RETURN_IF_ERROR(ReadString(r, "driver", r_path, result.driver, kRequired));
@@ -321,12 +328,11 @@ absl::Status ParseStatus(const JsonValue& status, absl::string_view path, DraCla
                      OptionalObject(*allocation, "nodeSelector", a_path));
     if (selector) {
       ASSIGN_OR_RETURN(claim.allocated_node,
-                       AllocatedNode(*selector, JoinPath(a_path, "nodeSelector")));
+                       AllocatedNode(*selector, JsonPath(a_path, "nodeSelector")));
     }
   }
   return ForEachObject(
-      status, "reservedFor", path,
-      [&](const JsonValue& r, absl::string_view r_path) -> absl::Status {
+      status, "reservedFor", path, [&](const JsonValue& r, const JsonPath& r_path) -> absl::Status {
         topology::DraReservation reservation;
         RETURN_IF_ERROR(ReadString(r, "resource", r_path, reservation.resource));
         RETURN_IF_ERROR(ReadString(r, "name", r_path, reservation.name, kRequired));
@@ -337,43 +343,45 @@ absl::Status ParseStatus(const JsonValue& status, absl::string_view path, DraCla
 }
 
 // A claim's spec (a template's spec.spec): its requests.
-absl::Status ParseClaimSpec(const JsonValue& spec, absl::string_view path, DraClaim& out) {
+absl::Status ParseClaimSpec(const JsonValue& spec, const JsonPath& path, DraClaim& out) {
   ASSIGN_OR_RETURN(const JsonValue* devices, OptionalObject(spec, "devices", path));
   if (!devices) return absl::OkStatus();
-  return ForEachObject(*devices, "requests", JoinPath(path, "devices"),
-                       [&](const JsonValue& request, absl::string_view r_path) {
+  return ForEachObject(*devices, "requests", JsonPath(path, "devices"),
+                       [&](const JsonValue& request, const JsonPath& r_path) {
                          return ParseRequest(request, r_path, out);
                        });
 }
 
 }  // namespace
 
-absl::StatusOr<DraSlice> ParseResourceSlice(const JsonValue& slice, absl::string_view path) {
+absl::StatusOr<DraSlice> ParseResourceSlice(const JsonValue& slice, absl::string_view root) {
+  const JsonPath path(root);
   RETURN_IF_ERROR(CheckTypeMeta(slice, "ResourceSlice", path));
   ASSIGN_OR_RETURN(Meta meta, ParseMeta(slice, path));
   DraSlice out;
   out.name = std::move(meta.name);
-  std::string spec_path = JoinPath(path, "spec");
+  const JsonPath spec_path(path, "spec");
   ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(slice, "spec", path));
   RETURN_IF_ERROR(ReadString(*spec, "driver", spec_path, out.driver, kRequired));
   RETURN_IF_ERROR(ReadString(*spec, "nodeName", spec_path, out.node));
-  std::string pool_path = JoinPath(spec_path, "pool");
+  const JsonPath pool_path(spec_path, "pool");
   ASSIGN_OR_RETURN(const JsonValue* pool, RequireObject(*spec, "pool", spec_path));
   RETURN_IF_ERROR(ReadString(*pool, "name", pool_path, out.pool, kRequired));
   ASSIGN_OR_RETURN(out.generation, OptionalInt64(*pool, "generation", pool_path, 0));
   ASSIGN_OR_RETURN(out.resource_slice_count,
                    OptionalInt64(*pool, "resourceSliceCount", pool_path, 1));
   if (out.resource_slice_count < 1) {
-    return Invalid(JoinPath(pool_path, "resourceSliceCount"), "must be at least 1");
+    return Invalid(JsonPath(pool_path, "resourceSliceCount"), "must be at least 1");
   }
   RETURN_IF_ERROR(ForEachObject(*spec, "devices", spec_path,
-                                [&](const JsonValue& device, absl::string_view device_path) {
+                                [&](const JsonValue& device, const JsonPath& device_path) {
                                   return ParseDevice(device, device_path, out);
                                 }));
   return out;
 }
 
-absl::StatusOr<DraClaim> ParseResourceClaim(const JsonValue& claim, absl::string_view path) {
+absl::StatusOr<DraClaim> ParseResourceClaim(const JsonValue& claim, absl::string_view root) {
+  const JsonPath path(root);
   RETURN_IF_ERROR(CheckTypeMeta(claim, "ResourceClaim", path));
   ASSIGN_OR_RETURN(Meta meta, ParseMeta(claim, path));
   DraClaim out;
@@ -382,56 +390,51 @@ absl::StatusOr<DraClaim> ParseResourceClaim(const JsonValue& claim, absl::string
   out.uid = std::move(meta.uid);
   if (meta.annotations) {
     std::string marker;
+    const JsonPath meta_path(path, "metadata");
     RETURN_IF_ERROR(ReadString(*meta.annotations, kExtendedResourceClaimAnnotation,
-                               JoinPath(JoinPath(path, "metadata"), "annotations"), marker));
+                               JsonPath(meta_path, "annotations"), marker));
     out.extended_resource_claim = marker == "true";
   }
   ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(claim, "spec", path));
-  RETURN_IF_ERROR(ParseClaimSpec(*spec, JoinPath(path, "spec"), out));
+  RETURN_IF_ERROR(ParseClaimSpec(*spec, JsonPath(path, "spec"), out));
   ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(claim, "status", path));
-  if (status) RETURN_IF_ERROR(ParseStatus(*status, JoinPath(path, "status"), out));
+  if (status) RETURN_IF_ERROR(ParseStatus(*status, JsonPath(path, "status"), out));
   return out;
 }
 
 absl::StatusOr<DraClaim> ParseResourceClaimTemplate(const JsonValue& claim_template,
-                                                    absl::string_view path) {
+                                                    absl::string_view root) {
+  const JsonPath path(root);
   RETURN_IF_ERROR(CheckTypeMeta(claim_template, "ResourceClaimTemplate", path));
   ASSIGN_OR_RETURN(Meta meta, ParseMeta(claim_template, path));
   DraClaim out;
   out.namespace_name = std::move(meta.namespace_name);
   out.name = std::move(meta.name);
-  std::string spec_path = JoinPath(path, "spec");
+  const JsonPath spec_path(path, "spec");
   ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(claim_template, "spec", path));
   ASSIGN_OR_RETURN(const JsonValue* claim_spec, RequireObject(*spec, "spec", spec_path));
-  RETURN_IF_ERROR(ParseClaimSpec(*claim_spec, JoinPath(spec_path, "spec"), out));
+  RETURN_IF_ERROR(ParseClaimSpec(*claim_spec, JsonPath(spec_path, "spec"), out));
   return out;
 }
 
 absl::StatusOr<DraDeviceClass> ParseDeviceClass(const JsonValue& device_class,
-                                                absl::string_view path) {
+                                                absl::string_view root) {
+  const JsonPath path(root);
   RETURN_IF_ERROR(CheckTypeMeta(device_class, "DeviceClass", path));
   DraDeviceClass out;
   ASSIGN_OR_RETURN(const JsonValue* meta, RequireObject(device_class, "metadata", path));
-  RETURN_IF_ERROR(ReadString(*meta, "name", JoinPath(path, "metadata"), out.name, kRequired));
+  RETURN_IF_ERROR(ReadString(*meta, "name", JsonPath(path, "metadata"), out.name, kRequired));
   ASSIGN_OR_RETURN(const JsonValue* spec, OptionalObject(device_class, "spec", path));
   if (!spec) return out;
-  std::string spec_path = JoinPath(path, "spec");
+  const JsonPath spec_path(path, "spec");
   RETURN_IF_ERROR(ReadString(*spec, "extendedResourceName", spec_path, out.extended_resource_name));
-  RETURN_IF_ERROR(ForEachObject(
-      *spec, "selectors", spec_path,
-      [&](const JsonValue& selector, absl::string_view s_path) -> absl::Status {
-        ASSIGN_OR_RETURN(const JsonValue* cel, RequireObject(selector, "cel", s_path));
-        ASSIGN_OR_RETURN(absl::string_view expression,
-                         RequireString(*cel, "expression", JoinPath(s_path, "cel")));
-        out.selectors.emplace_back(expression);
-        return absl::OkStatus();
-      }));
+  RETURN_IF_ERROR(ReadSelectors(*spec, spec_path, out.selectors));
   return out;
 }
 
 absl::StatusOr<DraObjects> ParseDraList(const JsonValue& list) {
   if (!list.IsObject()) return Invalid("list", "expected object");
-  ASSIGN_OR_RETURN(absl::string_view list_kind, OptionalString(list, "kind", "list"));
+  ASSIGN_OR_RETURN(absl::string_view list_kind, OptionalString(list, "kind", JsonPath("list")));
   // Items of a typed list may omit their kind: ResourceSliceList holds ResourceSlices.
   absl::string_view default_kind = absl::EndsWith(list_kind, "List") && list_kind != "List"
                                        ? absl::StripSuffix(list_kind, "List")
@@ -439,8 +442,10 @@ absl::StatusOr<DraObjects> ParseDraList(const JsonValue& list) {
   if (!FindMember(list, "items")) return Invalid("items", "missing");
   DraObjects out;
   RETURN_IF_ERROR(ForEachObject(
-      list, "items", "", [&](const JsonValue& item, absl::string_view path) -> absl::Status {
-        ASSIGN_OR_RETURN(absl::string_view kind, OptionalString(item, "kind", path));
+      list, "items", JsonPath(""),
+      [&](const JsonValue& item, const JsonPath& item_path) -> absl::Status {
+        ASSIGN_OR_RETURN(absl::string_view kind, OptionalString(item, "kind", item_path));
+        const std::string path = item_path.str();  // one per item of a relist
         if (kind.empty()) kind = default_kind;
         if (kind == "ResourceSlice") {
           ASSIGN_OR_RETURN(DraSlice slice, ParseResourceSlice(item, path));
