@@ -113,7 +113,7 @@ void BM_DraClaimEvent(benchmark::State& state) {
       c.reserved_for.clear();
     }
     benchmark::DoNotOptimize(fleet.store.UpsertClaim(std::move(c)));
-    topology::DraState built = fleet.store.Build();
+    std::shared_ptr<const topology::DraState> built = fleet.store.Build();
     benchmark::DoNotOptimize(built);
   }
   state.counters["nodes"] = static_cast<double>(state.range(0));
@@ -123,7 +123,7 @@ BENCHMARK(BM_DraClaimEvent)->Arg(500)->Arg(2000)->Unit(benchmark::kMillisecond);
 
 void BM_BaselineCopyDraDevices(benchmark::State& state) {
   Fleet& fleet = FleetOf(static_cast<int>(state.range(0)));
-  const std::vector<topology::DraDevice> devices = fleet.store.Build().devices();
+  const std::vector<topology::DraDevice> devices = fleet.store.Build()->devices();
   for (auto _ : state) {
     std::vector<topology::DraDevice> copy = devices;
     benchmark::DoNotOptimize(copy);

@@ -318,7 +318,7 @@ void DraSource::PublishLocked(Kind kind, std::vector<ClaimTransition> transition
   // Until every kind is listed a state would be partial (claims without the slices that say
   // which devices they hold), so the first publication waits for the last list.
   if (!std::all_of(std::begin(listed_), std::end(listed_), [](bool b) { return b; })) return;
-  auto next = std::make_shared<const topology::DraState>(store_.Build());
+  std::shared_ptr<const topology::DraState> next = store_.Build();
   Audit(unpublished_, *published_, *next);
   unpublished_.clear();
   published_ = next;

@@ -140,7 +140,7 @@ void DraStore::DeleteTemplate(const std::string& namespace_name, const std::stri
   state_.templates.Erase(namespace_name, name);
 }
 
-topology::DraState DraStore::Build() {
+std::shared_ptr<const topology::DraState> DraStore::Build() {
   if (!device_set_current_) {
     state_.device_set = topology::MakeDraDeviceSet(Values(slices_), Values(classes_));
     device_set_current_ = true;
@@ -150,7 +150,7 @@ topology::DraState DraStore::Build() {
     state_ = topology::MakeDraState(state_.device_set, state_.claims, std::move(state_.templates));
     recount_ = false;
   }
-  return state_;
+  return std::make_shared<const topology::DraState>(state_);
 }
 
 }  // namespace kube

@@ -60,8 +60,9 @@ class DraStore {
   // The state of every object. The device set (slices and classes) is made again only after
   // one of them changed, and then every claim is counted again; otherwise a claim event has
   // changed only that claim's part of the state, so Build copies a value that shares all the
-  // rest with the one it returned before (topology::DraState).
-  topology::DraState Build();
+  // rest with the one it returned before (topology::DraState). The value is made in place, as
+  // snapshots hold it, so publishing copies it once.
+  std::shared_ptr<const topology::DraState> Build();
 
   size_t slice_count() const { return slices_.size(); }
   size_t claim_count() const { return state_.claims.size(); }

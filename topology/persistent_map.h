@@ -141,9 +141,18 @@ class PersistentMap {
   using Inner = Owned<std::array<std::shared_ptr<const Bucket>, kFanout>>;
   using Middle = Owned<std::array<std::shared_ptr<const Inner>, kFanout>>;
 
+  // Every copy takes two tokens; a thread draws them from a block of its own, so copies on
+  // different threads neither collide nor contend for one counter.
   static uint64_t NewOwner() {
-    static std::atomic<uint64_t> next{1};
-    return next.fetch_add(1, std::memory_order_relaxed);
+    constexpr uint64_t kBlock = uint64_t{1} << 16;
+    static std::atomic<uint64_t> next_block{1};
+    thread_local uint64_t next = 0;
+    thread_local uint64_t end = 0;
+    if (next == end) {
+      next = next_block.fetch_add(kBlock, std::memory_order_relaxed);
+      end = next + kBlock;
+    }
+    return next++;
   }
 
   // Each level takes 4 bits from the top of the hash: flat_hash_map itself uses the low bits.

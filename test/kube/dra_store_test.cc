@@ -128,7 +128,7 @@ TEST(DraStoreTest, BuildsTheStateFromEverythingStored) {
   tmpl.uid.clear();
   store.UpsertTemplate(tmpl);
 
-  topology::DraState state = store.Build();
+  const topology::DraState state = *store.Build();
   ASSERT_EQ(state.devices().size(), 2u);
   ASSERT_EQ(state.claims.size(), 1u);
   ASSERT_EQ(state.classes().size(), 1u);
@@ -139,15 +139,15 @@ TEST(DraStoreTest, BuildsTheStateFromEverythingStored) {
 
   // A second slice, then the first one gone: its devices go with it.
   store.UpsertSlice(Slice("s2", {"gpu-2"}));
-  EXPECT_EQ(store.Build().devices().size(), 3u);
+  EXPECT_EQ(store.Build()->devices().size(), 3u);
   store.DeleteSlice("s1");
-  topology::DraState after = store.Build();
+  const topology::DraState after = *store.Build();
   ASSERT_EQ(after.devices().size(), 1u);
   EXPECT_EQ(after.Find(after.claims.Sorted()[0]->results[0]), nullptr) << "its slice is gone";
   store.DeleteClass("mig.nvidia.com");
   store.DeleteTemplate("team-a", "template");
-  EXPECT_TRUE(store.Build().classes().empty());
-  EXPECT_TRUE(store.Build().templates.empty());
+  EXPECT_TRUE(store.Build()->classes().empty());
+  EXPECT_TRUE(store.Build()->templates.empty());
 }
 
 // A claim event rebuilds only what claims give: the devices, their index and the per-class
@@ -160,26 +160,26 @@ TEST(DraStoreTest, ClaimEventsShareTheDeviceSet) {
   mig.selectors = {"device.driver == 'gpu.nvidia.com'"};
   store.ReplaceClasses({mig});
   store.ReplaceClaims({});
-  topology::DraState before = store.Build();
+  const topology::DraState before = *store.Build();
   ASSERT_NE(before.ClassesOnNode("node-a"), nullptr);
   ASSERT_EQ(before.ClassesOnNode("node-a")->at(0).devices, 2);
   EXPECT_EQ(before.ClassesOnNode("node-a")->at(0).allocated, 0);
 
   store.UpsertClaim(Claim("a", "gpu-0"));
-  topology::DraState after = store.Build();
+  const topology::DraState after = *store.Build();
   EXPECT_EQ(after.device_set, before.device_set) << "shared, not rebuilt";
   ASSERT_NE(after.ClassesOnNode("node-a"), nullptr);
   EXPECT_EQ(after.ClassesOnNode("node-a")->at(0).allocated, 1);
   EXPECT_EQ(before.ClassesOnNode("node-a")->at(0).allocated, 0) << "the state before stays";
 
   store.UpsertSlice(Slice("s1", {"gpu-0", "gpu-1", "gpu-2"}));
-  topology::DraState resliced = store.Build();
+  const topology::DraState resliced = *store.Build();
   EXPECT_NE(resliced.device_set, after.device_set);
   ASSERT_NE(resliced.ClassesOnNode("node-a"), nullptr);
   EXPECT_EQ(resliced.ClassesOnNode("node-a")->at(0).devices, 3);
   EXPECT_EQ(resliced.ClassesOnNode("node-a")->at(0).allocated, 1);
   store.DeleteClass("mig.nvidia.com");
-  EXPECT_TRUE(store.Build().classes_on_node.empty());
+  EXPECT_TRUE(store.Build()->classes_on_node.empty());
 }
 
 }  // namespace
