@@ -36,6 +36,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/flag_table.h"
 #include "test/support/serve_process.h"
 
 namespace {
@@ -376,26 +377,33 @@ std::string Markdown(const std::vector<std::vector<std::string>>& table) {
   return out;
 }
 
+const common::FlagTable kFlags{
+    {"connection_bench [--smoke] [--seconds S] [--md FILE]"},
+    "What hostile connections cost a healthy caller of gpu-tenancy serve, and the server's RSS.",
+    {{"smoke", "", "a short run that only checks the harness"},
+     {"seconds", "S", "how long each phase measures (default 3)"},
+     {"md", "FILE", "also write the tables here as Markdown"}}};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--smoke") {
-      opt.smoke = true;
-    } else if (a == "--seconds") {
-      if (!absl::SimpleAtod(value(), &opt.seconds) || opt.seconds <= 0) {
-        return std::fprintf(stderr, "bad --seconds\n"), 2;
-      }
-    } else if (a == "--md") {
-      opt.md_path = value();
-    } else {
-      std::fprintf(stderr, "usage: connection_bench [--smoke] [--seconds S] [--md FILE]\n");
-      return 2;
-    }
+  absl::StatusOr<common::ParsedFlags> flags =
+      kFlags.Parse(std::vector<std::string>(argv + 1, argv + argc));
+  absl::StatusOr<double> seconds =
+      flags.ok() ? common::NumberFlag(*flags, "seconds", opt.seconds, 0.001, 1e6) : flags.status();
+  if (seconds.ok() && !flags->positional.empty()) {
+    seconds = absl::InvalidArgumentError("connection_bench takes no arguments");
   }
+  if (!seconds.ok()) {
+    std::fprintf(stderr, "error: %s\n%s", std::string(seconds.status().message()).c_str(),
+                 kFlags.Usage().c_str());
+    return 2;
+  }
+  if (flags->Has("help")) return std::fputs(kFlags.Usage().c_str(), stdout), 0;
+  opt.seconds = *seconds;
+  opt.smoke = flags->Has("smoke");
+  opt.md_path = flags->Get("md");
   if (opt.smoke) {
     opt.seconds = 0.5;
     opt.settle = 0.3;

@@ -31,6 +31,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/synthetic.h"
+#include "common/flag_table.h"
 #include "common/json.h"
 #include "test/support/serve_process.h"
 
@@ -397,40 +398,55 @@ absl::StatusOr<SizeReport> RunSize(int nodes, const Options& opt) {
   return rep;
 }
 
+const common::FlagTable kFlags{
+    {"load_bench [--smoke] [--sizes 100,1000,5000] [--seconds S] [--threads N] [--md FILE]\n"
+     "                  [--dat FILE]"},
+    "The extender's and the webhooks' round trips over HTTPS at each fleet size, against the\n"
+    "echo and parse baselines measured on the same server.",
+    {{"smoke", "", "a short run that only checks the harness"},
+     {"sizes", "N,N,...", "fleet sizes in nodes (default 100,1000,5000)"},
+     {"seconds", "S", "how long each workload runs (default 2)"},
+     {"threads", "N", "client threads (default 4)"},
+     {"md", "FILE", "also write the tables here as Markdown"},
+     {"dat", "FILE", "also write the gnuplot data here"}}};
+
+absl::Status ReadFlags(const common::ParsedFlags& flags, Options& opt) {
+  if (!flags.positional.empty()) return absl::InvalidArgumentError("load_bench takes no arguments");
+  opt.smoke = flags.Has("smoke");
+  if (flags.Has("sizes")) {
+    opt.sizes.clear();
+    for (absl::string_view s : absl::StrSplit(flags.Get("sizes"), ',')) {
+      int n = 0;
+      if (!absl::SimpleAtoi(s, &n) || n <= 0) {
+        return absl::InvalidArgumentError("--sizes takes node counts such as 100,1000");
+      }
+      opt.sizes.push_back(n);
+    }
+  }
+  absl::StatusOr<double> seconds = common::NumberFlag(flags, "seconds", opt.seconds, 0, 1e6);
+  absl::StatusOr<int64_t> threads = common::IntFlag(flags, "threads", opt.threads, 1, 1024);
+  if (!seconds.ok()) return seconds.status();
+  if (!threads.ok()) return threads.status();
+  opt.seconds = *seconds;
+  opt.threads = static_cast<int>(*threads);
+  opt.md_path = flags.Get("md");
+  opt.dat_path = flags.Get("dat");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--smoke") {
-      opt.smoke = true;
-    } else if (a == "--sizes") {
-      opt.sizes.clear();
-      for (absl::string_view s : absl::StrSplit(value(), ',')) {
-        int n = 0;
-        if (!absl::SimpleAtoi(s, &n) || n <= 0) return std::fprintf(stderr, "bad --sizes\n"), 2;
-        opt.sizes.push_back(n);
-      }
-    } else if (a == "--seconds") {
-      if (!absl::SimpleAtod(value(), &opt.seconds))
-        return std::fprintf(stderr, "bad --seconds\n"), 2;
-    } else if (a == "--threads") {
-      if (!absl::SimpleAtoi(value(), &opt.threads) || opt.threads < 1)
-        return std::fprintf(stderr, "bad --threads\n"), 2;
-    } else if (a == "--md") {
-      opt.md_path = value();
-    } else if (a == "--dat") {
-      opt.dat_path = value();
-    } else {
-      std::fprintf(
-          stderr,
-          "usage: load_bench [--smoke] [--sizes 100,1000,5000] [--seconds S] [--threads N] "
-          "[--md FILE] [--dat FILE]\n");
-      return 2;
-    }
+  absl::StatusOr<common::ParsedFlags> flags =
+      kFlags.Parse(std::vector<std::string>(argv + 1, argv + argc));
+  absl::Status read = flags.ok() ? ReadFlags(*flags, opt) : flags.status();
+  if (!read.ok()) {
+    std::fprintf(stderr, "error: %s\n%s", std::string(read.message()).c_str(),
+                 kFlags.Usage().c_str());
+    return 2;
   }
+  if (flags->Has("help")) return std::fputs(kFlags.Usage().c_str(), stdout), 0;
   if (opt.smoke) {
     opt.sizes = {100};
     opt.seconds = 0.05;

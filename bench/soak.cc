@@ -251,7 +251,7 @@ void PrintReport(const Shared& s, double elapsed, double warmup, const RssGrowth
 
 int Run(int argc, char** argv) {
   Options opt;
-  if (!ParseFlags(argc, argv, opt)) return 2;
+  if (int exit_code = ParseFlags(argc, argv, opt); exit_code >= 0) return exit_code;
   const double warmup = WarmupSeconds(opt);
   if (!RunIsMeasurable(opt, warmup)) return 2;
 

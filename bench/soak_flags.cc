@@ -2,53 +2,69 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
-#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "bench/synthetic.h"
+#include "common/flag_table.h"
+#include "topology/status_macros.h"
 
 namespace soak {
 namespace {
 
-bool Usage() {
-  std::fprintf(
-      stderr,
-      "usage: soak [--seconds 600] [--nodes 30] [--rate 40] [--hold 60] [--warmup-seconds S]\n"
-      "            [--max-growth-percent 5] [--resync 30s] [--rss-csv FILE] [--keep-logs DIR]\n");
-  return false;
+const common::FlagTable kFlags{
+    {"soak [--seconds 600] [--nodes 30] [--rate 40] [--hold 60] [--warmup-seconds S]\n"
+     "            [--max-growth-percent 5] [--resync 30s] [--rss-csv FILE] [--keep-logs DIR]"},
+    "A long mixed load against gpu-tenancy serve reading the kube-apiserver emulation; fails on\n"
+    "any failed request or when the server's memory grows after the warm-up.\n"
+    "Exit codes: 0 no errors and flat memory, 1 otherwise, 2 bad flags or no harness.",
+    {{"seconds", "S", "how long to run, at least 5 (default 600)"},
+     {"nodes", "N", "nodes in the fleet, at least 10 (default 30)"},
+     {"rate", "R", "operations per second per client thread; 0: as fast as possible (40)"},
+     {"hold", "N", "pods a bind thread holds before it drains them (default 60)"},
+     {"warmup-seconds", "S", "ignore growth before this (default 20% of the run, at least 5)"},
+     {"max-growth-percent", "P", "RSS growth after the warm-up that fails the run (default 5)"},
+     {"resync", "DURATION", "serve --resync: a full relist this often (default 30s)"},
+     {"rss-csv", "FILE", "write the RSS samples (seconds,KiB) here"},
+     {"keep-logs", "DIR", "copy serve.log and audit.jsonl here at the end"}}};
+
+absl::Status Read(const common::ParsedFlags& flags, Options& opt) {
+  if (!flags.positional.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument \"", flags.positional[0], "\""));
+  }
+  constexpr double kMax = 1e9;
+  ASSIGN_OR_RETURN(opt.seconds, common::NumberFlag(flags, "seconds", opt.seconds, 5, kMax));
+  ASSIGN_OR_RETURN(opt.nodes, common::IntFlag(flags, "nodes", opt.nodes, 10, 100000));
+  ASSIGN_OR_RETURN(opt.rate, common::NumberFlag(flags, "rate", opt.rate, 0, kMax));
+  ASSIGN_OR_RETURN(opt.hold, common::IntFlag(flags, "hold", opt.hold, 1, 1000000));
+  ASSIGN_OR_RETURN(opt.warmup_seconds,
+                   common::NumberFlag(flags, "warmup-seconds", opt.warmup_seconds, 0, kMax));
+  ASSIGN_OR_RETURN(opt.max_growth_percent, common::NumberFlag(flags, "max-growth-percent",
+                                                              opt.max_growth_percent, -kMax, kMax));
+  opt.keep_logs = flags.Get("keep-logs", opt.keep_logs);
+  opt.rss_csv = flags.Get("rss-csv", opt.rss_csv);
+  opt.resync = flags.Get("resync", opt.resync);
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-bool ParseFlags(int argc, char** argv, Options& opt) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    std::string v = i + 1 < argc ? argv[i + 1] : "";
-    bool ok = true;
-    if (a == "--seconds") {
-      ok = absl::SimpleAtod(v, &opt.seconds) && opt.seconds >= 5;
-    } else if (a == "--nodes") {
-      ok = absl::SimpleAtoi(v, &opt.nodes) && opt.nodes >= 10;
-    } else if (a == "--rate") {
-      ok = absl::SimpleAtod(v, &opt.rate) && opt.rate >= 0;
-    } else if (a == "--hold") {
-      ok = absl::SimpleAtoi(v, &opt.hold) && opt.hold >= 1;
-    } else if (a == "--warmup-seconds") {
-      ok = absl::SimpleAtod(v, &opt.warmup_seconds) && opt.warmup_seconds >= 0;
-    } else if (a == "--max-growth-percent") {
-      ok = absl::SimpleAtod(v, &opt.max_growth_percent);
-    } else if (a == "--keep-logs") {
-      opt.keep_logs = v;
-    } else if (a == "--rss-csv") {
-      opt.rss_csv = v;
-    } else if (a == "--resync") {
-      opt.resync = v;
-    } else {
-      return Usage();
-    }
-    if (!ok) return Usage();
-    ++i;
+int ParseFlags(int argc, char** argv, Options& opt) {
+  absl::StatusOr<common::ParsedFlags> flags =
+      kFlags.Parse(std::vector<std::string>(argv + 1, argv + argc));
+  if (flags.ok() && flags->Has("help")) {
+    std::fputs(kFlags.Usage().c_str(), stdout);
+    return 0;
   }
-  return true;
+  absl::Status read = flags.ok() ? Read(*flags, opt) : flags.status();
+  if (!read.ok()) {
+    std::fprintf(stderr, "error: %s\n%s", std::string(read.message()).c_str(),
+                 kFlags.Usage().c_str());
+    return 2;
+  }
+  return -1;
 }
 
 // Warm-up: allocator arenas, TLS sessions, caches and metric series reach their working size in

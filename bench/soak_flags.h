@@ -1,4 +1,4 @@
-// soak's command line (usage in bench/soak.cc): the flags, their defaults, and the checks that
+// soak's command line: the flags, their defaults, and the checks that
 // a run they describe has a steady state to measure and cannot fill the fleet.
 #ifndef GPU_TENANCY_BENCH_SOAK_FLAGS_H_
 #define GPU_TENANCY_BENCH_SOAK_FLAGS_H_
@@ -19,8 +19,9 @@ struct Options {
   std::string resync = "30s";  // serve --resync: a full relist this often
 };
 
-// Parses argv into `opt`. On an unknown flag or a bad value prints the usage and returns false.
-bool ParseFlags(int argc, char** argv, Options& opt);
+// Parses argv into `opt`: -1 to go on; 0 after printing --help; 2 after printing an error
+// naming the flag, and the usage.
+int ParseFlags(int argc, char** argv, Options& opt);
 
 // The warm-up in seconds: --warmup-seconds, else 20% of the run, at least 5 s.
 double WarmupSeconds(const Options& opt);

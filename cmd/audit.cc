@@ -15,6 +15,7 @@
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
+#include "common/flag_table.h"
 #include "common/json.h"
 #include "common/k8s_codec.h"
 #include "kube/api_client.h"
@@ -30,15 +31,25 @@
 namespace cmd {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: gpu-tenancy audit (--cluster-file FILE | --demo | [--kubeconfig FILE [--context N]])\n"
-    "                         [--policy FILE] [--mig-parted-config FILE]\n"
-    "                         [--scheduler-config FILE] [-o text|json|html|markdown]\n"
-    "Each tenant's isolation deal and the go-live checklist. A cluster file is what\n"
-    "`kubectl get namespaces,nodes,pods,resourceclaims,resourceslices,deviceclasses,\n"
-    "validatingwebhookconfigurations,mutatingwebhookconfigurations -A -o json` prints; without\n"
-    "one (or --demo) the cluster is listed once from kube-apiserver. --scheduler-config is the\n"
-    "KubeSchedulerConfiguration holding the extender entry. Exit 1 if any item fails.\n";
+const common::FlagTable kFlags{
+    {"gpu-tenancy audit (--cluster-file FILE | --demo | [--kubeconfig FILE [--context N]])\n"
+     "                         [--policy FILE] [--mig-parted-config FILE]\n"
+     "                         [--scheduler-config FILE] [-o text|json|html|markdown]"},
+    "Each tenant's isolation deal and the go-live checklist. Without a cluster file (or --demo)\n"
+    "the cluster is listed once from kube-apiserver. Exit 1 if any item fails.",
+    {{"cluster-file", "FILE",
+      "kubectl get namespaces,nodes,pods,resourceclaims,resourceslices,\n"
+      "deviceclasses,validatingwebhookconfigurations,\n"
+      "mutatingwebhookconfigurations -A -o json"},
+     {"demo", "", "the embedded demo cluster and policy"},
+     {"kubeconfig", "FILE",
+      "read the cluster from this kubeconfig's API server (default:\n"
+      "in-cluster service account)"},
+     {"context", "NAME", "the kubeconfig context (default: its current-context)"},
+     {"policy", "FILE", "the tenancy policy (default: allow everything; --demo: the demo's)"},
+     {"mig-parted-config", "FILE", "the mig-parted config the MIG geometries are compared with"},
+     {"scheduler-config", "FILE", "the KubeSchedulerConfiguration holding the extender entry"},
+     {"output", "FORMAT", "text, json, html or markdown (default text)", 'o'}}};
 
 const common::JsonValue* Items(const common::JsonValue& doc) {
   const common::JsonValue* items = common::FindMember(doc, "items");
@@ -138,23 +149,19 @@ absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(const Parse
 }  // namespace
 
 int RunAudit(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags =
-      ParseFlags(args,
-                 {"cluster-file", "policy", "o", "output", "mig-parted-config", "scheduler-config",
-                  "kubeconfig", "context"},
-                 {"demo", "help"});
-  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
+  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
   if (flags->Has("help")) {
-    std::cout << kUsage;
+    std::cout << kFlags.Usage();
     return 0;
   }
   if (!flags->positional.empty()) {
     return UsageError(absl::InvalidArgumentError(
                           absl::StrCat("unexpected argument \"", flags->positional[0], "\"")),
-                      kUsage);
+                      kFlags.Usage());
   }
   absl::StatusOr<std::string> format = OutputFormat(*flags, {"text", "json", "html", "markdown"});
-  if (!format.ok()) return UsageError(format.status(), kUsage);
+  if (!format.ok()) return UsageError(format.status(), kFlags.Usage());
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
 

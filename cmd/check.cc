@@ -28,6 +28,7 @@
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
+#include "common/flag_table.h"
 #include "common/json.h"
 #include "common/yaml_json.h"
 #include "topology/status_macros.h"
@@ -37,14 +38,20 @@
 namespace cmd {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: gpu-tenancy check (--policy FILE | --demo) [--namespace NS]\n"
-    "                         [--namespace-labels NS=key=value,key=value ...]\n"
-    "                         [--cluster-file FILE] MANIFEST...\n"
-    "  Runs the admission webhook's rules over YAML/JSON manifests (multi-document; '-' is\n"
-    "  stdin) and prints what kubectl would show. Exit 1 if anything is denied. With\n"
-    "  --cluster-file (kubectl get namespaces,nodes,pods -A -o json) tenant quotas are checked\n"
-    "  against what each tenant holds there.\n";
+const common::FlagTable kFlags{
+    {"gpu-tenancy check (--policy FILE | --demo) [--namespace NS]\n"
+     "                         [--namespace-labels NS=key=value,key=value ...]\n"
+     "                         [--cluster-file FILE] MANIFEST..."},
+    "Runs the admission webhook's rules over YAML/JSON manifests (multi-document; '-' is\n"
+    "stdin) and prints what kubectl would show. Exit 1 if anything is denied.",
+    {{"policy", "FILE", "the tenancy policy the webhook runs with"},
+     {"demo", "", "the embedded demo policy"},
+     {"namespace", "NS", "the namespace of manifests that name none (default \"default\")", 'n'},
+     {"namespace-labels", "NS=k=v,...",
+      "a namespace's labels, which tenant selectors match (repeatable)"},
+     {"cluster-file", "FILE",
+      "kubectl get namespaces,nodes,pods -A -o json: tenant quotas are\n"
+      "checked against what each tenant holds there"}}};
 
 using NamespaceLabels = std::map<std::string, topology::Labels, std::less<>>;
 
@@ -272,18 +279,18 @@ class Checker {
 }  // namespace
 
 int RunCheck(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = ParseFlags(
-      args, {"policy", "namespace", "n", "namespace-labels", "cluster-file"}, {"demo", "help"});
-  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
+  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
   if (flags->Has("help")) {
-    std::cout << kUsage;
+    std::cout << kFlags.Usage();
     return 0;
   }
   if (!flags->Has("policy") && !flags->Has("demo")) {
-    return UsageError(absl::InvalidArgumentError("--policy FILE (or --demo) is required"), kUsage);
+    return UsageError(absl::InvalidArgumentError("--policy FILE (or --demo) is required"),
+                      kFlags.Usage());
   }
   if (flags->positional.empty()) {
-    return UsageError(absl::InvalidArgumentError("give at least one MANIFEST"), kUsage);
+    return UsageError(absl::InvalidArgumentError("give at least one MANIFEST"), kFlags.Usage());
   }
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
@@ -292,15 +299,15 @@ int RunCheck(const std::vector<std::string>& args) {
   if (it != flags->values.end()) {
     for (const std::string& value : it->second) {
       absl::Status parsed = ParseNamespaceLabels(value, labels);
-      if (!parsed.ok()) return UsageError(parsed, kUsage);
+      if (!parsed.ok()) return UsageError(parsed, kFlags.Usage());
     }
   }
-  std::string ns = flags->Get("namespace", flags->Get("n", "default"));
+  std::string ns = flags->Get("namespace", "default");
 
   std::optional<topology::ClusterSnapshot> cluster;
   if (flags->Has("cluster-file")) {
     absl::StatusOr<topology::ClusterData> data = LoadClusterFlag(*flags);
-    if (!data.ok()) return UsageError(data.status(), kUsage);
+    if (!data.ok()) return UsageError(data.status(), kFlags.Usage());
     cluster = topology::BuildSnapshot(*data, common::BuiltinCatalog(), *policy);
   }
   Checker checker(*policy, ns, std::move(labels), cluster ? &*cluster : nullptr);

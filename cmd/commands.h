@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace cmd {
 
@@ -22,7 +23,7 @@ int RunUi(const std::vector<std::string>& args);
 int RunWebhookConfig(const std::vector<std::string>& args);
 
 // Prints "error: ..." (and the usage text if given) to stderr; returns 2.
-int UsageError(const absl::Status& status, const char* usage);
+int UsageError(const absl::Status& status, absl::string_view usage);
 int Fail(const absl::Status& status);
 
 }  // namespace cmd

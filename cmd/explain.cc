@@ -13,6 +13,7 @@
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
+#include "common/flag_table.h"
 #include "common/k8s_codec.h"
 #include "extender/allocations.h"
 #include "extender/decide.h"
@@ -25,9 +26,15 @@
 namespace cmd {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: gpu-tenancy explain (--cluster-file FILE | --demo) --pod FILE|NAMESPACE/NAME\n"
-    "                           [--policy FILE] [-o text|json]\n";
+const common::FlagTable kFlags{
+    {"gpu-tenancy explain (--cluster-file FILE | --demo) --pod FILE|NAMESPACE/NAME\n"
+     "                           [--policy FILE] [-o text|json]"},
+    "Why a pod fits or does not fit each node of the cluster, rule by rule.",
+    {{"cluster-file", "FILE", "the cluster: kubectl get nodes,pods -A -o json (YAML too)"},
+     {"demo", "", "the embedded demo cluster and policy"},
+     {"pod", "FILE|NS/NAME", "the pod: a manifest file, or a pod of the cluster file"},
+     {"policy", "FILE", "the tenancy policy (default: allow everything; --demo: the demo's)"},
+     {"output", "FORMAT", "text or json (default text)", 'o'}}};
 
 // --pod names a manifest file, or a pod inside the cluster file.
 absl::StatusOr<topology::PodFacts> FindPod(const std::string& pod_arg,
@@ -364,22 +371,21 @@ void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
 }  // namespace
 
 int RunExplain(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags =
-      ParseFlags(args, {"cluster-file", "pod", "policy", "o", "output"}, {"demo", "help"});
-  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
+  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
   if (flags->Has("help")) {
-    std::cout << kUsage;
+    std::cout << kFlags.Usage();
     return 0;
   }
   absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "json"});
-  if (!output.ok()) return UsageError(output.status(), kUsage);
+  if (!output.ok()) return UsageError(output.status(), kFlags.Usage());
   const std::string format = *output;
   if (!flags->Has("pod"))
-    return UsageError(absl::InvalidArgumentError("--pod is required"), kUsage);
+    return UsageError(absl::InvalidArgumentError("--pod is required"), kFlags.Usage());
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
   absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
-  if (!cluster.ok()) return UsageError(cluster.status(), kUsage);
+  if (!cluster.ok()) return UsageError(cluster.status(), kFlags.Usage());
   absl::StatusOr<topology::PodFacts> pod = FindPod(flags->Get("pod"), *cluster);
   if (!pod.ok()) return Fail(pod.status());
 

@@ -11,43 +11,6 @@
 
 namespace cmd {
 
-absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
-                                       const std::set<std::string>& with_value,
-                                       const std::set<std::string>& switches) {
-  ParsedFlags out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.size() < 2 || arg[0] != '-') {
-      out.positional.push_back(arg);
-      continue;
-    }
-    std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
-    std::string value;
-    bool has_inline = false;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_inline = true;
-    }
-    if (switches.count(name)) {
-      if (has_inline)
-        return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
-      out.switches.insert(name);
-    } else if (with_value.count(name)) {
-      if (!has_inline) {
-        if (i + 1 >= args.size()) {
-          return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
-        }
-        value = args[++i];
-      }
-      out.values[name].push_back(value);
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg));
-    }
-  }
-  return out;
-}
-
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   // A directory opens as a stream on Linux and then reads as nothing.
   std::error_code error;
@@ -82,7 +45,7 @@ absl::Status SplitHostPort(absl::string_view flag, const std::string& text, std:
 
 absl::StatusOr<std::string> OutputFormat(const ParsedFlags& flags,
                                          const std::vector<std::string>& formats) {
-  std::string format = flags.Get("o", flags.Get("output", "text"));
+  std::string format = flags.Get("output", "text");
   if (std::find(formats.begin(), formats.end(), format) != formats.end()) return format;
   std::string allowed;
   for (size_t i = 0; i < formats.size(); ++i) {

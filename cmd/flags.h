@@ -1,40 +1,24 @@
-// Minimal flag parsing for the subcommands: "--name value", "--name=value", "-o value" and
-// positional arguments. Unknown flags are errors, so a typo never silently changes behaviour.
+// What the subcommands share around their flag tables (common/flag_table.h): reading files
+// and addresses named by flags, the output format, and the shutdown signals.
 #ifndef GPU_TENANCY_CMD_FLAGS_H_
 #define GPU_TENANCY_CMD_FLAGS_H_
 
 #include <signal.h>
 
-#include <map>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/flag_table.h"
 
 namespace cmd {
 
-struct ParsedFlags {
-  std::map<std::string, std::vector<std::string>> values;  // repeated flags keep every value
-  std::set<std::string> switches;                          // boolean flags that were given
-  std::vector<std::string> positional;
-
-  bool Has(const std::string& name) const { return values.count(name) || switches.count(name); }
-  std::string Get(const std::string& name, const std::string& fallback = "") const {
-    auto it = values.find(name);
-    return it == values.end() ? fallback : it->second.back();
-  }
-};
-
-// `with_value` names flags that take a value; `switches` names boolean flags.
-absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
-                                       const std::set<std::string>& with_value,
-                                       const std::set<std::string>& switches);
+using common::ParsedFlags;
 
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
-// The -o / --output value, "text" when neither is given; InvalidArgument ("-o must be text or
+// The -o / --output value, "text" when not given; InvalidArgument ("-o must be text or
 // json") when it is not one of `formats`.
 absl::StatusOr<std::string> OutputFormat(const ParsedFlags& flags,
                                          const std::vector<std::string>& formats);

@@ -10,7 +10,7 @@
 
 namespace cmd {
 
-int UsageError(const absl::Status& status, const char* usage) {
+int UsageError(const absl::Status& status, absl::string_view usage) {
   std::cerr << "error: " << status.message() << "\n" << usage;
   return 2;
 }

@@ -15,6 +15,7 @@
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
+#include "common/flag_table.h"
 #include "common/plan_input.h"
 #include "plan/document.h"
 #include "plan/render.h"
@@ -22,34 +23,38 @@
 namespace cmd {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: gpu-tenancy plan --input FILE [--policy FILE] [-o text|yaml|json]\n\n"
+const common::FlagTable kFlags{
+    {"gpu-tenancy plan --input FILE [--policy FILE] [-o text|yaml|json]"},
     "Sizes each workload's GPU memory, picks its isolation (MIG, whole GPU, time-slicing, MPS),\n"
     "packs MIG instances onto the fleet with valid placements only and writes the configuration.\n"
-    "Input schema and a worked example: cmd/demo/plan-example.yaml. --policy: the policy whose\n"
-    "memoryAnnotation the pod snippets use (default gpu-tenancy.io/gpu-memory).\n"
-    "Exit codes: 0 a plan, 1 the workloads do not fit the fleet, 2 bad usage or input.\n";
+    "Exit codes: 0 a plan, 1 the workloads do not fit the fleet, 2 bad usage or input.",
+    {{"input", "FILE",
+      "the workloads and the fleet (schema and a worked example:\n"
+      "cmd/demo/plan-example.yaml)"},
+     {"policy", "FILE",
+      "the policy whose memoryAnnotation the pod snippets use\n(default "
+      "gpu-tenancy.io/gpu-memory)"},
+     {"output", "FORMAT", "text, yaml or json (default text)", 'o'}}};
 
 }  // namespace
 
 int RunPlan(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags =
-      ParseFlags(args, {"input", "policy", "o", "output"}, {"help"});
-  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
+  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
   if (flags->Has("help")) {
-    std::cout << kUsage;
+    std::cout << kFlags.Usage();
     return 0;
   }
   absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "yaml", "json"});
-  if (!output.ok()) return UsageError(output.status(), kUsage);
+  if (!output.ok()) return UsageError(output.status(), kFlags.Usage());
   const std::string format = *output;
   if (!flags->positional.empty()) {
     return UsageError(absl::InvalidArgumentError(
                           absl::StrCat("unexpected argument \"", flags->positional.front(), "\"")),
-                      kUsage);
+                      kFlags.Usage());
   }
   if (!flags->Has("input"))
-    return UsageError(absl::InvalidArgumentError("--input is required"), kUsage);
+    return UsageError(absl::InvalidArgumentError("--input is required"), kFlags.Usage());
   std::string path = flags->Get("input");
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return Fail(text.status());

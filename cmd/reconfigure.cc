@@ -20,6 +20,7 @@
 #include "cmd/flags.h"
 #include "common/audit_log.h"
 #include "common/config_loader.h"
+#include "common/flag_table.h"
 #include "common/log.h"
 #include "common/mig_parted_codec.h"
 #include "kube/api_client.h"
@@ -32,30 +33,39 @@
 namespace cmd {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: gpu-tenancy reconfigure NODE --to CONFIG\n"
-    "                               [--mig-parted-config FILE | --mig-parted-configmap NS/NAME]\n"
-    "                               [--kubeconfig FILE [--context NAME]] [--timeout 30m]\n"
-    "                               [--settle 2m] [--smoke-image IMAGE [--smoke-namespace NS]]\n"
-    "                               [--skip-traffic-check] [--dry-run] [--audit-log FILE|-]\n"
-    "                               [--log-level debug|info|warn|error] [-o text|json]\n"
-    "\n"
+const common::FlagTable kFlags{
+    {"gpu-tenancy reconfigure NODE --to CONFIG\n"
+     "                               [--mig-parted-config FILE | --mig-parted-configmap NS/NAME]\n"
+     "                               [--kubeconfig FILE [--context NAME]] [--timeout 30m]\n"
+     "                               [--settle 2m] [--smoke-image IMAGE [--smoke-namespace NS]]\n"
+     "                               [--skip-traffic-check] [--dry-run] [--audit-log FILE|-]\n"
+     "                               [--log-level debug|info|warn|error] [-o text|json]"},
     "Changes NODE's nvidia.com/mig.config to CONFIG safely: pre-checks the layout against the\n"
     "node's GPU model, cordons, waits for the GPU pods' owners to be ready elsewhere, drains the\n"
     "GPU pods through the Eviction API, applies CONFIG, waits for mig-manager's\n"
     "nvidia.com/mig.config.state=success, checks the allocatable CONFIG predicts, runs an\n"
     "optional smoke pod and uncordons. A failure after CONFIG is applied rolls back to the\n"
-    "previous config. --timeout bounds each wait; --settle how long the allocatable may take to\n"
-    "match after success. The mig-parted config (default: ConfigMap\n"
-    "gpu-operator/default-mig-parted-config) may also be `gpu-tenancy plan -o yaml` output.\n"
-    "Without --kubeconfig the service account of the pod is used (in-cluster).\n"
-    "Exit codes: 0 done (or planned), 1 a step failed (the report names it), 2 bad usage or "
-    "input.\n";
-
-const std::set<std::string> kValueFlags = {
-    "to",       "mig-parted-config", "mig-parted-configmap", "kubeconfig", "context", "timeout",
-    "settle",   "smoke-image",       "smoke-namespace",      "audit-log",  "o",       "output",
-    "log-level"};
+    "previous config.\n"
+    "Exit codes: 0 done (or planned), 1 a step failed (the report names it), 2 bad usage or input.",
+    {{"to", "CONFIG", "the mig-parted config to apply (a name in the mig-parted config)"},
+     {"mig-parted-config", "FILE",
+      "the mig-parted config, from a file (may be `gpu-tenancy plan -o yaml`)"},
+     {"mig-parted-configmap", "NS/NAME",
+      "the mig-parted config, from a ConfigMap\n"
+      "(default gpu-operator/default-mig-parted-config)"},
+     {"kubeconfig", "FILE", "the API server to use (default: in-cluster service account)"},
+     {"context", "NAME", "the kubeconfig context (default: its current-context)"},
+     {"timeout", "DURATION", "how long each wait may take (default 30m)"},
+     {"settle", "DURATION",
+      "how long the allocatable may take to match after success (default 2m)"},
+     {"smoke-image", "IMAGE", "run a pod of this image on the new slices before uncordoning"},
+     {"smoke-namespace", "NS", "where the smoke pod runs (default \"default\")"},
+     {"skip-traffic-check", "", "do not wait for the drained pods' owners to be ready elsewhere"},
+     {"dry-run", "", "check and print the steps; change nothing"},
+     {"audit-log", "FILE|-",
+      "append one JSON line per step and one for the outcome (\"-\": stdout)"},
+     {"log-level", "LEVEL", "debug, info, warn or error (default warn)"},
+     {"output", "FORMAT", "text or json (default text)", 'o'}}};
 
 absl::StatusOr<absl::Duration> DurationFlag(const ParsedFlags& flags, const std::string& name,
                                             absl::Duration fallback) {
@@ -198,27 +208,27 @@ absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ParsedFlags& flags,
 }  // namespace
 
 int RunReconfigure(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags =
-      ParseFlags(args, kValueFlags, {"help", "dry-run", "skip-traffic-check"});
-  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
+  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
   if (flags->Has("help")) {
-    std::cout << kUsage;
+    std::cout << kFlags.Usage();
     return 0;
   }
   absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "json"});
-  if (!output.ok()) return UsageError(output.status(), kUsage);
+  if (!output.ok()) return UsageError(output.status(), kFlags.Usage());
   const std::string format = *output;
   if (flags->positional.size() != 1) {
     return UsageError(
         absl::InvalidArgumentError(flags->positional.empty() ? "NODE is required"
                                                              : "exactly one NODE, please"),
-        kUsage);
+        kFlags.Usage());
   }
-  if (!flags->Has("to")) return UsageError(absl::InvalidArgumentError("--to is required"), kUsage);
+  if (!flags->Has("to"))
+    return UsageError(absl::InvalidArgumentError("--to is required"), kFlags.Usage());
   if (flags->Has("mig-parted-config") && flags->Has("mig-parted-configmap")) {
     return UsageError(absl::InvalidArgumentError(
                           "--mig-parted-config and --mig-parted-configmap exclude each other"),
-                      kUsage);
+                      kFlags.Usage());
   }
   kube::GateOptions options;
   options.node = flags->positional.front();
@@ -228,13 +238,13 @@ int RunReconfigure(const std::vector<std::string>& args) {
   options.smoke_image = flags->Get("smoke-image");
   options.smoke_namespace = flags->Get("smoke-namespace", "default");
   absl::StatusOr<absl::Duration> timeout = DurationFlag(*flags, "timeout", absl::Minutes(30));
-  if (!timeout.ok()) return UsageError(timeout.status(), kUsage);
+  if (!timeout.ok()) return UsageError(timeout.status(), kFlags.Usage());
   absl::StatusOr<absl::Duration> settle = DurationFlag(*flags, "settle", absl::Minutes(2));
-  if (!settle.ok()) return UsageError(settle.status(), kUsage);
+  if (!settle.ok()) return UsageError(settle.status(), kFlags.Usage());
   options.timeout = *timeout;
   options.settle = *settle;
   absl::StatusOr<common::LogLevel> level = common::ParseLogLevel(flags->Get("log-level", "warn"));
-  if (!level.ok()) return UsageError(level.status(), kUsage);
+  if (!level.ok()) return UsageError(level.status(), kFlags.Usage());
   common::SetLogLevel(*level);
 
   std::unique_ptr<common::AuditLog> audit;

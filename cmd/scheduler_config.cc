@@ -13,19 +13,22 @@
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
+#include "common/flag_table.h"
 #include "topology/scheduler_wiring.h"
 
 namespace cmd {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: gpu-tenancy scheduler-config [--layout stanza|scheduler|default-scheduler]\n"
-    "                                    [--policy FILE] [--cluster-file FILE]\n"
-    "  --layout stanza             the `extenders:` entry only, to paste into a config (default)\n"
-    "  --layout scheduler          manifests/scheduler/config.yaml (the second scheduler)\n"
-    "  --layout default-scheduler  manifests/default-scheduler/kube-scheduler-config.yaml\n"
-    "  --policy FILE               add its sharedResources and memoryResources names\n"
-    "  --cluster-file FILE         only the names that file's nodes advertise (and memory names)\n";
+const common::FlagTable kFlags{
+    {"gpu-tenancy scheduler-config [--layout stanza|scheduler|default-scheduler]\n"
+     "                                    [--policy FILE] [--cluster-file FILE]"},
+    "The kube-scheduler extender entry, managing every GPU resource name.",
+    {{"layout", "LAYOUT",
+      "stanza: the `extenders:` entry only, to paste into a config (default)\n"
+      "scheduler: manifests/scheduler/config.yaml (the second scheduler)\n"
+      "default-scheduler: manifests/default-scheduler/kube-scheduler-config.yaml"},
+     {"policy", "FILE", "add its sharedResources and memoryResources names"},
+     {"cluster-file", "FILE", "only the names that file's nodes advertise (and memory names)"}}};
 
 constexpr char kSchedulerHeader[] =
     R"(# KubeSchedulerConfiguration of the second scheduler (manifests/scheduler/). Its `extenders`
@@ -197,24 +200,23 @@ std::string ExtenderStanza(const std::vector<topology::ManagedResource>& resourc
 }  // namespace
 
 int RunSchedulerConfig(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags =
-      ParseFlags(args, {"layout", "policy", "cluster-file"}, {"help"});
-  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
+  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
   if (flags->Has("help")) {
-    std::cout << kUsage;
+    std::cout << kFlags.Usage();
     return 0;
   }
   if (!flags->positional.empty()) {
     return UsageError(
         absl::InvalidArgumentError(absl::StrCat("unexpected argument ", flags->positional[0])),
-        kUsage);
+        kFlags.Usage());
   }
   const std::string layout = flags->Get("layout", "stanza");
   if (layout != "stanza" && layout != "scheduler" && layout != "default-scheduler") {
     return UsageError(
         absl::InvalidArgumentError(absl::StrCat(
             "--layout must be stanza, scheduler or default-scheduler, not \"", layout, "\"")),
-        kUsage);
+        kFlags.Usage());
   }
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) {

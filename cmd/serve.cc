@@ -27,6 +27,7 @@
 #include "common/audit_log.h"
 #include "common/config_loader.h"
 #include "common/extender_codec.h"
+#include "common/flag_table.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/yaml_json.h"
@@ -51,64 +52,53 @@
 namespace cmd {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: gpu-tenancy serve --policy FILE --tls-cert FILE --tls-key FILE\n"
-    "                         [--kubeconfig FILE [--context NAME] | --cluster-file FILE]\n"
-    "                         [--listen HOST:PORT] [--metrics-listen HOST:PORT|off]\n"
-    "                         [--assume-ttl 30s] [--resync 5m] [--leader-elect true|false]\n"
-    "                         [--lease-namespace NS] [--identity NAME] [--bench-routes]\n"
-    "                         [--client-ca FILE] [--threads N] [--max-body-bytes N]\n"
-    "                         [--shutdown-delay 0s] [--request-deadline 10s]\n"
-    "                         [--keep-alive-timeout 120s]\n"
-    "                         [--max-connections 20000] [--max-connections-per-ip 1024]\n"
-    "                         [--max-queued-requests 1024]\n"
-    "                         [--audit-log FILE|-]\n"
-    "                         [--mig-parted-config FILE] [--scheduler-config FILE]\n"
-    "                         [--log-level debug|info|warn|error] [--config FILE]\n"
-    "                         [--validating-webhook-config gpu-tenancy]\n"
-    "                         [--mutating-webhook-config gpu-tenancy]\n"
-    "       gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]\n"
-    "\n"
-    "Without --cluster-file or --kubeconfig the cluster is read from kube-apiserver with the\n"
-    "pod's service account (in-cluster). --config FILE is YAML whose keys are these flag names\n"
-    "(without --); flags win over it. --audit-log appends one JSON line per bind, per\n"
-    "admission denial and per DRA claim allocated or released (\"-\": stdout). The metrics\n"
-    "listener also serves GET /debug/allocations, and the picker, the live GPU map and the\n"
-    "isolation audit at /ui/ (--mig-parted-config and --scheduler-config: what the audit\n"
-    "compares MIG geometries and the extender's managedResources with). Against a live\n"
-    "cluster it reads the two webhook configurations (--validating-webhook-config,\n"
-    "--mutating-webhook-config) at start, on each policy reload and every --resync, and\n"
-    "reports matchConditions its policy would not make (gpu_tenancy_webhook_conditions_current).\n";
-
-const std::set<std::string> kValueFlags = {"cluster-file",
-                                           "policy",
-                                           "listen",
-                                           "metrics-listen",
-                                           "tls-cert",
-                                           "tls-key",
-                                           "client-ca",
-                                           "threads",
-                                           "max-body-bytes",
-                                           "log-level",
-                                           "config",
-                                           "kubeconfig",
-                                           "context",
-                                           "assume-ttl",
-                                           "resync",
-                                           "leader-elect",
-                                           "lease-namespace",
-                                           "identity",
-                                           "shutdown-delay",
-                                           "audit-log",
-                                           "request-deadline",
-                                           "keep-alive-timeout",
-                                           "max-connections",
-                                           "max-connections-per-ip",
-                                           "max-queued-requests",
-                                           "mig-parted-config",
-                                           "scheduler-config",
-                                           "validating-webhook-config",
-                                           "mutating-webhook-config"};
+const common::FlagTable kFlags{
+    {"gpu-tenancy serve --policy FILE --tls-cert FILE --tls-key FILE\n"
+     "                         [--kubeconfig FILE [--context NAME] | --cluster-file FILE] [flags]",
+     "gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]"},
+    "Runs the scheduler extender and the admission webhooks over HTTPS, and the operator port\n"
+    "(probes, metrics, /debug/allocations and the pages at /ui/). Without --cluster-file or\n"
+    "--kubeconfig the cluster is read from kube-apiserver with the pod's service account.",
+    {{"policy", "FILE", "the tenancy policy; reloaded when the file changes"},
+     {"tls-cert", "FILE", "the serving certificate (PEM); reloaded when it changes"},
+     {"tls-key", "FILE", "its private key (PEM)"},
+     {"client-ca", "FILE", "require client certificates signed by this CA"},
+     {"kubeconfig", "FILE", "the API server to follow (default: in-cluster service account)"},
+     {"context", "NAME", "the kubeconfig context (default: its current-context)"},
+     {"cluster-file", "FILE", "a fixed cluster instead of a live one (kubectl get -o json)"},
+     {"demo", "", "the embedded demo cluster and policy, a throwaway certificate"},
+     {"listen", "HOST:PORT", "the HTTPS port (default 0.0.0.0:8443; --demo 127.0.0.1:8443)"},
+     {"metrics-listen", "HOST:PORT|off",
+      "the operator port (default 0.0.0.0:8080; --demo 127.0.0.1:8080)"},
+     {"assume-ttl", "DURATION", "how long a bind's assumption waits for the watch (default 30s)"},
+     {"resync", "DURATION", "relist every object this often (default 5m)"},
+     {"leader-elect", "true|false",
+      "bind only while holding the Lease (default true; live clusters)"},
+     {"lease-namespace", "NS", "the Lease's namespace (default: the kubeconfig's namespace)"},
+     {"identity", "NAME", "this replica's name in the Lease (default $POD_NAME or hostname)"},
+     {"threads", "N", "workers running complete requests, 2..4096 (default 64)"},
+     {"max-body-bytes", "N", "the largest request body, at least 1024 (default 64 MiB)"},
+     {"max-connections", "N", "open TLS connections, 16..1000000 (default 20000)"},
+     {"max-connections-per-ip", "N", "open TLS connections per client address (default 1024)"},
+     {"max-queued-requests", "N", "requests waiting for a worker before 503 (default 1024)"},
+     {"request-deadline", "DURATION", "a request's whole budget, 100ms..5m (default 10s)"},
+     {"keep-alive-timeout", "DURATION", "how long an idle connection is kept (default 120s)"},
+     {"shutdown-delay", "DURATION",
+      "after SIGTERM, keep serving this long while /readyz fails (0s..10m)"},
+     {"audit-log", "FILE|-",
+      "append one JSON line per bind, per admission denial and per DRA claim\n"
+      "allocated or released (\"-\": stdout)"},
+     {"mig-parted-config", "FILE", "the mig-parted config the audit page compares MIG with"},
+     {"scheduler-config", "FILE",
+      "the KubeSchedulerConfiguration the audit page compares managed\n"
+      "resources with"},
+     {"validating-webhook-config", "NAME",
+      "the ValidatingWebhookConfiguration whose matchConditions are\n"
+      "compared with the policy's (default gpu-tenancy)"},
+     {"mutating-webhook-config", "NAME", "the same for the MutatingWebhookConfiguration"},
+     {"log-level", "LEVEL", "debug, info, warn or error (default info)"},
+     {"config", "FILE", "YAML whose keys are these flags' names; the command line wins"},
+     {"bench-routes", "", "also serve /bench/echo and /bench/parse, the benchmarks' baselines"}}};
 
 // The demo's ready-to-paste filter request: an untrusted tenant's MIG pod, names-only.
 constexpr char kDemoFilterRequest[] =
@@ -129,7 +119,8 @@ absl::Status MergeConfigFile(ParsedFlags& flags) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": expected a mapping"));
   for (auto it = doc->MemberBegin(); it != doc->MemberEnd(); ++it) {
     std::string key(common::AsStringView(it->name));
-    if (!kValueFlags.count(key) || key == "config") {
+    const common::Flag* flag = kFlags.Find(key);
+    if (!flag || flag->value.empty() || key == "config") {
       return absl::InvalidArgumentError(absl::StrCat(path, ": unknown key \"", key, "\""));
     }
     if (flags.values.count(key)) continue;  // the command line wins
@@ -270,21 +261,20 @@ common::AuditRecord PreemptRecord(const extender::PreemptReply& reply,
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags =
-      ParseFlags(args, kValueFlags, {"demo", "help", "bench-routes"});
-  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
+  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
   if (flags->Has("help")) {
-    std::cout << kUsage;
+    std::cout << kFlags.Usage();
     return 0;
   }
-  if (absl::Status s = MergeConfigFile(*flags); !s.ok()) return UsageError(s, kUsage);
+  if (absl::Status s = MergeConfigFile(*flags); !s.ok()) return UsageError(s, kFlags.Usage());
   if (flags->Has("log-level")) {
     absl::StatusOr<common::LogLevel> level = common::ParseLogLevel(flags->Get("log-level"));
-    if (!level.ok()) return UsageError(level.status(), kUsage);
+    if (!level.ok()) return UsageError(level.status(), kFlags.Usage());
     common::SetLogLevel(*level);
   }
   absl::StatusOr<ServeSetup> setup = BuildOptions(*flags);
-  if (!setup.ok()) return UsageError(setup.status(), kUsage);
+  if (!setup.ok()) return UsageError(setup.status(), kFlags.Usage());
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
   absl::StatusOr<AuditSources> audit_sources = LoadAuditSources(*flags);
@@ -308,7 +298,7 @@ int RunServe(const std::vector<std::string>& args) {
       assume_ttl <= absl::ZeroDuration() || resync <= absl::ZeroDuration()) {
     return UsageError(
         absl::InvalidArgumentError("--assume-ttl and --resync take durations such as 30s or 5m"),
-        kUsage);
+        kFlags.Usage());
   }
   // Any other value used to mean "off": a typo must not silently turn leader election off and
   // let two replicas bind at once.
@@ -316,7 +306,7 @@ int RunServe(const std::vector<std::string>& args) {
   if (leader_elect != "true" && leader_elect != "false") {
     return UsageError(absl::InvalidArgumentError(absl::StrCat(
                           "--leader-elect takes true or false, got \"", leader_elect, "\"")),
-                      kUsage);
+                      kFlags.Usage());
   }
   std::unique_ptr<kube::ApiClient> api;
   std::unique_ptr<kube::LiveSource> source;
@@ -393,7 +383,7 @@ int RunServe(const std::vector<std::string>& args) {
     }
   } else {
     absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
-    if (!cluster.ok()) return UsageError(cluster.status(), kUsage);
+    if (!cluster.ok()) return UsageError(cluster.status(), kFlags.Usage());
     file_cluster = *cluster;
     state->ReplaceAll(*std::move(cluster));
   }

@@ -13,6 +13,7 @@
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
 #include "common/extender_codec.h"
+#include "common/flag_table.h"
 #include "common/ui_json.h"
 #include "extender/gpu_map.h"
 #include "server/operator_listener.h"
@@ -22,10 +23,11 @@
 namespace cmd {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: gpu-tenancy ui [--listen HOST:PORT] [--policy FILE]\n"
-    "Serves the sharing-mode picker at http://HOST:PORT/ui/ (default 127.0.0.1:8090; port 0\n"
-    "picks a free one). --policy sets the GPU-memory annotation the plans' pod snippets use.\n";
+const common::FlagTable kFlags{
+    {"gpu-tenancy ui [--listen HOST:PORT] [--policy FILE]"},
+    "Serves the sharing-mode picker at http://HOST:PORT/ui/.",
+    {{"listen", "HOST:PORT", "where to serve (default 127.0.0.1:8090; port 0 picks a free one)"},
+     {"policy", "FILE", "the policy whose GPU-memory annotation the plans' pod snippets use"}}};
 
 }  // namespace
 
@@ -73,17 +75,17 @@ server::UiHandlers MakeUiHandlers(
 }
 
 int RunUi(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, {"listen", "policy"}, {"help"});
-  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
+  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
   if (flags->Has("help")) {
-    std::cout << kUsage;
+    std::cout << kFlags.Usage();
     return 0;
   }
   std::string host;
   int port = 0;
   absl::Status where =
       SplitHostPort("--listen", flags->Get("listen", "127.0.0.1:8090"), host, port);
-  if (!where.ok()) return UsageError(where, kUsage);
+  if (!where.ok()) return UsageError(where, kFlags.Usage());
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
 

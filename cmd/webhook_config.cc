@@ -13,15 +13,19 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
+#include "common/flag_table.h"
 #include "webhook/match_conditions.h"
 
 namespace cmd {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: gpu-tenancy webhook-config [--policy FILE]\n"
-    "  --policy FILE  the policy the service runs with (its pool label, memory annotation,\n"
-    "                 resource names, PriorityClasses and quotas shape the conditions)\n";
+const common::FlagTable kFlags{
+    {"gpu-tenancy webhook-config [--policy FILE]"},
+    "The Validating and Mutating WebhookConfigurations, with the matchConditions the policy\n"
+    "needs.",
+    {{"policy", "FILE",
+      "the policy the service runs with (its pool label, memory annotation,\n"
+      "resource names, PriorityClasses and quotas shape the conditions)"}}};
 
 constexpr char kHeader[] =
     R"(# Admission webhooks. kube-apiserver calls https://gpu-tenancy.gpu-tenancy-system.svc:8443/...
@@ -173,16 +177,16 @@ std::string MatchConditions(const topology::Policy& policy, webhook::ReviewKind 
 }  // namespace
 
 int RunWebhookConfig(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, {"policy"}, {"help"});
-  if (!flags.ok()) return UsageError(flags.status(), kUsage);
+  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
+  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
   if (flags->Has("help")) {
-    std::cout << kUsage;
+    std::cout << kFlags.Usage();
     return 0;
   }
   if (!flags->positional.empty()) {
     return UsageError(
         absl::InvalidArgumentError(absl::StrCat("unexpected argument ", flags->positional[0])),
-        kUsage);
+        kFlags.Usage());
   }
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) {

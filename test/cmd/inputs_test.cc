@@ -16,7 +16,9 @@ namespace cmd {
 namespace {
 
 ParsedFlags Flags(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, {"policy", "cluster-file"}, {"demo"});
+  const common::FlagTable table{
+      {"test"}, "", {{"policy", "FILE", ""}, {"cluster-file", "FILE", ""}, {"demo", "", ""}}};
+  absl::StatusOr<ParsedFlags> flags = table.Parse(args);
   EXPECT_TRUE(flags.ok()) << flags.status();
   return flags.ok() ? *flags : ParsedFlags{};
 }
