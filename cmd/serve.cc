@@ -239,18 +239,18 @@ void PrintDemoHelp(const ServeSetup& setup, int tls_port, int metrics_port) {
   std::cout << "Press Ctrl-C to stop.\n";
 }
 
-// The audit line for one node of a preempt answer that changed or dropped its victims.
-common::AuditRecord PreemptRecord(const extender::PreemptReply& reply,
+// The audit event for one node of a preempt answer that changed or dropped its victims.
+common::PreemptAudit PreemptEvent(const extender::PreemptReply& reply,
                                   const extender::PreemptNode& node) {
-  common::AuditRecord a;
-  a.action = "preempt";
-  a.decision = std::string(extender::OutcomeName(node.outcome));
+  common::PreemptAudit a;
+  a.outcome = node.outcome == extender::PreemptNode::Outcome::kDropped
+                  ? common::PreemptAudit::Outcome::kDropped
+                  : common::PreemptAudit::Outcome::kChanged;
   std::pair<std::string, std::string> ns_name = absl::StrSplit(reply.pod, absl::MaxSplits('/', 1));
   a.namespace_name = ns_name.first;
-  a.name = ns_name.second;
+  a.pod = ns_name.second;
   a.uid = reply.uid;
-  a.tenant = reply.tenant;
-  a.tier = reply.tier;
+  a.tenant = {reply.tenant, reply.tier};
   a.node = node.node;
   a.proposed_victims = node.proposed;
   a.victims = node.victims;
@@ -429,7 +429,7 @@ int RunServe(const std::vector<std::string>& args) {
                       for (const extender::PreemptNode& n : r.nodes) {
                         preempt_nodes->Add({r.tenant, extender::OutcomeName(n.outcome)});
                         if (audit && n.outcome != extender::PreemptNode::Outcome::kKept) {
-                          audit->Write(PreemptRecord(r, n));
+                          audit->Write(PreemptEvent(r, n));
                         }
                       }
                       return server::Reply{r.http_status, std::move(r.body), {}};
@@ -463,17 +463,16 @@ int RunServe(const std::vector<std::string>& args) {
                           admissions->Add({webhook_name, r.allowed ? "true" : "false", r.rule});
                         }
                         if (audit && r.http_status == 200 && !r.allowed) {
-                          common::AuditRecord a;
-                          a.action = "admission";
-                          a.decision = "denied";
-                          a.webhook = std::string(webhook_name);
+                          common::AdmissionDenialAudit a;
+                          a.webhook = kind == webhook::ReviewKind::kValidate
+                                          ? common::AdmissionDenialAudit::Webhook::kValidate
+                                          : common::AdmissionDenialAudit::Webhook::kMutate;
                           a.kind = r.kind;
                           a.namespace_name = r.namespace_name;
                           a.name = r.name;
-                          a.tenant = r.tenant;
-                          a.tier = r.tier;
+                          a.tenant = {r.tenant, r.tier};
                           a.rule = r.rule;
-                          a.reason = r.message;
+                          a.message = r.message;
                           audit->Write(a);
                         }
                         return server::Reply{r.http_status, std::move(r.body), {}};

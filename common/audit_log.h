@@ -2,7 +2,7 @@
 // admission denial, every preempt answer that changed or dropped a node's victims, every DRA
 // ResourceClaim allocated or released and every step of a MIG reconfiguration, appended to a file
 // (or stdout) that survives restarts and can be shipped as is. Fields a record does not have are
-// left out.
+// left out. The events and their fields: common/audit_events.h.
 //
 //   {"time":"2026-12-01T10:00:00.123Z","action":"bind","decision":"bound","namespace":"acme",
 //    "pod":"train-0","uid":"...","tenant":"acme","tier":"untrusted","node":"gpu-7",
@@ -20,53 +20,12 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
+#include "common/audit_events.h"
 
 namespace common {
-
-// One device a DRA claim holds.
-struct AuditDevice {
-  std::string device;  // the DRA device ID, "<driver>/<pool>/<device>"
-  std::string type;    // "gpu", "mig"; "" when its slice is not (or no longer) published
-  std::string uuid;
-  std::string mig_profile;
-};
-
-struct AuditRecord {
-  std::string action;    // "bind", "admission", "claim", "preempt" or "reconfigure"
-  std::string decision;  // "bound", "failed", "denied"; claims: "allocated" or "released";
-                         // reconfigure: "ok", "failed" or "planned" (a dry run);
-                         // preempt: "changed" or "dropped" (a node's victims)
-  std::string kind;      // admission: the object's kind ("Pod", "ResourceClaim"); claims too
-  std::string webhook;   // admission: "validate" or "mutate"
-  std::string namespace_name;
-  std::string name;   // the pod (or other object an admission reviewed)
-  std::string claim;  // claim: the ResourceClaim's name (its pods are in reserved_for)
-  std::string uid;
-  std::string tenant;
-  std::string tier;
-  std::string node;
-  std::string pool;
-  std::string mig_profile;
-  std::optional<int> gpu_index;
-  std::vector<AuditDevice> devices;           // claim: the devices allocated to it
-  std::vector<std::string> reserved_for;      // claim: the pods it is reserved for
-  std::vector<std::string> proposed_victims;  // preempt: the victims kube-scheduler proposed
-  std::vector<std::string> victims;           // preempt: the victims we answered
-  std::string step;                           // reconfigure: the gate's step ("drain", "result")
-  std::string mig_config;                     // reconfigure: the nvidia.com/mig.config it applies
-  std::optional<int64_t> duration_ms;         // reconfigure: how long the step took
-  std::string rule;                           // admission: the id of the denying rule
-  std::string reason;                         // why it failed or was denied
-};
-
-// The record as one JSON line, newline included.
-std::string AuditLine(const AuditRecord& record, absl::Time at);
 
 class AuditLog {
  public:
@@ -79,7 +38,7 @@ class AuditLog {
   // Appends one line with a single write(2), so lines from concurrent writers (and other
   // processes appending to the same file) never interleave. A failed write is counted and
   // logged, never fatal: the decision it records has already been made.
-  void Write(const AuditRecord& record);
+  void Write(const AuditEvent& event);
 
   uint64_t records() const { return records_.load(); }
   uint64_t write_errors() const { return write_errors_.load(); }

@@ -91,27 +91,24 @@ absl::Status ApiBinder::PostBinding(const common::BindingArgs& args,
 void ApiBinder::Report(const common::BindingArgs& args, const topology::Placement* placement,
                        absl::string_view error) {
   if (audit_) {
-    common::AuditRecord r;
-    r.action = "bind";
-    r.decision = placement ? "bound" : "failed";
+    common::BindAudit r;
+    r.bound = placement != nullptr;
     r.namespace_name = args.pod_namespace;
-    r.name = args.pod_name;
+    r.pod = args.pod_name;
     r.uid = args.pod_uid;
     r.node = args.node;
     if (placement) {
-      r.tenant = placement->tenant;
-      r.tier = placement->tier;
+      r.tenant = {placement->tenant, placement->tier};
       r.pool = placement->pool;
       r.mig_profile = placement->mig_profile;
       r.gpu_index = placement->gpu_index;
     } else {
-      r.reason = std::string(error);
+      r.error = std::string(error);
       // A failed bind has no placement; the tenant still comes from the namespace.
       if (std::shared_ptr<const topology::ModelState> s = state_.Current()) {
         topology::TenantRef t = topology::ResolveTenant(
             *s->policy, args.pod_namespace, s->snapshot->NamespaceLabels(args.pod_namespace));
-        r.tenant = t.name;
-        r.tier = t.tier ? t.tier->name : "";
+        r.tenant = {t.name, t.tier ? t.tier->name : ""};
       }
     }
     audit_->Write(r);

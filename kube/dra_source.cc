@@ -62,16 +62,15 @@ std::string ChooseDraVersion(const common::JsonValue& api_group) {
   return "";
 }
 
-common::AuditRecord ClaimAuditRecord(const ClaimTransition& transition,
-                                     const topology::DraState& devices,
-                                     const topology::ModelState* current) {
+common::ClaimAudit ClaimAuditEvent(const ClaimTransition& transition,
+                                   const topology::DraState& devices,
+                                   const topology::ModelState* current) {
   const topology::DraClaim& claim = transition.claim;
-  common::AuditRecord r;
-  r.action = "claim";
-  r.kind = "ResourceClaim";
-  const bool allocated = transition.kind == ClaimTransition::Kind::kAllocated;
-  r.decision = allocated ? "allocated" : "released";
-  if (!allocated) r.reason = transition.deleted ? "claim deleted" : "allocation removed";
+  common::ClaimAudit r;
+  r.change = transition.kind == ClaimTransition::Kind::kAllocated
+                 ? common::ClaimAudit::Change::kAllocated
+             : transition.deleted ? common::ClaimAudit::Change::kClaimDeleted
+                                  : common::ClaimAudit::Change::kAllocationRemoved;
   r.namespace_name = claim.namespace_name;
   r.claim = claim.name;
   r.uid = claim.uid;
@@ -94,8 +93,7 @@ common::AuditRecord ClaimAuditRecord(const ClaimTransition& transition,
     topology::TenantRef tenant =
         topology::ResolveTenant(*current->policy, claim.namespace_name,
                                 current->snapshot->NamespaceLabels(claim.namespace_name));
-    r.tenant = tenant.name;
-    r.tier = tenant.tier ? tenant.tier->name : "";
+    r.tenant = {tenant.name, tenant.tier ? tenant.tier->name : ""};
   }
   return r;
 }
@@ -333,7 +331,7 @@ void DraSource::Audit(const std::vector<ClaimTransition>& transitions,
   for (const ClaimTransition& t : transitions) {
     // A release names the devices as they were published while the claim held them.
     const bool allocated = t.kind == ClaimTransition::Kind::kAllocated;
-    audit_->Write(ClaimAuditRecord(t, allocated ? after : before, current.get()));
+    audit_->Write(ClaimAuditEvent(t, allocated ? after : before, current.get()));
   }
 }
 

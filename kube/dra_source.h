@@ -43,13 +43,13 @@ namespace kube {
 // lists in `versions`; "" when it lists none of them (older alpha versions mean other objects).
 std::string ChooseDraVersion(const common::JsonValue& api_group);
 
-// The audit record of one transition: the claim, its node, its devices (resolved in `devices`,
+// The audit event of one transition: the claim, its node, its devices (resolved in `devices`,
 // the DraState current when it happened: the new one for an allocation, the one before it for a
 // release), the pods it is reserved for, and the tenant and tier of its namespace when
 // `current` (the published model) is known.
-common::AuditRecord ClaimAuditRecord(const ClaimTransition& transition,
-                                     const topology::DraState& devices,
-                                     const topology::ModelState* current);
+common::ClaimAudit ClaimAuditEvent(const ClaimTransition& transition,
+                                   const topology::DraState& devices,
+                                   const topology::ModelState* current);
 
 class DraSource {
  public:

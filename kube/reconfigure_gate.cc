@@ -18,6 +18,11 @@ namespace {
 
 using topology::GateStep;
 
+common::ReconfigureAudit::Outcome ReconfigureOutcome(bool dry_run, bool ok) {
+  if (dry_run) return common::ReconfigureAudit::Outcome::kPlanned;
+  return ok ? common::ReconfigureAudit::Outcome::kOk : common::ReconfigureAudit::Outcome::kFailed;
+}
+
 bool Terminated(const PodFacts& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
 
 std::vector<PodFacts> GpuPods(const std::vector<PodFacts>& pods) {
@@ -175,9 +180,8 @@ absl::Status ReconfigureGate::RunStep(Context& ctx, GateStep step,
     }
   }
   if (audit_) {
-    common::AuditRecord a;
-    a.action = "reconfigure";
-    a.decision = ctx.options.dry_run ? "planned" : (rec.ok ? "ok" : "failed");
+    common::ReconfigureAudit a;
+    a.outcome = ReconfigureOutcome(ctx.options.dry_run, rec.ok);
     a.node = ctx.options.node;
     a.step = std::string(topology::StepName(step));
     a.mig_config = config;
@@ -495,9 +499,8 @@ void ReconfigureGate::Finish(Context& ctx) {
                              where);
   }
   if (audit_) {
-    common::AuditRecord a;
-    a.action = "reconfigure";
-    a.decision = r.dry_run ? "planned" : (r.ok ? "ok" : "failed");
+    common::ReconfigureAudit a;
+    a.outcome = ReconfigureOutcome(r.dry_run, r.ok);
     a.node = o.node;
     a.step = "result";
     a.mig_config = o.target;

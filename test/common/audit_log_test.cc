@@ -1,4 +1,5 @@
-// common/audit_log: one JSON line per decision, written whole, failures counted not fatal.
+// common/audit_log and audit_events: one JSON line per event, its action and decision following
+// from the event's type and outcome, written whole; failures counted, not fatal.
 #include "common/audit_log.h"
 
 #include <sys/stat.h>
@@ -19,7 +20,6 @@ namespace {
 
 using common::AuditLine;
 using common::AuditLog;
-using common::AuditRecord;
 
 const absl::Time kAt = absl::FromUnixMillis(1764583200123);  // 2025-12-01T10:00:00.123Z
 
@@ -37,14 +37,12 @@ std::string FreshPath(const std::string& name) {
 }
 
 TEST(AuditLogTest, ABindLineHasEveryFieldItKnowsInOrder) {
-  AuditRecord r;
-  r.action = "bind";
-  r.decision = "bound";
+  common::BindAudit r;
+  r.bound = true;
   r.namespace_name = "acme";
-  r.name = "train-0";
+  r.pod = "train-0";
   r.uid = "u-1";
-  r.tenant = "acme";
-  r.tier = "untrusted";
+  r.tenant = {"acme", "untrusted"};
   r.node = "gpu-7";
   r.pool = "gpu-mig";
   r.mig_profile = "3g.40gb";
@@ -58,13 +56,11 @@ TEST(AuditLogTest, ABindLineHasEveryFieldItKnowsInOrder) {
 }
 
 TEST(AuditLogTest, FieldsARecordDoesNotHaveAreLeftOutAndTextIsEscaped) {
-  AuditRecord r;
-  r.action = "admission";
-  r.decision = "denied";
+  common::AdmissionDenialAudit r;
   r.kind = "Pod";
-  r.webhook = "validate";
+  r.webhook = common::AdmissionDenialAudit::Webhook::kValidate;
   r.rule = "device-access";
-  r.reason = "line one\nsays \"privileged\"";
+  r.message = "line one\nsays \"privileged\"";
   std::string line = AuditLine(r, kAt);
   EXPECT_EQ(line, R"({"time":"2025-12-01T10:00:00.123Z","action":"admission","decision":"denied",)"
                   R"("kind":"Pod","webhook":"validate","rule":"device-access",)"
@@ -75,9 +71,8 @@ TEST(AuditLogTest, FieldsARecordDoesNotHaveAreLeftOutAndTextIsEscaped) {
 }
 
 TEST(AuditLogTest, AReconfigureLineNamesTheStepTheConfigAndTheDuration) {
-  AuditRecord r;
-  r.action = "reconfigure";
-  r.decision = "failed";
+  common::ReconfigureAudit r;
+  r.outcome = common::ReconfigureAudit::Outcome::kFailed;
   r.node = "gpu-7";
   r.step = "wait-mig-manager";
   r.mig_config = "all-1g.10gb";
@@ -91,15 +86,12 @@ TEST(AuditLogTest, AReconfigureLineNamesTheStepTheConfigAndTheDuration) {
 }
 
 TEST(AuditLogTest, AClaimLineNamesTheClaimItsDevicesAndItsPods) {
-  AuditRecord r;
-  r.action = "claim";
-  r.decision = "allocated";
-  r.kind = "ResourceClaim";
+  common::ClaimAudit r;
+  r.change = common::ClaimAudit::Change::kAllocated;
   r.namespace_name = "team-a";
   r.claim = "inference-mig";
   r.uid = "u-2";
-  r.tenant = "team-a";
-  r.tier = "trusted";
+  r.tenant = {"team-a", "trusted"};
   r.node = "node-a";
   r.devices = {{"gpu.nvidia.com/node-a/gpu-0-mig-1g10gb-19-0", "mig", "MIG-4d80", "1g.10gb"},
                {"gpu.nvidia.com/node-a/gpu-9", "", "", ""}};
@@ -116,25 +108,61 @@ TEST(AuditLogTest, AClaimLineNamesTheClaimItsDevicesAndItsPods) {
   EXPECT_TRUE(common::ParseJson(line).ok());
 }
 
+TEST(AuditLogTest, EachEventNamesItsActionAndDecision) {
+  using common::AuditEvent;
+  struct Row {
+    AuditEvent event;
+    std::string action, decision, reason;
+  };
+  common::BindAudit bound;
+  bound.bound = true;
+  common::AdmissionDenialAudit mutate;
+  mutate.webhook = common::AdmissionDenialAudit::Webhook::kMutate;
+  common::ClaimAudit removed, deleted;
+  removed.change = common::ClaimAudit::Change::kAllocationRemoved;
+  deleted.change = common::ClaimAudit::Change::kClaimDeleted;
+  common::PreemptAudit dropped;
+  dropped.outcome = common::PreemptAudit::Outcome::kDropped;
+  common::ReconfigureAudit planned;
+  planned.outcome = common::ReconfigureAudit::Outcome::kPlanned;
+  const std::vector<Row> rows = {
+      {bound, "bind", "bound", ""},
+      {common::BindAudit{}, "bind", "failed", ""},
+      {mutate, "admission", "denied", ""},
+      {common::ClaimAudit{}, "claim", "allocated", ""},
+      {removed, "claim", "released", "allocation removed"},
+      {deleted, "claim", "released", "claim deleted"},
+      {common::PreemptAudit{}, "preempt", "changed", ""},
+      {dropped, "preempt", "dropped", ""},
+      {common::ReconfigureAudit{}, "reconfigure", "ok", ""},
+      {planned, "reconfigure", "planned", ""},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(absl::StrCat(row.action, " ", row.decision));
+    absl::StatusOr<rapidjson::Document> line = common::ParseJson(AuditLine(row.event, kAt));
+    ASSERT_TRUE(line.ok()) << line.status();
+    EXPECT_EQ(common::StringOr(*line, "action"), row.action);
+    EXPECT_EQ(common::StringOr(*line, "decision"), row.decision);
+    EXPECT_EQ(common::StringOr(*line, "reason"), row.reason);
+  }
+  EXPECT_EQ(common::StringOr(*common::ParseJson(AuditLine(mutate, kAt)), "webhook"), "mutate");
+}
+
 TEST(AuditLogTest, AppendsLinesToAFileOnlyItsOwnerAndGroupRead) {
   std::string path = FreshPath("append");
   {
     absl::StatusOr<std::unique_ptr<AuditLog>> log = AuditLog::Open(path);
     ASSERT_TRUE(log.ok()) << log.status();
-    AuditRecord r;
-    r.action = "bind";
-    r.decision = "failed";
-    r.reason = "first";
+    common::BindAudit r;
+    r.error = "first";
     (*log)->Write(r);
     EXPECT_EQ((*log)->records(), 1u);
   }
   {
     absl::StatusOr<std::unique_ptr<AuditLog>> again = AuditLog::Open(path);  // after a restart
     ASSERT_TRUE(again.ok()) << again.status();
-    AuditRecord r;
-    r.action = "bind";
-    r.decision = "failed";
-    r.reason = "second";
+    common::BindAudit r;
+    r.error = "second";
     (*again)->Write(r);
   }
   std::vector<std::string> lines = absl::StrSplit(ReadAll(path), '\n', absl::SkipEmpty());
@@ -156,11 +184,9 @@ TEST(AuditLogTest, ConcurrentWritersNeverInterleaveLines) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
-        AuditRecord r;
-        r.action = "bind";
-        r.decision = "bound";
-        r.name = absl::StrCat("pod-", t, "-", i);
-        r.reason = std::string(300, static_cast<char>('a' + t));
+        common::BindAudit r;
+        r.pod = absl::StrCat("pod-", t, "-", i);
+        r.error = std::string(300, static_cast<char>('a' + t));
         (*log)->Write(r);
       }
     });
@@ -177,9 +203,7 @@ TEST(AuditLogTest, ConcurrentWritersNeverInterleaveLines) {
 TEST(AuditLogTest, AFailedWriteIsCountedNotFatal) {
   absl::StatusOr<std::unique_ptr<AuditLog>> full = AuditLog::Open("/dev/full");
   ASSERT_TRUE(full.ok()) << full.status();
-  AuditRecord r;
-  r.action = "bind";
-  (*full)->Write(r);
+  (*full)->Write(common::BindAudit{});
   EXPECT_EQ((*full)->records(), 0u);
   EXPECT_EQ((*full)->write_errors(), 1u);
 }

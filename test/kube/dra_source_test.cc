@@ -303,13 +303,12 @@ TEST(DraVersionTest, AReleaseOfAnUnpublishedDeviceStillNamesIt) {
   result.device = "gpu-3";
   claim.results.push_back(result);
   kube::ClaimTransition t{kube::ClaimTransition::Kind::kReleased, claim, false};
-  common::AuditRecord r = kube::ClaimAuditRecord(t, topology::DraState{}, nullptr);
-  EXPECT_EQ(r.decision, "released");
-  EXPECT_EQ(r.reason, "allocation removed");
+  common::ClaimAudit r = kube::ClaimAuditEvent(t, topology::DraState{}, nullptr);
+  EXPECT_EQ(r.change, common::ClaimAudit::Change::kAllocationRemoved);
   ASSERT_EQ(r.devices.size(), 1u);
   EXPECT_EQ(r.devices[0].device, "gpu.nvidia.com/node-z/gpu-3");
   EXPECT_EQ(r.devices[0].uuid, "");
-  EXPECT_EQ(r.tenant, "") << "no published model to resolve the tenant in";
+  EXPECT_EQ(r.tenant.name, "") << "no published model to resolve the tenant in";
 }
 
 }  // namespace
