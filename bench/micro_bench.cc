@@ -302,8 +302,9 @@ void BM_MetricsScrape(benchmark::State& state) {
   size_t bytes = 0;
   for (auto _ : state) {
     std::string out;
-    extender::AppendInventoryMetrics(*current, out);
-    extender::AppendTenantMetrics(extender::Allocations(*current), out);
+    common::MetricsText text(out);
+    extender::AppendInventoryMetrics(*current, text);
+    extender::AppendTenantMetrics(extender::Allocations(*current), text);
     bytes = out.size();
     benchmark::DoNotOptimize(out);
   }

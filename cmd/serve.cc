@@ -546,50 +546,45 @@ int RunServe(const std::vector<std::string>& args) {
   absl::StatusOr<std::unique_ptr<server::Server>> srv = server::Server::Create(
       setup->options, std::move(routes), std::move(readiness),
       [state, live_source, leader, filter_rejections, admissions, binds, preempt_nodes, audit,
-       guard = webhook_guard.get()](std::string& out) {
-        filter_rejections->AppendPrometheus(out);
-        admissions->AppendPrometheus(out);
-        binds->AppendPrometheus(out);
-        preempt_nodes->AppendPrometheus(out);
-        if (guard) guard->AppendPrometheus(out);
-        absl::StrAppend(&out, "# HELP gpu_tenancy_build_info Version of the running binary.\n",
-                        "# TYPE gpu_tenancy_build_info gauge\n",
-                        "gpu_tenancy_build_info{version=\"", GPU_TENANCY_VERSION, "\"} 1\n");
+       guard = webhook_guard.get()](common::MetricsText& out) {
+        using common::MetricsText;
+        filter_rejections->Collect(out);
+        admissions->Collect(out);
+        binds->Collect(out);
+        preempt_nodes->Collect(out);
+        if (guard) guard->Collect(out);
+        out.Family("gpu_tenancy_build_info", MetricsText::kGauge, "Version of the running binary.");
+        out.Sample("gpu_tenancy_build_info", {{"version", GPU_TENANCY_VERSION}}, 1);
         if (std::shared_ptr<const topology::ModelState> current = state->Current()) {
           extender::AppendInventoryMetrics(*current, out);
           extender::AppendTenantMetrics(extender::Allocations(*current), out);
         }
         if (audit) {
-          absl::StrAppend(
-              &out, "# HELP gpu_tenancy_audit_records_total Records appended to the audit log.\n",
-              "# TYPE gpu_tenancy_audit_records_total counter\n",
-              "gpu_tenancy_audit_records_total ", audit->records(), "\n",
-              "# HELP gpu_tenancy_audit_write_errors_total Audit records that could not be "
-              "written.\n",
-              "# TYPE gpu_tenancy_audit_write_errors_total counter\n",
-              "gpu_tenancy_audit_write_errors_total ", audit->write_errors(), "\n");
+          out.Family("gpu_tenancy_audit_records_total", MetricsText::kCounter,
+                     "Records appended to the audit log.");
+          out.Sample("gpu_tenancy_audit_records_total", {}, audit->records());
+          out.Family("gpu_tenancy_audit_write_errors_total", MetricsText::kCounter,
+                     "Audit records that could not be written.");
+          out.Sample("gpu_tenancy_audit_write_errors_total", {}, audit->write_errors());
         }
         kube::StateCounters c = state->counters();
-        absl::StrAppend(
-            &out,
-            "# HELP gpu_tenancy_cache_synced 1 once the cluster has been listed completely.\n",
-            "# TYPE gpu_tenancy_cache_synced gauge\n", "gpu_tenancy_cache_synced ",
-            state->Current() ? 1 : 0, "\n",
-            "# HELP gpu_tenancy_watch_restarts_total Watches that ended in an error or 410.\n",
-            "# TYPE gpu_tenancy_watch_restarts_total counter\n",
-            "gpu_tenancy_watch_restarts_total ", live_source ? live_source->watch_restarts() : 0,
-            "\n",
-            "# HELP gpu_tenancy_resync_corrections_total Nodes, bound GPU pods and namespace sets "
-            "a "
-            "full relist found added, changed or removed since the watch.\n",
-            "# TYPE gpu_tenancy_resync_corrections_total counter\n",
-            "gpu_tenancy_resync_corrections_total ", c.resync_corrections, "\n",
-            "# HELP gpu_tenancy_bind_assumptions Bind placements not yet confirmed by the watch.\n",
-            "# TYPE gpu_tenancy_bind_assumptions gauge\n", "gpu_tenancy_bind_assumptions ",
-            state->assumption_count(), "\n",
-            "# HELP gpu_tenancy_leader 1 while this replica holds the extender lease.\n",
-            "# TYPE gpu_tenancy_leader gauge\n", "gpu_tenancy_leader ",
-            (!leader || leader->is_leader()) ? 1 : 0, "\n");
+        out.Family("gpu_tenancy_cache_synced", MetricsText::kGauge,
+                   "1 once the cluster has been listed completely.");
+        out.Sample("gpu_tenancy_cache_synced", {}, state->Current() ? 1 : 0);
+        out.Family("gpu_tenancy_watch_restarts_total", MetricsText::kCounter,
+                   "Watches that ended in an error or 410.");
+        out.Sample("gpu_tenancy_watch_restarts_total", {},
+                   live_source ? live_source->watch_restarts() : 0);
+        out.Family("gpu_tenancy_resync_corrections_total", MetricsText::kCounter,
+                   "Nodes, bound GPU pods and namespace sets a full relist found added, changed "
+                   "or removed since the watch.");
+        out.Sample("gpu_tenancy_resync_corrections_total", {}, c.resync_corrections);
+        out.Family("gpu_tenancy_bind_assumptions", MetricsText::kGauge,
+                   "Bind placements not yet confirmed by the watch.");
+        out.Sample("gpu_tenancy_bind_assumptions", {}, state->assumption_count());
+        out.Family("gpu_tenancy_leader", MetricsText::kGauge,
+                   "1 while this replica holds the extender lease.");
+        out.Sample("gpu_tenancy_leader", {}, (!leader || leader->is_leader()) ? 1 : 0);
       },
       {{"/debug/allocations",
         [state] {

@@ -120,17 +120,14 @@ void WebhookGuard::CheckAll(const topology::Policy& policy) {
   }
 }
 
-void WebhookGuard::AppendPrometheus(std::string& out) const {
-  absl::StrAppend(&out,
-                  "# HELP gpu_tenancy_webhook_conditions_current 1 when the webhook's served "
-                  "matchConditions are the ones the running policy makes, 0 when stale or "
-                  "missing.\n",
-                  "# TYPE gpu_tenancy_webhook_conditions_current gauge\n");
+void WebhookGuard::Collect(common::MetricsText& out) const {
+  out.Family("gpu_tenancy_webhook_conditions_current", common::MetricsText::kGauge,
+             "1 when the webhook's served matchConditions are the ones the running policy makes, "
+             "0 when stale or missing.");
   for (size_t i = 0; i < 2; ++i) {
     const int v = current_[i].load();
     if (v < 0) continue;
-    absl::StrAppend(&out, "gpu_tenancy_webhook_conditions_current{webhook=\"",
-                    common::EscapeLabelValue(kTargets[i].label), "\"} ", v, "\n");
+    out.Sample("gpu_tenancy_webhook_conditions_current", {{"webhook", kTargets[i].label}}, v);
   }
 }
 

@@ -11,7 +11,7 @@
 //   WebhookGuard guard(*api, {"gpu-tenancy", "gpu-tenancy", std::chrono::minutes(5)});
 //   guard.Start(policy);        // checks at once, then every period
 //   guard.Recheck(new_policy);  // after a reload
-//   guard.AppendPrometheus(out);
+//   guard.Collect(metrics_text);
 //
 // Thread-safe.
 #ifndef GPU_TENANCY_CMD_WEBHOOK_GUARD_H_
@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "common/prometheus_text.h"
 #include "kube/api_client.h"
 #include "topology/policy.h"
 
@@ -47,7 +48,7 @@ class WebhookGuard {
   void Stop();
 
   // The gauge, one sample per webhook whose configuration has been read.
-  void AppendPrometheus(std::string& out) const;
+  void Collect(common::MetricsText& out) const;
 
  private:
   void Run();

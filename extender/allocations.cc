@@ -13,7 +13,6 @@
 #include "topology/policy.h"
 
 namespace extender {
-using common::EscapeLabelValue;
 
 namespace {
 
@@ -253,20 +252,18 @@ std::vector<TenantAllocation> Allocations(const topology::ModelState& state) {
   return out;
 }
 
-void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations, std::string& out) {
-  auto header = [&](absl::string_view name, absl::string_view help) {
-    absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n");
+void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations,
+                         common::MetricsText& out) {
+  using common::MetricsText;
+  auto tier = [](const TenantAllocation& a) -> absl::string_view {
+    return a.tier.empty() ? absl::string_view("none") : absl::string_view(a.tier);
   };
-  auto labels = [](const TenantAllocation& a) {
-    return absl::StrCat("tenant=\"", EscapeLabelValue(a.tenant), "\",tier=\"",
-                        EscapeLabelValue(a.tier.empty() ? "none" : a.tier), "\"");
-  };
-  header("gpu_tenancy_tenant_mig_instances_held",
-         "MIG instances held by a tenant's bound and assumed pods, per profile.");
+  out.Family("gpu_tenancy_tenant_mig_instances_held", MetricsText::kGauge,
+             "MIG instances held by a tenant's bound and assumed pods, per profile.");
   for (const TenantAllocation& a : allocations) {
     for (const auto& [profile, n] : a.held.mig_instances) {
-      absl::StrAppend(&out, "gpu_tenancy_tenant_mig_instances_held{", labels(a), ",profile=\"",
-                      EscapeLabelValue(profile), "\"} ", n, "\n");
+      out.Sample("gpu_tenancy_tenant_mig_instances_held",
+                 {{"tenant", a.tenant}, {"tier", tier(a)}, {"profile", profile}}, n);
     }
   }
   struct Gauge {
@@ -285,19 +282,20 @@ void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations, std::
                  &Held::gpu_memory_mib},
            Gauge{"gpu_tenancy_tenant_pods", "A tenant's pods holding GPU resources.", &Held::pods},
        }) {
-    header(g.name, g.help);
+    out.Family(g.name, MetricsText::kGauge, g.help);
     for (const TenantAllocation& a : allocations) {
-      absl::StrAppend(&out, g.name, "{", labels(a), "} ", a.held.*g.field, "\n");
+      out.Sample(g.name, {{"tenant", a.tenant}, {"tier", tier(a)}}, a.held.*g.field);
     }
   }
-  header(
-      "gpu_tenancy_tenant_dra_devices",
+  out.Family(
+      "gpu_tenancy_tenant_dra_devices", MetricsText::kGauge,
       "DRA devices held by a tenant's allocated ResourceClaims, by device type and MIG profile.");
   for (const TenantAllocation& a : allocations) {
     for (const auto& [key, n] : a.dra_devices) {
-      absl::StrAppend(&out, "gpu_tenancy_tenant_dra_devices{", labels(a), ",type=\"",
-                      EscapeLabelValue(key.first), "\",profile=\"", EscapeLabelValue(key.second),
-                      "\"} ", n, "\n");
+      out.Sample(
+          "gpu_tenancy_tenant_dra_devices",
+          {{"tenant", a.tenant}, {"tier", tier(a)}, {"type", key.first}, {"profile", key.second}},
+          n);
     }
   }
   // Quota units are the quota's own (declared GPU memory, MIG compute slices), so use has its
@@ -308,11 +306,11 @@ void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations, std::
         std::tuple{"gpu_tenancy_tenant_quota_used",
                    "What a tenant's bound and assumed pods use of each quota item, in its units.",
                    false}}) {
-    header(name, help);
+    out.Family(name, MetricsText::kGauge, help);
     for (const TenantAllocation& a : allocations) {
       for (const topology::QuotaLine& q : a.quota) {
-        absl::StrAppend(&out, name, "{tenant=\"", EscapeLabelValue(a.tenant), "\",resource=\"",
-                        EscapeLabelValue(q.resource), "\"} ", limit ? q.quota : q.used, "\n");
+        out.Sample(name, {{"tenant", a.tenant}, {"resource", q.resource}},
+                   limit ? q.quota : q.used);
       }
     }
   }

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/prometheus_text.h"
 #include "rapidjson/rapidjson.h"
 #include "topology/dra.h"
 #include "topology/occupancy.h"
@@ -66,7 +67,8 @@ struct TenantAllocation {
 // Every policy tenant (holding or not), then any other tenant a pod resolves to; by name.
 std::vector<TenantAllocation> Allocations(const topology::ModelState& state);
 
-void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations, std::string& out);
+void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations,
+                         common::MetricsText& out);
 
 // [{"resource": "nvidia.com/gpu", "quota": 3, "used": 2}, ...] to any rapidjson writer (the
 // inventory here, explain's -o json).

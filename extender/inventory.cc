@@ -3,11 +3,9 @@
 #include <map>
 #include <tuple>
 
-#include "absl/strings/str_cat.h"
 #include "common/prometheus_text.h"
 
 namespace extender {
-using common::EscapeLabelValue;
 
 namespace {
 
@@ -23,13 +21,9 @@ absl::string_view KindName(topology::ResourceKind k) {
   return "gpu";
 }
 
-void Header(std::string& out, absl::string_view name, absl::string_view help) {
-  absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n");
-}
-
 }  // namespace
 
-void AppendInventoryMetrics(const topology::ModelState& state, std::string& out) {
+void AppendInventoryMetrics(const topology::ModelState& state, common::MetricsText& out) {
   struct Row {
     int64_t allocatable = 0;
     int64_t used = 0;
@@ -58,45 +52,44 @@ void AppendInventoryMetrics(const topology::ModelState& state, std::string& out)
       }
     }
   });
-  Header(out, "gpu_tenancy_node_resource_allocatable",
-         "GPU resource units a node advertises (MIG instances, replicas, whole GPUs).");
+  using common::MetricsText;
+  out.Family("gpu_tenancy_node_resource_allocatable", MetricsText::kGauge,
+             "GPU resource units a node advertises (MIG instances, replicas, whole GPUs).");
   for (const auto& [key, row] : by_node) {
     const auto& [node, pool, resource, kind] = key;
-    absl::StrAppend(&out, "gpu_tenancy_node_resource_allocatable{node=\"", EscapeLabelValue(node),
-                    "\",pool=\"", EscapeLabelValue(pool), "\",resource=\"",
-                    EscapeLabelValue(resource), "\",kind=\"", kind, "\"} ", row.allocatable, "\n");
+    out.Sample("gpu_tenancy_node_resource_allocatable",
+               {{"node", node}, {"pool", pool}, {"resource", resource}, {"kind", kind}},
+               row.allocatable);
   }
-  Header(out, "gpu_tenancy_node_resource_free",
-         "GPU resource units free on a node after bound and assumed pods.");
+  out.Family("gpu_tenancy_node_resource_free", MetricsText::kGauge,
+             "GPU resource units free on a node after bound and assumed pods.");
   for (const auto& [key, row] : by_node) {
     const auto& [node, pool, resource, kind] = key;
-    absl::StrAppend(&out, "gpu_tenancy_node_resource_free{node=\"", EscapeLabelValue(node),
-                    "\",pool=\"", EscapeLabelValue(pool), "\",resource=\"",
-                    EscapeLabelValue(resource), "\",kind=\"", kind, "\"} ",
-                    std::max<int64_t>(0, row.allocatable - row.used), "\n");
+    out.Sample("gpu_tenancy_node_resource_free",
+               {{"node", node}, {"pool", pool}, {"resource", resource}, {"kind", kind}},
+               std::max<int64_t>(0, row.allocatable - row.used));
   }
-  Header(out, "gpu_tenancy_pool_resource_free", "GPU resource units free, summed per pool.");
+  out.Family("gpu_tenancy_pool_resource_free", MetricsText::kGauge,
+             "GPU resource units free, summed per pool.");
   for (const auto& [key, row] : by_pool) {
     const auto& [pool, resource, kind] = key;
-    absl::StrAppend(&out, "gpu_tenancy_pool_resource_free{pool=\"", EscapeLabelValue(pool),
-                    "\",resource=\"", EscapeLabelValue(resource), "\",kind=\"", kind, "\"} ",
-                    std::max<int64_t>(0, row.allocatable - row.used), "\n");
+    out.Sample("gpu_tenancy_pool_resource_free",
+               {{"pool", pool}, {"resource", resource}, {"kind", kind}},
+               std::max<int64_t>(0, row.allocatable - row.used));
   }
-  Header(out, "gpu_tenancy_node_shared_memory_free_mib",
-         "GPU memory (MiB) not promised to pods on a node's shared GPUs.");
+  out.Family("gpu_tenancy_node_shared_memory_free_mib", MetricsText::kGauge,
+             "GPU memory (MiB) not promised to pods on a node's shared GPUs.");
   for (const auto& [key, mib] : memory) {
-    absl::StrAppend(&out, "gpu_tenancy_node_shared_memory_free_mib{node=\"",
-                    EscapeLabelValue(key.first), "\",pool=\"", EscapeLabelValue(key.second), "\"} ",
-                    std::max<int64_t>(0, mib.second), "\n");
+    out.Sample("gpu_tenancy_node_shared_memory_free_mib",
+               {{"node", key.first}, {"pool", key.second}}, std::max<int64_t>(0, mib.second));
   }
-  Header(out, "gpu_tenancy_pool_nodes", "GPU nodes per pool.");
+  out.Family("gpu_tenancy_pool_nodes", MetricsText::kGauge, "GPU nodes per pool.");
   for (const auto& [pool, count] : nodes_per_pool) {
-    absl::StrAppend(&out, "gpu_tenancy_pool_nodes{pool=\"", EscapeLabelValue(pool), "\"} ", count,
-                    "\n");
+    out.Sample("gpu_tenancy_pool_nodes", {{"pool", pool}}, count);
   }
-  Header(out, "gpu_tenancy_nodes_mig_unsettled",
-         "GPU nodes mid-MIG-reconfiguration (not schedulable for GPU pods).");
-  absl::StrAppend(&out, "gpu_tenancy_nodes_mig_unsettled ", unsettled, "\n");
+  out.Family("gpu_tenancy_nodes_mig_unsettled", MetricsText::kGauge,
+             "GPU nodes mid-MIG-reconfiguration (not schedulable for GPU pods).");
+  out.Sample("gpu_tenancy_nodes_mig_unsettled", {}, unsettled);
 }
 
 }  // namespace extender

@@ -8,11 +8,12 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "common/prometheus_text.h"
 #include "topology/snapshot.h"
 
 namespace extender {
 
-void AppendInventoryMetrics(const topology::ModelState& state, std::string& out);
+void AppendInventoryMetrics(const topology::ModelState& state, common::MetricsText& out);
 
 }  // namespace extender
 

@@ -3,7 +3,6 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "common/prometheus_text.h"
 
 namespace server {
 
@@ -28,37 +27,31 @@ void RequestMetrics::Record(size_t route, int http_code, double seconds) {
   r.sum_nanos.fetch_add(static_cast<uint64_t>(seconds * 1e9), std::memory_order_relaxed);
 }
 
-void RequestMetrics::AppendPrometheus(std::string& out) const {
-  absl::StrAppend(
-      &out,
-      "# HELP gpu_tenancy_http_requests_total HTTP requests served, by route and code.\n"
-      "# TYPE gpu_tenancy_http_requests_total counter\n");
+void RequestMetrics::Collect(common::MetricsText& out) const {
+  out.Family("gpu_tenancy_http_requests_total", common::MetricsText::kCounter,
+             "HTTP requests served, by route and code.");
   for (const auto& r : routes_) {
     for (size_t i = 0; i <= kCodes.size(); ++i) {
       uint64_t n = r->by_code[i].load(std::memory_order_relaxed);
       if (n == 0) continue;
       std::string code = i < kCodes.size() ? absl::StrCat(kCodes[i]) : "other";
-      absl::StrAppend(&out, "gpu_tenancy_http_requests_total{route=\"", r->name, "\",code=\"", code,
-                      "\"} ", n, "\n");
+      out.Sample("gpu_tenancy_http_requests_total", {{"route", r->name}, {"code", code}}, n);
     }
   }
-  absl::StrAppend(&out,
-                  "# HELP gpu_tenancy_http_request_duration_seconds Time from request read to "
-                  "reply, by route.\n"
-                  "# TYPE gpu_tenancy_http_request_duration_seconds histogram\n");
+  out.Family("gpu_tenancy_http_request_duration_seconds", common::MetricsText::kHistogram,
+             "Time from request read to reply, by route.");
   for (const auto& r : routes_) {
     for (size_t i = 0; i < kBuckets.size(); ++i) {
-      absl::StrAppend(&out, "gpu_tenancy_http_request_duration_seconds_bucket{route=\"", r->name,
-                      "\",le=\"", kBuckets[i], "\"} ",
-                      r->buckets[i].load(std::memory_order_relaxed), "\n");
+      out.Sample("gpu_tenancy_http_request_duration_seconds_bucket",
+                 {{"route", r->name}, {"le", absl::StrCat(kBuckets[i])}},
+                 r->buckets[i].load(std::memory_order_relaxed));
     }
     uint64_t count = r->count.load(std::memory_order_relaxed);
-    absl::StrAppend(&out, "gpu_tenancy_http_request_duration_seconds_bucket{route=\"", r->name,
-                    "\",le=\"+Inf\"} ", count, "\n",
-                    "gpu_tenancy_http_request_duration_seconds_sum{route=\"", r->name, "\"} ",
-                    static_cast<double>(r->sum_nanos.load(std::memory_order_relaxed)) / 1e9, "\n",
-                    "gpu_tenancy_http_request_duration_seconds_count{route=\"", r->name, "\"} ",
-                    count, "\n");
+    out.Sample("gpu_tenancy_http_request_duration_seconds_bucket",
+               {{"route", r->name}, {"le", "+Inf"}}, count);
+    out.Sample("gpu_tenancy_http_request_duration_seconds_sum", {{"route", r->name}},
+               static_cast<double>(r->sum_nanos.load(std::memory_order_relaxed)) / 1e9);
+    out.Sample("gpu_tenancy_http_request_duration_seconds_count", {{"route", r->name}}, count);
   }
 }
 
@@ -72,16 +65,16 @@ void LabeledCounter::Add(const std::vector<absl::string_view>& label_values, uin
   it->second += n;
 }
 
-void LabeledCounter::AppendPrometheus(std::string& out) const {
-  absl::StrAppend(&out, "# HELP ", name_, " ", help_, "\n# TYPE ", name_, " counter\n");
+void LabeledCounter::Collect(common::MetricsText& out) const {
+  out.Family(name_, common::MetricsText::kCounter, help_);
   std::lock_guard<std::mutex> lock(mu_);
+  std::vector<common::MetricLabel> labels;
   for (const auto& [values, n] : values_) {
-    absl::StrAppend(&out, name_, "{");
+    labels.clear();
     for (size_t i = 0; i < values.size() && i < label_names_.size(); ++i) {
-      absl::StrAppend(&out, i ? "," : "", label_names_[i], "=\"",
-                      common::EscapeLabelValue(values[i]), "\"");
+      labels.push_back({label_names_[i], values[i]});
     }
-    absl::StrAppend(&out, "} ", n, "\n");
+    out.Sample(name_, labels, n);
   }
 }
 

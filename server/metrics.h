@@ -1,6 +1,6 @@
-// Request metrics in the Prometheus text format: counts per route and HTTP code, and a latency
-// histogram per route. Routes are a fixed set, so label cardinality stays bounded. Recording is
-// lock-free (atomics); rendering takes a consistent-enough read for a scrape.
+// Request metrics for /metrics (written by common::MetricsText): counts per route and HTTP code,
+// and a latency histogram per route. Routes are a fixed set, so label cardinality stays bounded.
+// Recording is lock-free (atomics); rendering takes a consistent-enough read for a scrape.
 #ifndef GPU_TENANCY_SERVER_METRICS_H_
 #define GPU_TENANCY_SERVER_METRICS_H_
 
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "common/prometheus_text.h"
 
 namespace server {
 
@@ -23,7 +24,7 @@ class RequestMetrics {
   // Routes are registered before serving starts; Record() takes the index.
   size_t AddRoute(absl::string_view route);
   void Record(size_t route, int http_code, double seconds);
-  void AppendPrometheus(std::string& out) const;
+  void Collect(common::MetricsText& out) const;
 
  private:
   static constexpr std::array<double, 12> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
@@ -46,7 +47,7 @@ class LabeledCounter {
   LabeledCounter(std::string name, std::string help, std::vector<std::string> label_names)
       : name_(std::move(name)), help_(std::move(help)), label_names_(std::move(label_names)) {}
   void Add(const std::vector<absl::string_view>& label_values, uint64_t n = 1);
-  void AppendPrometheus(std::string& out) const;
+  void Collect(common::MetricsText& out) const;
 
  private:
   // Orders label-value lists of std::string and of absl::string_view alike, so Add finds an

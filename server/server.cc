@@ -38,11 +38,19 @@ Server::~Server() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     Options options, std::vector<PostRoute> routes, std::vector<ReadyCheck> readiness,
-    std::function<void(std::string&)> extra_metrics, std::vector<GetRoute> operator_routes,
+    common::MetricsRegistry::Collector extra_metrics, std::vector<GetRoute> operator_routes,
     std::vector<OperatorRoute> page_routes) {
   std::unique_ptr<Server> s(new Server());
   s->options_ = std::move(options);
-  s->extra_metrics_ = std::move(extra_metrics);
+  // The collectors read the server's own parts, which live as long as it does.
+  Server* self_for_metrics = s.get();
+  s->metrics_registry_.Add(
+      [self_for_metrics](common::MetricsText& out) { self_for_metrics->metrics_.Collect(out); });
+  s->metrics_registry_.Add(
+      [self_for_metrics](common::MetricsText& out) { self_for_metrics->tls_->Collect(out); });
+  s->metrics_registry_.Add(
+      [self_for_metrics](common::MetricsText& out) { self_for_metrics->CollectOwnMetrics(out); });
+  if (extra_metrics) s->metrics_registry_.Add(std::move(extra_metrics));
   const Options& o = s->options_;
 
   absl::StatusOr<std::shared_ptr<const CertPair>> pair =
@@ -106,12 +114,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
                               }});
     }
     for (OperatorRoute& route : page_routes) plain_routes.push_back(std::move(route));
-    plain_routes.push_back(
-        {"/metrics", [self] {
-           std::string out;
-           self->AppendMetrics(out);
-           return OperatorReply{200, "text/plain; version=0.0.4; charset=utf-8", std::move(out)};
-         }});
+    plain_routes.push_back({"/metrics", [self] {
+                              return OperatorReply{200, "text/plain; version=0.0.4; charset=utf-8",
+                                                   self->metrics_registry_.Render()};
+                            }});
     absl::StatusOr<std::unique_ptr<OperatorListener>> plain = OperatorListener::Bind(
         o.metrics_host, o.metrics_port, std::move(plain_routes), OperatorListener::Options{});
     if (!plain.ok()) return plain.status();
@@ -121,28 +127,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   return s;
 }
 
-void Server::AppendMetrics(std::string& out) const {
-  metrics_.AppendPrometheus(out);
-  tls_->AppendPrometheus(out);
+void Server::CollectOwnMetrics(common::MetricsText& out) const {
   std::shared_ptr<const CertPair> cert = certs_->Current();
   const TlsListener::Stats& tls = tls_->stats();
   auto closed = [&](CloseReason r) { return tls.closed[static_cast<size_t>(r)].load(); };
-  absl::StrAppend(
-      &out,
-      "# HELP gpu_tenancy_tls_certificate_expiry_seconds Unix time at which the serving "
-      "certificate expires.\n"
-      "# TYPE gpu_tenancy_tls_certificate_expiry_seconds gauge\n"
-      "gpu_tenancy_tls_certificate_expiry_seconds ",
-      cert ? cert->not_after_unix() : 0, "\n",
-      "# HELP gpu_tenancy_request_deadline_expired_total Connections closed for not delivering "
-      "a request within their deadline (listener: tls is --request-deadline for the handshake "
-      "and each request, operator is the plain listener's).\n"
-      "# TYPE gpu_tenancy_request_deadline_expired_total counter\n"
-      "gpu_tenancy_request_deadline_expired_total{listener=\"tls\"} ",
-      closed(CloseReason::kHandshakeDeadline) + closed(CloseReason::kRequestDeadline), "\n",
-      "gpu_tenancy_request_deadline_expired_total{listener=\"operator\"} ",
-      operator_listener_ ? operator_listener_->expired() : 0, "\n");
-  if (extra_metrics_) extra_metrics_(out);
+  out.Family("gpu_tenancy_tls_certificate_expiry_seconds", common::MetricsText::kGauge,
+             "Unix time at which the serving certificate expires.");
+  out.Sample("gpu_tenancy_tls_certificate_expiry_seconds", {}, cert ? cert->not_after_unix() : 0);
+  out.Family("gpu_tenancy_request_deadline_expired_total", common::MetricsText::kCounter,
+             "Connections closed for not delivering a request within their deadline (listener: "
+             "tls is --request-deadline for the handshake and each request, operator is the "
+             "plain listener's).");
+  out.Sample("gpu_tenancy_request_deadline_expired_total", {{"listener", "tls"}},
+             closed(CloseReason::kHandshakeDeadline) + closed(CloseReason::kRequestDeadline));
+  out.Sample("gpu_tenancy_request_deadline_expired_total", {{"listener", "operator"}},
+             operator_listener_ ? operator_listener_->expired() : 0);
 }
 
 void Server::Start() {

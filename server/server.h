@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/prometheus_text.h"
 #include "server/metrics.h"
 #include "server/operator_listener.h"
 #include "server/tls.h"
@@ -90,7 +91,8 @@ class Server {
   // InvalidArgument for bad certificate files, Unavailable when a port cannot be bound.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Server>> Create(
       Options options, std::vector<PostRoute> routes, std::vector<ReadyCheck> readiness,
-      std::function<void(std::string&)> extra_metrics = nullptr,
+      // The caller's own /metrics families, after the server's.
+      common::MetricsRegistry::Collector extra_metrics = nullptr,
       std::vector<GetRoute> operator_routes = {},
       // More routes on the plain listener as they are (the pages: server/ui_routes.h).
       std::vector<OperatorRoute> page_routes = {});
@@ -108,7 +110,7 @@ class Server {
   Server() = default;
   void ReloadCertificates();
 
-  void AppendMetrics(std::string& out) const;
+  void CollectOwnMetrics(common::MetricsText& out) const;
 
   Options options_;
   // Outlives the listener, whose SSL_CTX picks certificates from it on every handshake.
@@ -116,7 +118,7 @@ class Server {
   RequestMetrics metrics_;
   std::unique_ptr<class TlsListener> tls_;
   std::unique_ptr<class OperatorListener> operator_listener_;
-  std::function<void(std::string&)> extra_metrics_;
+  common::MetricsRegistry metrics_registry_;  // what /metrics shows
   std::atomic<bool> stopping_{false};
   int tls_port_ = 0;
   int metrics_port_ = 0;

@@ -165,42 +165,32 @@ absl::string_view TlsListener::StateName(ConnectionState state) {
   return "unknown";
 }
 
-void TlsListener::AppendPrometheus(std::string& out) const {
+void TlsListener::Collect(common::MetricsText& out) const {
   const Stats& s = impl_->stats;
-  absl::StrAppend(&out,
-                  "# HELP gpu_tenancy_tls_connections Open connections on the TLS listener, by "
-                  "what they are doing.\n"
-                  "# TYPE gpu_tenancy_tls_connections gauge\n");
+  out.Family("gpu_tenancy_tls_connections", common::MetricsText::kGauge,
+             "Open connections on the TLS listener, by what they are doing.");
   for (size_t i = 0; i < s.open.size(); ++i) {
-    absl::StrAppend(&out, "gpu_tenancy_tls_connections{state=\"",
-                    StateName(static_cast<ConnectionState>(i)), "\"} ", s.open[i].load(), "\n");
+    out.Sample("gpu_tenancy_tls_connections",
+               {{"state", StateName(static_cast<ConnectionState>(i))}}, s.open[i].load());
   }
-  absl::StrAppend(&out,
-                  "# HELP gpu_tenancy_tls_connections_closed_total Connections the TLS listener "
-                  "closed, by reason.\n"
-                  "# TYPE gpu_tenancy_tls_connections_closed_total counter\n");
+  out.Family("gpu_tenancy_tls_connections_closed_total", common::MetricsText::kCounter,
+             "Connections the TLS listener closed, by reason.");
   for (size_t i = 0; i < s.closed.size(); ++i) {
-    absl::StrAppend(&out, "gpu_tenancy_tls_connections_closed_total{reason=\"",
-                    ReasonName(static_cast<CloseReason>(i)), "\"} ", s.closed[i].load(), "\n");
+    out.Sample("gpu_tenancy_tls_connections_closed_total",
+               {{"reason", ReasonName(static_cast<CloseReason>(i))}}, s.closed[i].load());
   }
   const Options& o = impl_->options;
-  absl::StrAppend(
-      &out,
-      "# HELP gpu_tenancy_tls_connection_limit Connections the TLS listener holds at most, in "
-      "all and per client address.\n"
-      "# TYPE gpu_tenancy_tls_connection_limit gauge\n"
-      "gpu_tenancy_tls_connection_limit{scope=\"total\"} ",
-      o.max_connections, "\n", "gpu_tenancy_tls_connection_limit{scope=\"per_ip\"} ",
-      o.max_connections_per_peer, "\n",
-      "# HELP gpu_tenancy_tls_worker_queue_depth Complete requests waiting for a worker.\n"
-      "# TYPE gpu_tenancy_tls_worker_queue_depth gauge\n"
-      "gpu_tenancy_tls_worker_queue_depth ",
-      s.queued.load(), "\n",
-      "# HELP gpu_tenancy_tls_requests_rejected_total Requests answered 503 at once because "
-      "every worker was busy and the queue was full.\n"
-      "# TYPE gpu_tenancy_tls_requests_rejected_total counter\n"
-      "gpu_tenancy_tls_requests_rejected_total ",
-      s.rejected_busy.load(), "\n");
+  out.Family("gpu_tenancy_tls_connection_limit", common::MetricsText::kGauge,
+             "Connections the TLS listener holds at most, in all and per client address.");
+  out.Sample("gpu_tenancy_tls_connection_limit", {{"scope", "total"}}, o.max_connections);
+  out.Sample("gpu_tenancy_tls_connection_limit", {{"scope", "per_ip"}}, o.max_connections_per_peer);
+  out.Family("gpu_tenancy_tls_worker_queue_depth", common::MetricsText::kGauge,
+             "Complete requests waiting for a worker.");
+  out.Sample("gpu_tenancy_tls_worker_queue_depth", {}, s.queued.load());
+  out.Family("gpu_tenancy_tls_requests_rejected_total", common::MetricsText::kCounter,
+             "Requests answered 503 at once because every worker was busy and the queue was "
+             "full.");
+  out.Sample("gpu_tenancy_tls_requests_rejected_total", {}, s.rejected_busy.load());
 }
 
 }  // namespace server

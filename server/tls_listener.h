@@ -47,6 +47,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/prometheus_text.h"
 
 namespace server {
 
@@ -144,7 +145,7 @@ class TlsListener {
   int port() const;
   const Stats& stats() const;
   // The listener's series in the Prometheus text format.
-  void AppendPrometheus(std::string& out) const;
+  void Collect(common::MetricsText& out) const;
 
   static absl::string_view ReasonName(CloseReason reason);
   static absl::string_view StateName(ConnectionState state);

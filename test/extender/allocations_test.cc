@@ -137,7 +137,8 @@ TEST_F(AllocationsTest, PodsOfUnclaimedNamespacesAreCountedAsUnknown) {
   EXPECT_EQ(unknown->held.gpus, 1);
   EXPECT_EQ(unknown->held.gpu_memory_mib, 81559);  // one whole H100 80GB as the catalog has it
   std::string metrics;
-  extender::AppendTenantMetrics(allocations_, metrics);
+  common::MetricsText metrics_text(metrics);
+  extender::AppendTenantMetrics(allocations_, metrics_text);
   EXPECT_TRUE(absl::StrContains(
       metrics, "gpu_tenancy_tenant_gpus_held{tenant=\"unknown\",tier=\"none\"} 1\n"))
       << metrics;
@@ -146,7 +147,8 @@ TEST_F(AllocationsTest, PodsOfUnclaimedNamespacesAreCountedAsUnknown) {
 TEST_F(AllocationsTest, MetricsCarryTenantTierAndProfileOnly) {
   Build(DemoCluster());
   std::string metrics;
-  extender::AppendTenantMetrics(allocations_, metrics);
+  common::MetricsText metrics_text(metrics);
+  extender::AppendTenantMetrics(allocations_, metrics_text);
   for (const char* line : {
            "# TYPE gpu_tenancy_tenant_mig_instances_held gauge\n",
            "gpu_tenancy_tenant_mig_instances_held{tenant=\"acme\",tier=\"untrusted\",profile=\"1g."
@@ -253,7 +255,8 @@ TEST_F(AllocationsTest, ClaimsAreListedUnderTheirTenantWithTheirDevices) {
   EXPECT_EQ(research->dra_devices, (std::map<std::pair<std::string, std::string>, int64_t>{
                                        {{"mig", "1g.10gb"}, 1}, {{"mig", "3g.40gb"}, 1}}));
   std::string metrics;
-  extender::AppendTenantMetrics(allocations_, metrics);
+  common::MetricsText metrics_text(metrics);
+  extender::AppendTenantMetrics(allocations_, metrics_text);
   EXPECT_TRUE(
       absl::StrContains(metrics,
                         "gpu_tenancy_tenant_dra_devices{tenant=\"research\",tier=\"trusted\","

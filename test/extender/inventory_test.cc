@@ -56,7 +56,8 @@ class InventoryTest : public ::testing::Test {
     state_.snapshot = std::make_shared<const topology::ClusterSnapshot>(
         topology::BuildSnapshot(*data, *state_.catalog, *state_.policy));
     std::string out = "# before\n";
-    AppendInventoryMetrics(state_, out);
+    common::MetricsText text(out);
+    AppendInventoryMetrics(state_, text);
     EXPECT_TRUE(absl::StartsWith(out, "# before\n")) << "appends, never replaces";
     return out.substr(9);
   }

@@ -25,14 +25,20 @@ std::vector<std::string> Lines(const std::string& text, absl::string_view prefix
 
 std::string Render(const RequestMetrics& m) {
   std::string out;
-  m.AppendPrometheus(out);
+  {
+    common::MetricsText text(out);
+    m.Collect(text);
+  }
   return out;
 }
 
 TEST(RequestMetricsTest, NoRoutesOnlyHeaders) {
   RequestMetrics m;
   std::string out = "kept\n";
-  m.AppendPrometheus(out);
+  {
+    common::MetricsText text(out);
+    m.Collect(text);
+  }
   EXPECT_EQ(out,
             "kept\n"
             "# HELP gpu_tenancy_http_requests_total HTTP requests served, by route and code.\n"
@@ -152,7 +158,10 @@ TEST(RequestMetricsTest, ConcurrentRecordsAreAllCounted) {
 TEST(LabeledCounterTest, SeriesSortedByValues) {
   LabeledCounter c("gpu_tenancy_webhook_denials_total", "Denials by rule.", {"rule", "kind"});
   std::string empty;
-  c.AppendPrometheus(empty);
+  {
+    common::MetricsText text(empty);
+    c.Collect(text);
+  }
   EXPECT_EQ(empty,
             "# HELP gpu_tenancy_webhook_denials_total Denials by rule.\n"
             "# TYPE gpu_tenancy_webhook_denials_total counter\n");
@@ -167,7 +176,10 @@ TEST(LabeledCounterTest, SeriesSortedByValues) {
   for (const Row& row : rows) c.Add(row.values, row.n);
   c.Add({"limits", "Pod"});  // n defaults to 1
   std::string out;
-  c.AppendPrometheus(out);
+  {
+    common::MetricsText text(out);
+    c.Collect(text);
+  }
   EXPECT_EQ(out,
             "# HELP gpu_tenancy_webhook_denials_total Denials by rule.\n"
             "# TYPE gpu_tenancy_webhook_denials_total counter\n"
@@ -193,7 +205,10 @@ TEST(LabeledCounterTest, EscapesValues) {
     LabeledCounter c("m", "h", {"v"});
     c.Add({row.value}, 3);
     std::string out;
-    c.AppendPrometheus(out);
+    {
+      common::MetricsText text(out);
+      c.Collect(text);
+    }
     EXPECT_EQ(Lines(out, "m{"),
               std::vector<std::string>{absl::StrCat("m{v=\"", row.rendered, "\"} 3")});
   }
@@ -209,7 +224,10 @@ TEST(LabeledCounterTest, ConcurrentAddsAreAllCounted) {
   }
   for (std::thread& t : threads) t.join();
   std::string out;
-  c.AppendPrometheus(out);
+  {
+    common::MetricsText text(out);
+    c.Collect(text);
+  }
   EXPECT_EQ(Lines(out, "m{"), (std::vector<std::string>{"m{verdict=\"allowed\"} 1000",
                                                         "m{verdict=\"denied\"} 1000"}));
 }

@@ -141,10 +141,9 @@ class ServerTest : public ::testing::Test {
     };
     return Server::Create(
         std::move(o), std::move(routes), std::move(readiness),
-        [](std::string& out) {
-          out +=
-              "# HELP test_extra A series of the caller's.\n# TYPE test_extra gauge\ntest_extra "
-              "7\n";
+        [](common::MetricsText& out) {
+          out.Family("test_extra", common::MetricsText::kGauge, "A series of the caller's.");
+          out.Sample("test_extra", {}, 7);
         },
         std::move(get_routes));
   }
