@@ -2,50 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/k8s_codec.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
+#include "kube/objects.h"
 
 namespace kube {
-
-std::string BindingJson(const common::BindingArgs& args, const topology::Labels& annotations) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto str = [&](absl::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  };
-  w.StartObject();
-  w.Key("apiVersion");
-  str("v1");
-  w.Key("kind");
-  str("Binding");
-  w.Key("metadata");
-  w.StartObject();
-  w.Key("name");
-  str(args.pod_name);
-  w.Key("namespace");
-  str(args.pod_namespace);
-  w.Key("uid");
-  str(args.pod_uid);
-  w.Key("annotations");
-  w.StartObject();
-  for (const auto& [k, v] : annotations) {
-    str(k);
-    str(v);
-  }
-  w.EndObject();
-  w.EndObject();
-  w.Key("target");
-  w.StartObject();
-  w.Key("apiVersion");
-  str("v1");
-  w.Key("kind");
-  str("Node");
-  w.Key("name");
-  str(args.node);
-  w.EndObject();
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
 
 absl::StatusOr<topology::PodFacts> ApiBinder::LookupPod(const common::BindingArgs& args) {
   if (gate_ && !gate_()) {

@@ -50,10 +50,6 @@ class ApiBinder : public extender::BindBackend {
   common::AuditLog* audit_ = nullptr;
 };
 
-// The Binding object for a pod: target node, our annotations, and the pod UID as a
-// precondition so a re-created pod of the same name is never bound by mistake.
-std::string BindingJson(const common::BindingArgs& args, const topology::Labels& annotations);
-
 }  // namespace kube
 
 #endif  // GPU_TENANCY_KUBE_BINDER_H_

@@ -4,54 +4,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/log.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
+#include "kube/objects.h"
 
 namespace kube {
-
-std::string EventJson(const PodEvent& e) {
-  std::string now = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
-  std::string micro = absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::Now(), absl::UTCTimeZone());
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto kv = [&](absl::string_view k, absl::string_view v) {
-    w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
-    w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-  };
-  w.StartObject();
-  kv("apiVersion", "v1");
-  kv("kind", "Event");
-  w.Key("metadata");
-  w.StartObject();
-  kv("generateName", absl::StrCat(e.pod_name, "."));
-  kv("namespace", e.pod_namespace);
-  w.EndObject();
-  w.Key("involvedObject");
-  w.StartObject();
-  kv("apiVersion", "v1");
-  kv("kind", "Pod");
-  kv("namespace", e.pod_namespace);
-  kv("name", e.pod_name);
-  kv("uid", e.pod_uid);
-  w.EndObject();
-  kv("reason", e.reason);
-  kv("message", e.message);
-  kv("type", e.warning ? "Warning" : "Normal");
-  w.Key("source");
-  w.StartObject();
-  kv("component", "gpu-tenancy");
-  w.EndObject();
-  kv("firstTimestamp", now);
-  kv("lastTimestamp", now);
-  kv("eventTime", micro);
-  kv("action", "Binding");
-  kv("reportingComponent", "gpu-tenancy");
-  kv("reportingInstance", "gpu-tenancy");
-  w.Key("count");
-  w.Int(1);
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
 
 EventRecorder::EventRecorder(ApiClient& client, size_t max_pending)
     : client_(client), max_pending_(max_pending) {
@@ -87,8 +42,9 @@ void EventRecorder::Run() {
     PodEvent event = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    absl::StatusOr<ApiResponse> r = client_.Post(
-        absl::StrCat("/api/v1/namespaces/", event.pod_namespace, "/events"), EventJson(event));
+    absl::StatusOr<ApiResponse> r =
+        client_.Post(absl::StrCat("/api/v1/namespaces/", event.pod_namespace, "/events"),
+                     EventJson(event, absl::Now()));
     if (r.ok() && (r->status == 201 || r->status == 200)) {
       posted_.fetch_add(1);
     } else {

@@ -12,17 +12,9 @@
 #include <thread>
 
 #include "kube/api_client.h"
+#include "kube/objects.h"
 
 namespace kube {
-
-struct PodEvent {
-  std::string pod_namespace;
-  std::string pod_name;
-  std::string pod_uid;
-  bool warning = false;
-  std::string reason;   // CamelCase, e.g. GpuTenancyBound
-  std::string message;  // one line
-};
 
 class EventRecorder {
  public:
@@ -46,9 +38,6 @@ class EventRecorder {
   std::atomic<uint64_t> dropped_{0};
   std::thread thread_;
 };
-
-// The Event object kube-apiserver accepts for `event`.
-std::string EventJson(const PodEvent& event);
 
 }  // namespace kube
 

@@ -7,8 +7,7 @@
 #include "absl/time/time.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
+#include "kube/objects.h"
 
 namespace kube {
 namespace {
@@ -42,47 +41,18 @@ LeaseRecord ReadLease(const common::JsonValue& lease) {
   return r;
 }
 
-std::string LeaseJson(const LeaderOptions& o, const LeaseRecord& r) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto str = [&](absl::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  };
-  w.StartObject();
-  w.Key("apiVersion");
-  str("coordination.k8s.io/v1");
-  w.Key("kind");
-  str("Lease");
-  w.Key("metadata");
-  w.StartObject();
-  w.Key("name");
-  str(o.lease_name);
-  w.Key("namespace");
-  str(o.namespace_name);
-  if (!r.resource_version.empty()) {
-    w.Key("resourceVersion");
-    str(r.resource_version);
-  }
-  w.EndObject();
-  w.Key("spec");
-  w.StartObject();
-  w.Key("holderIdentity");
-  str(r.holder);
-  w.Key("leaseDurationSeconds");
-  w.Int64(std::chrono::duration_cast<std::chrono::seconds>(o.lease_duration).count());
-  if (!r.acquire_time.empty()) {
-    w.Key("acquireTime");
-    str(r.acquire_time);
-  }
-  if (!r.renew_time.empty()) {
-    w.Key("renewTime");
-    str(r.renew_time);
-  }
-  w.Key("leaseTransitions");
-  w.Int64(r.transitions);
-  w.EndObject();
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+std::string LeaseBody(const LeaderOptions& o, const LeaseRecord& r) {
+  LeaseObject lease;
+  lease.namespace_name = o.namespace_name;
+  lease.name = o.lease_name;
+  lease.resource_version = r.resource_version;
+  lease.holder = r.holder;
+  lease.duration_seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(o.lease_duration).count();
+  lease.acquire_time = r.acquire_time;
+  lease.renew_time = r.renew_time;
+  lease.transitions = r.transitions;
+  return LeaseJson(lease);
 }
 
 }  // namespace
@@ -139,7 +109,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   if (!got.ok()) return false;
   if (got->status == 404) {
     LeaseRecord fresh{options_.identity, MicroTimeNow(), MicroTimeNow(), 0, ""};
-    absl::StatusOr<ApiResponse> created = client_.Post(path_, LeaseJson(options_, fresh));
+    absl::StatusOr<ApiResponse> created = client_.Post(path_, LeaseBody(options_, fresh));
     return created.ok() && created->status == 201;
   }
   if (got->status != 200) return false;
@@ -162,7 +132,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     next.transitions = record.transitions + 1;
   }
   // resourceVersion makes this a compare-and-swap: a peer that wrote first makes it a 409.
-  absl::StatusOr<ApiResponse> put = client_.Put(item, LeaseJson(options_, next));
+  absl::StatusOr<ApiResponse> put = client_.Put(item, LeaseBody(options_, next));
   if (!put.ok() || put->status != 200) return false;
   observed_record_ = absl::StrCat(next.holder, "|", next.renew_time, "|", next.transitions);
   observed_at_ = now;
@@ -182,7 +152,7 @@ void LeaderElector::Release() {
       if (record.holder == options_.identity) {
         record.holder.clear();
         record.renew_time = MicroTimeNow();
-        (void)client_.Put(item, LeaseJson(options_, record));
+        (void)client_.Put(item, LeaseBody(options_, record));
       }
     }
   }

@@ -4,53 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
+#include "kube/objects.h"
 
 namespace kube {
 namespace {
-
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void String(Writer& w, absl::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-std::string ConfigMapJson(const std::string& namespace_name, const std::string& name,
-                          const std::string& resource_version, const ConfigMapRecords::Data& data) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("apiVersion");
-  String(w, "v1");
-  w.Key("kind");
-  String(w, "ConfigMap");
-  w.Key("metadata");
-  w.StartObject();
-  w.Key("name");
-  String(w, name);
-  w.Key("namespace");
-  String(w, namespace_name);
-  w.Key("labels");
-  w.StartObject();
-  w.Key("app.kubernetes.io/name");
-  String(w, "gpu-tenancy");
-  w.EndObject();
-  if (!resource_version.empty()) {
-    w.Key("resourceVersion");  // the precondition: 409 if anyone wrote since our read
-    String(w, resource_version);
-  }
-  w.EndObject();
-  w.Key("data");
-  w.StartObject();
-  for (const auto& [key, value] : data) {
-    String(w, key);
-    String(w, value);
-  }
-  w.EndObject();
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
 
 absl::Status ReplyError(absl::string_view what, const ApiResponse& r) {
   return absl::UnavailableError(absl::StrCat(what, ": HTTP ", r.status, ": ", DescribeError(r)));

@@ -14,6 +14,7 @@
 #include "common/k8s_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kube/objects.h"
 #include "test/kube/fake_clock.h"
 #include "test/kube/live_test_util.h"
 

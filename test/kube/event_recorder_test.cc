@@ -142,7 +142,7 @@ TEST(EventJsonTest, ANormalAndAWarningEventAboutThePod) {
     kube::PodEvent e{
         "acme", "train-0", "uid-1", warning, "GpuTenancyBindFailed", "no free \"3g\"\nslice"};
     absl::Time before = absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()));
-    absl::StatusOr<rapidjson::Document> doc = common::ParseJson(kube::EventJson(e));
+    absl::StatusOr<rapidjson::Document> doc = common::ParseJson(kube::EventJson(e, absl::Now()));
     absl::Time after = absl::Now();
     ASSERT_TRUE(doc.ok()) << doc.status();
     EXPECT_EQ(common::StringOr(*doc, "apiVersion"), "v1");
