@@ -36,14 +36,14 @@ MechanismChoice ChooseMechanism(const WorkloadSpec& w, absl::string_view gpu_nam
   }
   if (w.training) {
     c.mechanism = Mechanism::kExclusive;
-    c.reasons.push_back(
+    c.reasons.emplace_back(
         "training: needs a whole GPU's memory bandwidth, and MIG instances have no GPU-to-GPU P2P");
     return c;
   }
   if (w.trust == Trust::kUntrusted) {
     if (gpu_has_mig) {
       c.mechanism = Mechanism::kMig;
-      c.reasons.push_back(
+      c.reasons.emplace_back(
           "untrusted tenant: needs a hardware boundary; a MIG instance has its own SMs, L2, "
           "memory and fault domain");
     } else {
@@ -60,7 +60,7 @@ MechanismChoice ChooseMechanism(const WorkloadSpec& w, absl::string_view gpu_nam
   if (w.latency == Latency::kSla) {
     if (gpu_has_mig) {
       c.mechanism = Mechanism::kMig;
-      c.reasons.push_back(
+      c.reasons.emplace_back(
           "SLA-bound inference: a MIG instance's own SMs, L2 and memory bandwidth keep neighbours "
           "from stretching its latency");
     } else {
@@ -79,12 +79,12 @@ MechanismChoice ChooseMechanism(const WorkloadSpec& w, absl::string_view gpu_nam
   }
   if (w.sharing == SharingHint::kMps) {
     c.mechanism = Mechanism::kMps;
-    c.reasons.push_back(
+    c.reasons.emplace_back(
         "trusted best-effort work: MPS runs the clients concurrently, each capped at the GPU's "
         "memory / replicas and an equal SM share");
   } else {
     c.mechanism = Mechanism::kTimeslice;
-    c.reasons.push_back(
+    c.reasons.emplace_back(
         "trusted, bursty or best-effort work: time-slicing lends it the whole GPU between bursts; "
         "its memory is accounted by the extender, not enforced");
   }

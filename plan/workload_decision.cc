@@ -74,7 +74,8 @@ absl::Status RoundToProfile(const GpuType& type, WorkloadPlan& wp) {
     wp.profile = profile->profile;
   } else {
     wp.mechanism = Mechanism::kExclusive;
-    wp.reasons.push_back("no MIG profile short of the whole card holds it, so it gets whole GPUs");
+    wp.reasons.emplace_back(
+        "no MIG profile short of the whole card holds it, so it gets whole GPUs");
   }
   return absl::OkStatus();
 }
