@@ -10,30 +10,37 @@ namespace common {
 namespace {
 
 // Every field a line may carry, in the order lines list them; "" (or empty, or unset) is left
-// out.
+// out. Views into the event, which outlives the line being written.
 struct Fields {
-  std::string action, decision, kind, webhook, namespace_name, pod, claim, uid;
-  AuditTenant tenant;
-  std::string node, pool, mig_profile;
+  absl::string_view action, decision, kind, webhook, namespace_name, pod, claim, uid;
+  absl::string_view tenant, tier;
+  absl::string_view node, pool, mig_profile;
   std::optional<int> gpu_index;
   const std::vector<AuditDevice>* devices = nullptr;
   const std::vector<std::string>* reserved_for = nullptr;
   const std::vector<std::string>* proposed_victims = nullptr;
   const std::vector<std::string>* victims = nullptr;
-  std::string step, mig_config;
+  absl::string_view step, mig_config;
   std::optional<int64_t> duration_ms;
-  std::string rule, reason;
+  absl::string_view rule, reason;
 };
+
+// The pod an event is about, where it went and whose it is: binds and preempt answers.
+void SetPod(Fields& f, const std::string& namespace_name, const std::string& pod,
+            const std::string& uid, const AuditTenant& tenant, const std::string& node) {
+  f.namespace_name = namespace_name;
+  f.pod = pod;
+  f.uid = uid;
+  f.tenant = tenant.name;
+  f.tier = tenant.tier;
+  f.node = node;
+}
 
 Fields Of(const BindAudit& e) {
   Fields f;
   f.action = "bind";
   f.decision = e.bound ? "bound" : "failed";
-  f.namespace_name = e.namespace_name;
-  f.pod = e.pod;
-  f.uid = e.uid;
-  f.tenant = e.tenant;
-  f.node = e.node;
+  SetPod(f, e.namespace_name, e.pod, e.uid, e.tenant, e.node);
   f.pool = e.pool;
   f.mig_profile = e.mig_profile;
   f.gpu_index = e.gpu_index;
@@ -49,7 +56,8 @@ Fields Of(const AdmissionDenialAudit& e) {
   f.webhook = e.webhook == AdmissionDenialAudit::Webhook::kValidate ? "validate" : "mutate";
   f.namespace_name = e.namespace_name;
   f.pod = e.name;
-  f.tenant = e.tenant;
+  f.tenant = e.tenant.name;
+  f.tier = e.tenant.tier;
   f.rule = e.rule;
   f.reason = e.message;
   return f;
@@ -64,7 +72,8 @@ Fields Of(const ClaimAudit& e) {
   f.namespace_name = e.namespace_name;
   f.claim = e.claim;
   f.uid = e.uid;
-  f.tenant = e.tenant;
+  f.tenant = e.tenant.name;
+  f.tier = e.tenant.tier;
   f.node = e.node;
   f.devices = &e.devices;
   f.reserved_for = &e.reserved_for;
@@ -79,11 +88,7 @@ Fields Of(const PreemptAudit& e) {
   Fields f;
   f.action = "preempt";
   f.decision = e.outcome == PreemptAudit::Outcome::kChanged ? "changed" : "dropped";
-  f.namespace_name = e.namespace_name;
-  f.pod = e.pod;
-  f.uid = e.uid;
-  f.tenant = e.tenant;
-  f.node = e.node;
+  SetPod(f, e.namespace_name, e.pod, e.uid, e.tenant, e.node);
   f.proposed_victims = &e.proposed_victims;
   f.victims = &e.victims;
   f.reason = e.reason;
@@ -118,7 +123,7 @@ std::string AuditLine(const AuditEvent& event, absl::Time at) {
   const Fields r = std::visit([](const auto& e) { return Of(e); }, event);
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto field = [&](const char* key, const std::string& value) {
+  auto field = [&](const char* key, absl::string_view value) {
     if (value.empty()) return;
     w.Key(key);
     w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
@@ -133,7 +138,8 @@ std::string AuditLine(const AuditEvent& event, absl::Time at) {
     w.EndArray();
   };
   w.StartObject();
-  field("time", absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", at, absl::UTCTimeZone()));
+  const std::string time = absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", at, absl::UTCTimeZone());
+  field("time", time);
   field("action", r.action);
   field("decision", r.decision);
   field("kind", r.kind);
@@ -142,8 +148,8 @@ std::string AuditLine(const AuditEvent& event, absl::Time at) {
   field("pod", r.pod);
   field("claim", r.claim);
   field("uid", r.uid);
-  field("tenant", r.tenant.name);
-  field("tier", r.tenant.tier);
+  field("tenant", r.tenant);
+  field("tier", r.tier);
   field("node", r.node);
   field("pool", r.pool);
   field("migProfile", r.mig_profile);
