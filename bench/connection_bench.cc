@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -388,22 +389,19 @@ const common::FlagTable kFlags{
 
 int main(int argc, char** argv) {
   Options opt;
-  absl::StatusOr<common::ParsedFlags> flags =
-      kFlags.Parse(std::vector<std::string>(argv + 1, argv + argc));
-  absl::StatusOr<double> seconds =
-      flags.ok() ? common::NumberFlag(*flags, "seconds", opt.seconds, 0.001, 1e6) : flags.status();
-  if (seconds.ok() && !flags->positional.empty()) {
-    seconds = absl::InvalidArgumentError("connection_bench takes no arguments");
+  common::ParsedFlags flags;
+  if (std::optional<int> exit_code =
+          kFlags.ParseOrExit(std::vector<std::string>(argv + 1, argv + argc), flags)) {
+    return *exit_code;
   }
-  if (!seconds.ok()) {
-    std::fprintf(stderr, "error: %s\n%s", std::string(seconds.status().message()).c_str(),
-                 kFlags.Usage().c_str());
-    return 2;
+  absl::StatusOr<double> seconds = common::NumberFlag(flags, "seconds", opt.seconds, 0.001, 1e6);
+  if (!seconds.ok()) return kFlags.Refuse(seconds.status());
+  if (!flags.positional.empty()) {
+    return kFlags.Refuse(absl::InvalidArgumentError("connection_bench takes no arguments"));
   }
-  if (flags->Has("help")) return std::fputs(kFlags.Usage().c_str(), stdout), 0;
   opt.seconds = *seconds;
-  opt.smoke = flags->Has("smoke");
-  opt.md_path = flags->Get("md");
+  opt.smoke = flags.Has("smoke");
+  opt.md_path = flags.Get("md");
   if (opt.smoke) {
     opt.seconds = 0.5;
     opt.settle = 0.3;

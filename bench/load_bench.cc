@@ -20,6 +20,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -438,15 +439,12 @@ absl::Status ReadFlags(const common::ParsedFlags& flags, Options& opt) {
 
 int main(int argc, char** argv) {
   Options opt;
-  absl::StatusOr<common::ParsedFlags> flags =
-      kFlags.Parse(std::vector<std::string>(argv + 1, argv + argc));
-  absl::Status read = flags.ok() ? ReadFlags(*flags, opt) : flags.status();
-  if (!read.ok()) {
-    std::fprintf(stderr, "error: %s\n%s", std::string(read.message()).c_str(),
-                 kFlags.Usage().c_str());
-    return 2;
+  common::ParsedFlags flags;
+  if (std::optional<int> exit_code =
+          kFlags.ParseOrExit(std::vector<std::string>(argv + 1, argv + argc), flags)) {
+    return *exit_code;
   }
-  if (flags->Has("help")) return std::fputs(kFlags.Usage().c_str(), stdout), 0;
+  if (absl::Status read = ReadFlags(flags, opt); !read.ok()) return kFlags.Refuse(read);
   if (opt.smoke) {
     opt.sizes = {100};
     opt.seconds = 0.05;

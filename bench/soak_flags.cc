@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,18 +53,12 @@ absl::Status Read(const common::ParsedFlags& flags, Options& opt) {
 }  // namespace
 
 int ParseFlags(int argc, char** argv, Options& opt) {
-  absl::StatusOr<common::ParsedFlags> flags =
-      kFlags.Parse(std::vector<std::string>(argv + 1, argv + argc));
-  if (flags.ok() && flags->Has("help")) {
-    std::fputs(kFlags.Usage().c_str(), stdout);
-    return 0;
+  common::ParsedFlags flags;
+  if (std::optional<int> exit_code =
+          kFlags.ParseOrExit(std::vector<std::string>(argv + 1, argv + argc), flags)) {
+    return *exit_code;
   }
-  absl::Status read = flags.ok() ? Read(*flags, opt) : flags.status();
-  if (!read.ok()) {
-    std::fprintf(stderr, "error: %s\n%s", std::string(read.message()).c_str(),
-                 kFlags.Usage().c_str());
-    return 2;
-  }
+  if (absl::Status read = Read(flags, opt); !read.ok()) return kFlags.Refuse(read);
   return -1;
 }
 

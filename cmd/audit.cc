@@ -149,19 +149,15 @@ absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(const Parse
 }  // namespace
 
 int RunAudit(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
-  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
-  if (flags->Has("help")) {
-    std::cout << kFlags.Usage();
-    return 0;
-  }
+  ParsedFlags parsed;
+  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  const ParsedFlags* flags = &parsed;
   if (!flags->positional.empty()) {
-    return UsageError(absl::InvalidArgumentError(
-                          absl::StrCat("unexpected argument \"", flags->positional[0], "\"")),
-                      kFlags.Usage());
+    return kFlags.Refuse(absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument \"", flags->positional[0], "\"")));
   }
   absl::StatusOr<std::string> format = OutputFormat(*flags, {"text", "json", "html", "markdown"});
-  if (!format.ok()) return UsageError(format.status(), kFlags.Usage());
+  if (!format.ok()) return kFlags.Refuse(format.status());
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
 

@@ -279,18 +279,14 @@ class Checker {
 }  // namespace
 
 int RunCheck(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
-  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
-  if (flags->Has("help")) {
-    std::cout << kFlags.Usage();
-    return 0;
-  }
+  ParsedFlags parsed;
+  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  const ParsedFlags* flags = &parsed;
   if (!flags->Has("policy") && !flags->Has("demo")) {
-    return UsageError(absl::InvalidArgumentError("--policy FILE (or --demo) is required"),
-                      kFlags.Usage());
+    return kFlags.Refuse(absl::InvalidArgumentError("--policy FILE (or --demo) is required"));
   }
   if (flags->positional.empty()) {
-    return UsageError(absl::InvalidArgumentError("give at least one MANIFEST"), kFlags.Usage());
+    return kFlags.Refuse(absl::InvalidArgumentError("give at least one MANIFEST"));
   }
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
@@ -299,7 +295,7 @@ int RunCheck(const std::vector<std::string>& args) {
   if (it != flags->values.end()) {
     for (const std::string& value : it->second) {
       absl::Status parsed = ParseNamespaceLabels(value, labels);
-      if (!parsed.ok()) return UsageError(parsed, kFlags.Usage());
+      if (!parsed.ok()) return kFlags.Refuse(parsed);
     }
   }
   std::string ns = flags->Get("namespace", "default");
@@ -307,7 +303,7 @@ int RunCheck(const std::vector<std::string>& args) {
   std::optional<topology::ClusterSnapshot> cluster;
   if (flags->Has("cluster-file")) {
     absl::StatusOr<topology::ClusterData> data = LoadClusterFlag(*flags);
-    if (!data.ok()) return UsageError(data.status(), kFlags.Usage());
+    if (!data.ok()) return kFlags.Refuse(data.status());
     cluster = topology::BuildSnapshot(*data, common::BuiltinCatalog(), *policy);
   }
   Checker checker(*policy, ns, std::move(labels), cluster ? &*cluster : nullptr);

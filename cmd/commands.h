@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 
 namespace cmd {
 
@@ -22,8 +21,7 @@ int RunServe(const std::vector<std::string>& args);
 int RunUi(const std::vector<std::string>& args);
 int RunWebhookConfig(const std::vector<std::string>& args);
 
-// Prints "error: ..." (and the usage text if given) to stderr; returns 2.
-int UsageError(const absl::Status& status, absl::string_view usage);
+// Prints "error: ..." to stderr; returns 2. (Usage errors: each command's FlagTable::Refuse.)
 int Fail(const absl::Status& status);
 
 }  // namespace cmd

@@ -371,21 +371,17 @@ void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
 }  // namespace
 
 int RunExplain(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
-  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
-  if (flags->Has("help")) {
-    std::cout << kFlags.Usage();
-    return 0;
-  }
+  ParsedFlags parsed;
+  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  const ParsedFlags* flags = &parsed;
   absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "json"});
-  if (!output.ok()) return UsageError(output.status(), kFlags.Usage());
+  if (!output.ok()) return kFlags.Refuse(output.status());
   const std::string format = *output;
-  if (!flags->Has("pod"))
-    return UsageError(absl::InvalidArgumentError("--pod is required"), kFlags.Usage());
+  if (!flags->Has("pod")) return kFlags.Refuse(absl::InvalidArgumentError("--pod is required"));
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
   absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
-  if (!cluster.ok()) return UsageError(cluster.status(), kFlags.Usage());
+  if (!cluster.ok()) return kFlags.Refuse(cluster.status());
   absl::StatusOr<topology::PodFacts> pod = FindPod(flags->Get("pod"), *cluster);
   if (!pod.ok()) return Fail(pod.status());
 

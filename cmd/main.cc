@@ -10,11 +10,6 @@
 
 namespace cmd {
 
-int UsageError(const absl::Status& status, absl::string_view usage) {
-  std::cerr << "error: " << status.message() << "\n" << usage;
-  return 2;
-}
-
 int Fail(const absl::Status& status) {
   std::cerr << "error: " << status.message() << "\n";
   return 2;

@@ -39,22 +39,17 @@ const common::FlagTable kFlags{
 }  // namespace
 
 int RunPlan(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
-  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
-  if (flags->Has("help")) {
-    std::cout << kFlags.Usage();
-    return 0;
-  }
+  ParsedFlags parsed;
+  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  const ParsedFlags* flags = &parsed;
   absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "yaml", "json"});
-  if (!output.ok()) return UsageError(output.status(), kFlags.Usage());
+  if (!output.ok()) return kFlags.Refuse(output.status());
   const std::string format = *output;
   if (!flags->positional.empty()) {
-    return UsageError(absl::InvalidArgumentError(
-                          absl::StrCat("unexpected argument \"", flags->positional.front(), "\"")),
-                      kFlags.Usage());
+    return kFlags.Refuse(absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument \"", flags->positional.front(), "\"")));
   }
-  if (!flags->Has("input"))
-    return UsageError(absl::InvalidArgumentError("--input is required"), kFlags.Usage());
+  if (!flags->Has("input")) return kFlags.Refuse(absl::InvalidArgumentError("--input is required"));
   std::string path = flags->Get("input");
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return Fail(text.status());

@@ -208,27 +208,20 @@ absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ParsedFlags& flags,
 }  // namespace
 
 int RunReconfigure(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
-  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
-  if (flags->Has("help")) {
-    std::cout << kFlags.Usage();
-    return 0;
-  }
+  ParsedFlags parsed;
+  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  const ParsedFlags* flags = &parsed;
   absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "json"});
-  if (!output.ok()) return UsageError(output.status(), kFlags.Usage());
+  if (!output.ok()) return kFlags.Refuse(output.status());
   const std::string format = *output;
   if (flags->positional.size() != 1) {
-    return UsageError(
-        absl::InvalidArgumentError(flags->positional.empty() ? "NODE is required"
-                                                             : "exactly one NODE, please"),
-        kFlags.Usage());
+    return kFlags.Refuse(absl::InvalidArgumentError(
+        flags->positional.empty() ? "NODE is required" : "exactly one NODE, please"));
   }
-  if (!flags->Has("to"))
-    return UsageError(absl::InvalidArgumentError("--to is required"), kFlags.Usage());
+  if (!flags->Has("to")) return kFlags.Refuse(absl::InvalidArgumentError("--to is required"));
   if (flags->Has("mig-parted-config") && flags->Has("mig-parted-configmap")) {
-    return UsageError(absl::InvalidArgumentError(
-                          "--mig-parted-config and --mig-parted-configmap exclude each other"),
-                      kFlags.Usage());
+    return kFlags.Refuse(absl::InvalidArgumentError(
+        "--mig-parted-config and --mig-parted-configmap exclude each other"));
   }
   kube::GateOptions options;
   options.node = flags->positional.front();
@@ -238,13 +231,13 @@ int RunReconfigure(const std::vector<std::string>& args) {
   options.smoke_image = flags->Get("smoke-image");
   options.smoke_namespace = flags->Get("smoke-namespace", "default");
   absl::StatusOr<absl::Duration> timeout = DurationFlag(*flags, "timeout", absl::Minutes(30));
-  if (!timeout.ok()) return UsageError(timeout.status(), kFlags.Usage());
+  if (!timeout.ok()) return kFlags.Refuse(timeout.status());
   absl::StatusOr<absl::Duration> settle = DurationFlag(*flags, "settle", absl::Minutes(2));
-  if (!settle.ok()) return UsageError(settle.status(), kFlags.Usage());
+  if (!settle.ok()) return kFlags.Refuse(settle.status());
   options.timeout = *timeout;
   options.settle = *settle;
   absl::StatusOr<common::LogLevel> level = common::ParseLogLevel(flags->Get("log-level", "warn"));
-  if (!level.ok()) return UsageError(level.status(), kFlags.Usage());
+  if (!level.ok()) return kFlags.Refuse(level.status());
   common::SetLogLevel(*level);
 
   std::unique_ptr<common::AuditLog> audit;

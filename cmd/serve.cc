@@ -261,20 +261,17 @@ common::PreemptAudit PreemptEvent(const extender::PreemptReply& reply,
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
-  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
-  if (flags->Has("help")) {
-    std::cout << kFlags.Usage();
-    return 0;
-  }
-  if (absl::Status s = MergeConfigFile(*flags); !s.ok()) return UsageError(s, kFlags.Usage());
+  ParsedFlags parsed;
+  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  ParsedFlags* flags = &parsed;  // --config folds into it
+  if (absl::Status s = MergeConfigFile(*flags); !s.ok()) return kFlags.Refuse(s);
   if (flags->Has("log-level")) {
     absl::StatusOr<common::LogLevel> level = common::ParseLogLevel(flags->Get("log-level"));
-    if (!level.ok()) return UsageError(level.status(), kFlags.Usage());
+    if (!level.ok()) return kFlags.Refuse(level.status());
     common::SetLogLevel(*level);
   }
   absl::StatusOr<ServeSetup> setup = BuildOptions(*flags);
-  if (!setup.ok()) return UsageError(setup.status(), kFlags.Usage());
+  if (!setup.ok()) return kFlags.Refuse(setup.status());
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
   absl::StatusOr<AuditSources> audit_sources = LoadAuditSources(*flags);
@@ -296,17 +293,15 @@ int RunServe(const std::vector<std::string>& args) {
   if ((flags->Has("assume-ttl") && !absl::ParseDuration(flags->Get("assume-ttl"), &assume_ttl)) ||
       (flags->Has("resync") && !absl::ParseDuration(flags->Get("resync"), &resync)) ||
       assume_ttl <= absl::ZeroDuration() || resync <= absl::ZeroDuration()) {
-    return UsageError(
-        absl::InvalidArgumentError("--assume-ttl and --resync take durations such as 30s or 5m"),
-        kFlags.Usage());
+    return kFlags.Refuse(
+        absl::InvalidArgumentError("--assume-ttl and --resync take durations such as 30s or 5m"));
   }
   // Any other value used to mean "off": a typo must not silently turn leader election off and
   // let two replicas bind at once.
   const std::string leader_elect = flags->Get("leader-elect", "true");
   if (leader_elect != "true" && leader_elect != "false") {
-    return UsageError(absl::InvalidArgumentError(absl::StrCat(
-                          "--leader-elect takes true or false, got \"", leader_elect, "\"")),
-                      kFlags.Usage());
+    return kFlags.Refuse(absl::InvalidArgumentError(
+        absl::StrCat("--leader-elect takes true or false, got \"", leader_elect, "\"")));
   }
   std::unique_ptr<kube::ApiClient> api;
   std::unique_ptr<kube::LiveSource> source;
@@ -383,7 +378,7 @@ int RunServe(const std::vector<std::string>& args) {
     }
   } else {
     absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
-    if (!cluster.ok()) return UsageError(cluster.status(), kFlags.Usage());
+    if (!cluster.ok()) return kFlags.Refuse(cluster.status());
     file_cluster = *cluster;
     state->ReplaceAll(*std::move(cluster));
   }

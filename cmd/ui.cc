@@ -75,17 +75,14 @@ server::UiHandlers MakeUiHandlers(
 }
 
 int RunUi(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
-  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
-  if (flags->Has("help")) {
-    std::cout << kFlags.Usage();
-    return 0;
-  }
+  ParsedFlags parsed;
+  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  const ParsedFlags* flags = &parsed;
   std::string host;
   int port = 0;
   absl::Status where =
       SplitHostPort("--listen", flags->Get("listen", "127.0.0.1:8090"), host, port);
-  if (!where.ok()) return UsageError(where, kFlags.Usage());
+  if (!where.ok()) return kFlags.Refuse(where);
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
 

@@ -177,16 +177,12 @@ std::string MatchConditions(const topology::Policy& policy, webhook::ReviewKind 
 }  // namespace
 
 int RunWebhookConfig(const std::vector<std::string>& args) {
-  absl::StatusOr<ParsedFlags> flags = kFlags.Parse(args);
-  if (!flags.ok()) return UsageError(flags.status(), kFlags.Usage());
-  if (flags->Has("help")) {
-    std::cout << kFlags.Usage();
-    return 0;
-  }
+  ParsedFlags parsed;
+  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  const ParsedFlags* flags = &parsed;
   if (!flags->positional.empty()) {
-    return UsageError(
-        absl::InvalidArgumentError(absl::StrCat("unexpected argument ", flags->positional[0])),
-        kFlags.Usage());
+    return kFlags.Refuse(
+        absl::InvalidArgumentError(absl::StrCat("unexpected argument ", flags->positional[0])));
   }
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) {

@@ -1,6 +1,8 @@
 #include "common/flag_table.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -71,6 +73,23 @@ absl::StatusOr<ParsedFlags> FlagTable::Parse(const std::vector<std::string>& arg
     }
   }
   return out;
+}
+
+std::optional<int> FlagTable::ParseOrExit(const std::vector<std::string>& args,
+                                          ParsedFlags& flags) const {
+  absl::StatusOr<ParsedFlags> parsed = Parse(args);
+  if (!parsed.ok()) return Refuse(parsed.status());
+  if (parsed->Has("help")) {
+    std::fputs(Usage().c_str(), stdout);
+    return 0;
+  }
+  flags = *std::move(parsed);
+  return std::nullopt;
+}
+
+int FlagTable::Refuse(const absl::Status& error) const {
+  std::fprintf(stderr, "error: %s\n%s", std::string(error.message()).c_str(), Usage().c_str());
+  return 2;
 }
 
 std::string FlagTable::Usage() const {

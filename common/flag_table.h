@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,6 +54,12 @@ struct FlagTable {
   std::vector<Flag> flags;               // --help is implied
 
   [[nodiscard]] absl::StatusOr<ParsedFlags> Parse(const std::vector<std::string>& args) const;
+  // For a command's entry point: parses `args` into `flags`, or gives the exit code to stop
+  // with: 0 once --help has printed the usage to stdout, 2 once Refuse has.
+  [[nodiscard]] std::optional<int> ParseOrExit(const std::vector<std::string>& args,
+                                               ParsedFlags& flags) const;
+  // Prints "error: <message>" and the usage to stderr; returns 2, the exit code of bad usage.
+  int Refuse(const absl::Status& error) const;
   // "usage: ...", the about text, then one aligned line per flag.
   std::string Usage() const;
   // The flag with this long name, or null.
