@@ -1,17 +1,21 @@
-// A hash map whose copies share structure: copying one costs 16 pointer copies, whatever its
-// size, and a change to a copy copies only the path it touches: two tables of 16 pointers and
-// one of 4,096 buckets, 1/4096th of the entries. The live state publishes a new immutable value
-// on every watch event; with this map an event for one object costs what that object changes,
-// not what the cluster holds.
+// A hash map whose copies share structure: copying one costs one pointer copy, whatever its
+// size, and a change to a copy copies only the path it touches: one table of 16 pointers per
+// level and the leaf that holds the key, a handful of entries. The live state publishes a new
+// immutable value on every watch event; with this map an event for one object costs what that
+// object changes, not what the cluster holds.
 //
 //   PersistentMap<std::string, int> a;
 //   a.Put("x", 1);
-//   PersistentMap<std::string, int> b = a;   // shares every bucket with a
-//   b.Put("y", 2);                           // copies one bucket; a is unchanged
+//   PersistentMap<std::string, int> b = a;   // shares everything with a
+//   b.Put("y", 2);                           // copies one path; a is unchanged
 //   if (const int* v = b.Find("x")) ...;
 //
+// The trie is as deep as the map needs: a map of up to 8 entries is one leaf, and each level
+// of 16 tables takes 16 times as many (up to 4 levels), so a path is as short as the entries
+// allow. Growing a level remakes the map once, at 8, 128, 2,048 and 32,768 entries.
+//
 // Iteration order is unspecified (by hash): callers that show entries sort them. Values should
-// be cheap to copy (ints, small structs, shared_ptr), since a change copies a bucket's values.
+// be cheap to copy (ints, small structs, shared_ptr), since a change copies a leaf's values.
 // What two instances share is never changed: an instance changes in place only the tables it
 // made since it was last copied. Instances are safe to read and to copy from any thread; one
 // instance is not safe to change from two, or while another thread reads it.
@@ -27,7 +31,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
 
@@ -40,19 +44,20 @@ class PersistentMap {
 
   PersistentMap() = default;
   PersistentMap(const PersistentMap& other)
-      : roots_(other.roots_), size_(other.size_), owner_(NewOwner()) {
+      : root_(other.root_), depth_(other.depth_), size_(other.size_), owner_(NewOwner()) {
     other.owner_.store(NewOwner(), std::memory_order_relaxed);
   }
   PersistentMap(PersistentMap&& other) noexcept
-      : roots_(std::move(other.roots_)),
+      : root_(std::move(other.root_)),
+        depth_(std::exchange(other.depth_, 0)),
         size_(std::exchange(other.size_, 0)),
         owner_(other.owner_.load(std::memory_order_relaxed)) {
-    other.roots_ = {};
     other.owner_.store(NewOwner(), std::memory_order_relaxed);
   }
   PersistentMap& operator=(const PersistentMap& other) {
     if (this != &other) {
-      roots_ = other.roots_;
+      root_ = other.root_;
+      depth_ = other.depth_;
       size_ = other.size_;
       owner_.store(NewOwner(), std::memory_order_relaxed);
       other.owner_.store(NewOwner(), std::memory_order_relaxed);
@@ -61,8 +66,8 @@ class PersistentMap {
   }
   PersistentMap& operator=(PersistentMap&& other) noexcept {
     if (this != &other) {
-      roots_ = std::move(other.roots_);
-      other.roots_ = {};
+      root_ = std::move(other.root_);
+      depth_ = std::exchange(other.depth_, 0);
       size_ = std::exchange(other.size_, 0);
       owner_.store(other.owner_.load(std::memory_order_relaxed), std::memory_order_relaxed);
       other.owner_.store(NewOwner(), std::memory_order_relaxed);
@@ -75,36 +80,49 @@ class PersistentMap {
 
   // The value under `key`, or null. The pointer is valid until this instance changes.
   const V* Find(const Lookup& key) const {
-    const absl::flat_hash_map<K, V>* bucket = BucketFor(absl::Hash<Lookup>{}(key));
-    if (!bucket) return nullptr;
-    auto it = bucket->find(key);
-    return it == bucket->end() ? nullptr : &it->second;
+    const size_t hash = Hash(key);
+    const Leaf* leaf = LeafFor(hash);
+    if (!leaf) return nullptr;
+    for (const Entry& e : leaf->value) {
+      if (e.hash == hash && Lookup(e.key) == key) return &e.value;
+    }
+    return nullptr;
   }
   bool contains(const Lookup& key) const { return Find(key) != nullptr; }
 
   // Sets `key` to `value`.
   void Put(K key, V value) {
-    absl::flat_hash_map<K, V>& bucket = MutableBucket(absl::Hash<Lookup>{}(key));
-    auto [it, inserted] = bucket.insert_or_assign(std::move(key), std::move(value));
-    if (inserted) ++size_;
+    const size_t hash = Hash(key);
+    Entry* e = MutableEntry(hash, key);
+    if (e) {
+      e->value = std::move(value);
+      return;
+    }
+    Insert(hash, std::move(key), std::move(value));
   }
 
   // Calls change(value) on this instance's own copy of the value under `key`, made
   // default-constructed first when absent.
   template <typename F>
   void Update(const K& key, F change) {
-    absl::flat_hash_map<K, V>& bucket = MutableBucket(absl::Hash<Lookup>{}(key));
-    auto [it, inserted] = bucket.try_emplace(key);
-    if (inserted) ++size_;
-    change(it->second);
+    const size_t hash = Hash(key);
+    Entry* e = MutableEntry(hash, key);
+    if (!e) e = Insert(hash, key, V());
+    change(e->value);
   }
 
   // Removes `key`; false when it was absent.
   bool Erase(const Lookup& key) {
-    const size_t hash = absl::Hash<Lookup>{}(key);
-    const absl::flat_hash_map<K, V>* shared = BucketFor(hash);
-    if (!shared || !shared->contains(key)) return false;
-    MutableBucket(hash).erase(key);
+    const size_t hash = Hash(key);
+    if (!Find(key)) return false;
+    Entries& entries = MutableLeaf(hash);
+    for (auto it = entries.begin(); it != entries.end(); ++it) {
+      if (it->hash == hash && Lookup(it->key) == key) {
+        if (it != entries.end() - 1) *it = std::move(entries.back());
+        entries.pop_back();
+        break;
+      }
+    }
     --size_;
     return true;
   }
@@ -115,20 +133,22 @@ class PersistentMap {
   // Calls f(key, value) for every entry, in unspecified order.
   template <typename F>
   void ForEach(F&& f) const {
-    for (const auto& middle : roots_) {
-      if (!middle) continue;
-      for (const auto& inner : middle->value) {
-        if (!inner) continue;
-        for (const auto& bucket : inner->value) {
-          if (!bucket) continue;
-          for (const auto& [key, value] : bucket->value) f(key, value);
-        }
-      }
-    }
+    Visit(root_.get(), 0, f);
   }
 
  private:
-  // Each table and bucket records the instance that made it. An instance changes in place only
+  static constexpr int kMaxDepth = 4;
+  static constexpr size_t kLeafLoad = 8;  // entries per leaf, on average, before a level is added
+
+  struct Entry {
+    size_t hash;
+    K key;
+    V value;
+  };
+  using Entries = absl::InlinedVector<Entry, 4>;
+  using Children = std::array<std::shared_ptr<const void>, kFanout>;
+
+  // Each table and leaf records the instance that made it. An instance changes in place only
   // what it made since it was last copied: copying gives both sides new owner tokens, so
   // whatever they share is copied before either changes it. Ownership never depends on
   // reference counts, so no reader on another thread is ever raced.
@@ -137,9 +157,10 @@ class PersistentMap {
     uint64_t owner = 0;
     T value;
   };
-  using Bucket = Owned<absl::flat_hash_map<K, V>>;
-  using Inner = Owned<std::array<std::shared_ptr<const Bucket>, kFanout>>;
-  using Middle = Owned<std::array<std::shared_ptr<const Inner>, kFanout>>;
+  using Leaf = Owned<Entries>;
+  using Table = Owned<Children>;  // a level above the leaves: children are Tables or Leaves
+
+  static size_t Hash(const Lookup& key) { return absl::Hash<Lookup>{}(key); }
 
   // Every copy takes two tokens; a thread draws them from a block of its own, so copies on
   // different threads neither collide nor contend for one counter.
@@ -155,38 +176,81 @@ class PersistentMap {
     return next++;
   }
 
-  // Each level takes 4 bits from the top of the hash: flat_hash_map itself uses the low bits.
+  // Each level takes 4 bits from the top of the hash.
   static size_t IndexAt(size_t hash, int level) { return (hash >> (60 - 4 * level)) & 15; }
 
-  const absl::flat_hash_map<K, V>* BucketFor(size_t hash) const {
-    const auto& middle = roots_[IndexAt(hash, 0)];
-    if (!middle) return nullptr;
-    const auto& inner = middle->value[IndexAt(hash, 1)];
-    if (!inner) return nullptr;
-    const auto& bucket = inner->value[IndexAt(hash, 2)];
-    return bucket ? &bucket->value : nullptr;
-  }
-
-  // `p`'s value, made or copied first unless this instance made it since its last copy.
-  template <typename T>
-  static decltype(T::value)& Own(std::shared_ptr<const T>& p, uint64_t owner) {
-    if (!p || p->owner != owner) {
-      auto fresh = std::make_shared<T>();  // not const: this instance changes it until shared
-      fresh->owner = owner;
-      if (p) fresh->value = p->value;
-      p = std::move(fresh);
+  const Leaf* LeafFor(size_t hash) const {
+    const void* node = root_.get();
+    for (int level = 0; level < depth_ && node; ++level) {
+      node = static_cast<const Table*>(node)->value[IndexAt(hash, level)].get();
     }
-    return const_cast<T&>(*p).value;
+    return static_cast<const Leaf*>(node);
   }
 
-  absl::flat_hash_map<K, V>& MutableBucket(size_t hash) {
+  // `slot`'s node as a T this instance may change: made, or copied first, unless this
+  // instance made it since its last copy.
+  template <typename T>
+  static T& Own(std::shared_ptr<const void>& slot, uint64_t owner) {
+    const T* shared = static_cast<const T*>(slot.get());
+    if (shared && shared->owner == owner) return const_cast<T&>(*shared);
+    auto fresh = shared ? std::make_shared<T>(*shared) : std::make_shared<T>();
+    fresh->owner = owner;
+    T& out = *fresh;
+    slot = std::move(fresh);
+    return out;
+  }
+
+  Entries& MutableLeaf(size_t hash) {
     const uint64_t owner = owner_.load(std::memory_order_relaxed);
-    auto& middle = Own(roots_[IndexAt(hash, 0)], owner);
-    auto& inner = Own(middle[IndexAt(hash, 1)], owner);
-    return Own(inner[IndexAt(hash, 2)], owner);
+    std::shared_ptr<const void>* slot = &root_;
+    for (int level = 0; level < depth_; ++level) {
+      slot = &Own<Table>(*slot, owner).value[IndexAt(hash, level)];
+    }
+    return Own<Leaf>(*slot, owner).value;
   }
 
-  std::array<std::shared_ptr<const Middle>, kFanout> roots_;
+  // This instance's own copy of the entry for `key`, or null when absent (nothing copied).
+  Entry* MutableEntry(size_t hash, const Lookup& key) {
+    if (!Find(key)) return nullptr;
+    for (Entry& e : MutableLeaf(hash)) {
+      if (e.hash == hash && Lookup(e.key) == key) return &e;
+    }
+    return nullptr;
+  }
+
+  Entry* Insert(size_t hash, K key, V value) {
+    if (size_ >= (kLeafLoad << (4 * depth_)) && depth_ < kMaxDepth) Grow();
+    Entries& entries = MutableLeaf(hash);
+    entries.push_back(Entry{hash, std::move(key), std::move(value)});
+    ++size_;
+    return &entries.back();
+  }
+
+  // Remakes the map one level deeper: a new path for every entry, shared with no one.
+  void Grow() {
+    PersistentMap deeper;
+    deeper.depth_ = depth_ + 1;
+    ForEach([&](const K& key, const V& value) {
+      const size_t hash = Hash(key);
+      deeper.MutableLeaf(hash).push_back(Entry{hash, key, value});
+    });
+    deeper.size_ = size_;
+    *this = std::move(deeper);
+  }
+
+  template <typename F>
+  void Visit(const void* node, int level, F& f) const {
+    if (!node) return;
+    if (level == depth_) {
+      for (const Entry& e : static_cast<const Leaf*>(node)->value) f(e.key, e.value);
+      return;
+    }
+    for (const auto& child : static_cast<const Table*>(node)->value)
+      Visit(child.get(), level + 1, f);
+  }
+
+  std::shared_ptr<const void> root_;  // a Leaf when depth_ is 0, else a Table
+  int depth_ = 0;                     // levels of Tables above the leaves
   size_t size_ = 0;
   // Atomic only so that readers may copy a published instance at the same time: each copy
   // takes the source's ownership away, which no reader needs to see in any order.

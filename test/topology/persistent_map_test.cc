@@ -66,6 +66,34 @@ TEST(PersistentMapTest, IntegerKeys) {
   EXPECT_EQ(m.Find(1000), nullptr);
 }
 
+TEST(PersistentMapTest, GrowingALevelKeepsEveryEntryAndLeavesCopiesAlone) {
+  // The trie deepens past 8, 128, 2,048 and 32,768 entries; a copy taken just before each
+  // growth keeps its entries, and so does the map that grew.
+  PersistentMap<uint32_t, int> m;
+  std::vector<std::pair<PersistentMap<uint32_t, int>, size_t>> before_growth;
+  for (uint32_t i = 0; i < 40000; ++i) {
+    if (i == 8 || i == 128 || i == 2048 || i == 32768) before_growth.emplace_back(m, i);
+    m.Put(i, static_cast<int>(i));
+  }
+  ASSERT_EQ(m.size(), 40000u);
+  for (uint32_t i = 0; i < 40000; i += 97) {
+    ASSERT_NE(m.Find(i), nullptr) << i;
+    EXPECT_EQ(*m.Find(i), static_cast<int>(i));
+  }
+  EXPECT_EQ(Contents(m).size(), 40000u);
+  for (auto& [copy, size] : before_growth) {
+    EXPECT_EQ(copy.size(), size);
+    std::map<uint32_t, int> want;
+    for (uint32_t i = 0; i < size; ++i) want[i] = static_cast<int>(i);
+    EXPECT_EQ(Contents(copy), want);
+    copy.Put(99999, 1);  // the copy changes on its own
+    EXPECT_EQ(m.Find(99999), nullptr);
+  }
+  for (uint32_t i = 0; i < 40000; ++i) ASSERT_TRUE(m.Erase(i)) << i;
+  EXPECT_TRUE(m.empty());
+  EXPECT_TRUE(Contents(m).empty());
+}
+
 TEST(PersistentMapTest, RandomChangesAgreeWithStdMapAndCopiesStayAsTheyWere) {
   std::mt19937 random(7);
   PersistentMap<std::string, int> m;
