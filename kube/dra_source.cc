@@ -65,7 +65,7 @@ std::string ChooseDraVersion(const common::JsonValue& api_group) {
 common::ClaimAudit ClaimAuditEvent(const ClaimTransition& transition,
                                    const topology::DraState& devices,
                                    const topology::ModelState* current) {
-  const topology::DraClaim& claim = transition.claim;
+  const topology::DraClaim& claim = *transition.claim;
   common::ClaimAudit r;
   r.change = transition.kind == ClaimTransition::Kind::kAllocated
                  ? common::ClaimAudit::Change::kAllocated

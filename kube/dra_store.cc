@@ -27,20 +27,21 @@ std::vector<T> Values(const std::map<std::string, T>& objects) {
 
 }  // namespace
 
-std::vector<ClaimTransition> ClaimTransitions(const topology::DraClaim* before,
-                                              const topology::DraClaim* after) {
+std::vector<ClaimTransition> ClaimTransitions(
+    const std::shared_ptr<const topology::DraClaim>& before,
+    const std::shared_ptr<const topology::DraClaim>& after) {
   const bool held_before = before && before->allocated;
   const bool held_after = after && after->allocated;
   std::vector<ClaimTransition> out;
   if (held_before && held_after) {
     if (before->uid == after->uid && before->results == after->results) return out;
-    out.push_back({ClaimTransition::Kind::kReleased, *before, before->uid != after->uid});
-    out.push_back({ClaimTransition::Kind::kAllocated, *after, false});
+    out.push_back({ClaimTransition::Kind::kReleased, before, before->uid != after->uid});
+    out.push_back({ClaimTransition::Kind::kAllocated, after, false});
   } else if (held_before) {
     out.push_back(
-        {ClaimTransition::Kind::kReleased, *before, after == nullptr || before->uid != after->uid});
+        {ClaimTransition::Kind::kReleased, before, after == nullptr || before->uid != after->uid});
   } else if (held_after) {
-    out.push_back({ClaimTransition::Kind::kAllocated, *after, false});
+    out.push_back({ClaimTransition::Kind::kAllocated, after, false});
   }
   return out;
 }
@@ -67,9 +68,11 @@ std::vector<ClaimTransition> DraStore::ReplaceClaims(std::vector<topology::DraCl
     for (ClaimTransition& t : more) out.push_back(std::move(t));
   };
   // Both lists in key order: walk them together.
-  const std::vector<const topology::DraClaim*> before = state_.claims.Sorted();
-  const std::vector<const topology::DraClaim*> after = next.Sorted();
-  auto key_less = [](const topology::DraClaim* a, const topology::DraClaim* b) {
+  const std::vector<std::shared_ptr<const topology::DraClaim>> before =
+      state_.claims.SortedShared();
+  const std::vector<std::shared_ptr<const topology::DraClaim>> after = next.SortedShared();
+  auto key_less = [](const std::shared_ptr<const topology::DraClaim>& a,
+                     const std::shared_ptr<const topology::DraClaim>& b) {
     return std::tie(a->namespace_name, a->name) < std::tie(b->namespace_name, b->name);
   };
   auto old_it = before.begin();
@@ -89,28 +92,19 @@ std::vector<ClaimTransition> DraStore::ReplaceClaims(std::vector<topology::DraCl
 }
 
 std::vector<ClaimTransition> DraStore::UpsertClaim(topology::DraClaim claim) {
-  std::vector<ClaimTransition> out =
-      ClaimTransitions(state_.claims.Find(claim.namespace_name, claim.name), &claim);
-  auto shared = std::make_shared<const topology::DraClaim>(std::move(claim));
-  if (recount_ || !device_set_current_) {
-    state_.claims.Put(std::move(shared));
-  } else {
-    state_.PutClaim(std::move(shared));
-  }
-  return out;
+  auto after = std::make_shared<const topology::DraClaim>(std::move(claim));
+  std::shared_ptr<const topology::DraClaim> before =
+      recount_ || !device_set_current_ ? state_.claims.Put(after) : state_.PutClaim(after);
+  return ClaimTransitions(before, after);
 }
 
 std::vector<ClaimTransition> DraStore::DeleteClaim(const std::string& namespace_name,
                                                    const std::string& name) {
-  const topology::DraClaim* before = state_.claims.Find(namespace_name, name);
+  std::shared_ptr<const topology::DraClaim> before = recount_ || !device_set_current_
+                                                         ? state_.claims.Erase(namespace_name, name)
+                                                         : state_.EraseClaim(namespace_name, name);
   if (!before) return {};
-  std::vector<ClaimTransition> out = ClaimTransitions(before, nullptr);
-  if (recount_ || !device_set_current_) {
-    state_.claims.Erase(namespace_name, name);
-  } else {
-    state_.EraseClaim(namespace_name, name);
-  }
-  return out;
+  return ClaimTransitions(before, nullptr);
 }
 
 void DraStore::ReplaceClasses(std::vector<topology::DraDeviceClass> classes) {

@@ -26,16 +26,18 @@ namespace kube {
 struct ClaimTransition {
   enum class Kind { kAllocated, kReleased };
   Kind kind = Kind::kAllocated;
-  // The allocated claim: as it is now for kAllocated, as it was for kReleased.
-  topology::DraClaim claim;
+  // The allocated claim: as it is now for kAllocated, as it was for kReleased (shared with the
+  // store's states, never null).
+  std::shared_ptr<const topology::DraClaim> claim;
   bool deleted = false;  // kReleased: the claim itself is gone (else only its allocation)
 };
 
 // What the change from `before` to `after` (either null when the claim was absent) did to the
 // allocation. A claim whose allocation changed in one step (a relist that missed the release,
 // or a claim recreated under the same name) is released, then allocated.
-std::vector<ClaimTransition> ClaimTransitions(const topology::DraClaim* before,
-                                              const topology::DraClaim* after);
+std::vector<ClaimTransition> ClaimTransitions(
+    const std::shared_ptr<const topology::DraClaim>& before,
+    const std::shared_ptr<const topology::DraClaim>& after);
 
 class DraStore {
  public:

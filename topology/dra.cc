@@ -176,13 +176,34 @@ std::shared_ptr<const DraClaim> DraClaimSet::Erase(absl::string_view namespace_n
   return before;
 }
 
+namespace {
+
+// By namespace, then name.
+struct ClaimKeyLess {
+  template <typename P>
+  bool operator()(const P& a, const P& b) const {
+    return std::tie(a->namespace_name, a->name) < std::tie(b->namespace_name, b->name);
+  }
+};
+
+}  // namespace
+
 std::vector<const DraClaim*> DraClaimSet::Sorted() const {
   std::vector<const DraClaim*> out;
   out.reserve(size());
   ForEach([&](const DraClaim& c) { out.push_back(&c); });
-  std::sort(out.begin(), out.end(), [](const DraClaim* a, const DraClaim* b) {
-    return std::tie(a->namespace_name, a->name) < std::tie(b->namespace_name, b->name);
+  std::sort(out.begin(), out.end(), ClaimKeyLess());
+  return out;
+}
+
+std::vector<std::shared_ptr<const DraClaim>> DraClaimSet::SortedShared() const {
+  std::vector<std::shared_ptr<const DraClaim>> out;
+  out.reserve(size());
+  by_namespace_.ForEach([&](const std::string&, const InNamespace& claims) {
+    claims.ForEach(
+        [&](const std::string&, const std::shared_ptr<const DraClaim>& c) { out.push_back(c); });
   });
+  std::sort(out.begin(), out.end(), ClaimKeyLess());
   return out;
 }
 
@@ -191,12 +212,12 @@ const std::vector<DraClassOnNode>* DraState::ClassesOnNode(absl::string_view nod
   return found ? found->get() : nullptr;
 }
 
-void DraState::PutClaim(std::shared_ptr<const DraClaim> claim) {
+std::shared_ptr<const DraClaim> DraState::PutClaim(std::shared_ptr<const DraClaim> claim) {
   const DraClaim& now = *claim;
   std::shared_ptr<const DraClaim> before = claims.Put(std::move(claim));
   if (!before) {
     CountClaim(*this, now, +1);
-    return;
+    return before;
   }
   if (!SameDevices(*before, now)) {
     CountClaimUsage(*this, *before, -1);
@@ -208,13 +229,14 @@ void DraState::PutClaim(std::shared_ptr<const DraClaim> claim) {
     CountDraExtendedClaimPods(*this, *before, -1);
     CountDraExtendedClaimPods(*this, now, +1);
   }
+  return before;
 }
 
-bool DraState::EraseClaim(absl::string_view namespace_name, absl::string_view name) {
+std::shared_ptr<const DraClaim> DraState::EraseClaim(absl::string_view namespace_name,
+                                                     absl::string_view name) {
   std::shared_ptr<const DraClaim> before = claims.Erase(namespace_name, name);
-  if (!before) return false;
-  CountClaim(*this, *before, -1);
-  return true;
+  if (before) CountClaim(*this, *before, -1);
+  return before;
 }
 
 DraState MakeDraState(std::shared_ptr<const DraDeviceSet> device_set, const DraClaimSet& claims,

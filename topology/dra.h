@@ -240,6 +240,8 @@ class DraClaimSet {
   }
   // Every claim, by namespace and then name.
   std::vector<const DraClaim*> Sorted() const;
+  // The same, each shared with this set: what a relist compares the new list against.
+  std::vector<std::shared_ptr<const DraClaim>> SortedShared() const;
 
  private:
   using InNamespace = PersistentMap<std::string, std::shared_ptr<const DraClaim>>;  // by name
@@ -287,10 +289,11 @@ struct DraState {
   const std::vector<DraClassOnNode>* ClassesOnNode(absl::string_view node) const;
 
   // Adds the claim, or replaces the one of the same namespace and name, and moves what it holds
-  // into the counts.
-  void PutClaim(std::shared_ptr<const DraClaim> claim);
-  // Removes the claim and what it held; false when absent.
-  bool EraseClaim(absl::string_view namespace_name, absl::string_view name);
+  // into the counts; returns the claim replaced, or null.
+  std::shared_ptr<const DraClaim> PutClaim(std::shared_ptr<const DraClaim> claim);
+  // Removes the claim and what it held; returns it, or null when absent.
+  std::shared_ptr<const DraClaim> EraseClaim(absl::string_view namespace_name,
+                                             absl::string_view name);
 };
 DraState MakeDraState(const std::vector<DraSlice>& slices, std::vector<DraClaim> claims,
                       std::vector<DraDeviceClass> classes, std::vector<DraClaim> templates = {});

@@ -2,6 +2,7 @@
 // missed some), and the DraState built from what is stored.
 #include "kube/dra_store.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,7 @@ std::vector<std::string> Describe(const std::vector<ClaimTransition>& ts) {
   std::vector<std::string> out;
   for (const ClaimTransition& t : ts) {
     std::string line = t.kind == Kind::kAllocated ? "allocated " : "released ";
-    line += t.claim.namespace_name + "/" + t.claim.name + " " + t.claim.uid;
+    line += t.claim->namespace_name + "/" + t.claim->name + " " + t.claim->uid;
     if (t.deleted) line += " (deleted)";
     out.push_back(line);
   }
@@ -66,31 +67,33 @@ std::vector<std::string> Describe(const std::vector<ClaimTransition>& ts) {
 }
 
 TEST(DraStoreTest, TransitionsOfOneClaim) {
-  const topology::DraClaim pending = Claim("a");
-  const topology::DraClaim held = Claim("a", "gpu-0");
-  const topology::DraClaim moved = Claim("a", "gpu-1");
-  const topology::DraClaim recreated = Claim("a", "gpu-0", "uid-other");
+  using Shared = std::shared_ptr<const topology::DraClaim>;
+  const Shared pending = std::make_shared<const topology::DraClaim>(Claim("a"));
+  const Shared held = std::make_shared<const topology::DraClaim>(Claim("a", "gpu-0"));
+  const Shared moved = std::make_shared<const topology::DraClaim>(Claim("a", "gpu-1"));
+  const Shared recreated =
+      std::make_shared<const topology::DraClaim>(Claim("a", "gpu-0", "uid-other"));
   struct Case {
     const char* name;
-    const topology::DraClaim* before;
-    const topology::DraClaim* after;
+    Shared before;
+    Shared after;
     std::vector<std::string> want;
   };
   const std::vector<Case> cases = {
-      {"created unallocated", nullptr, &pending, {}},
-      {"created allocated", nullptr, &held, {"allocated team-a/a uid-a"}},
-      {"allocated by the scheduler", &pending, &held, {"allocated team-a/a uid-a"}},
-      {"unchanged allocation", &held, &held, {}},
-      {"deallocated", &held, &pending, {"released team-a/a uid-a"}},
-      {"deleted while allocated", &held, nullptr, {"released team-a/a uid-a (deleted)"}},
-      {"deleted unallocated", &pending, nullptr, {}},
+      {"created unallocated", nullptr, pending, {}},
+      {"created allocated", nullptr, held, {"allocated team-a/a uid-a"}},
+      {"allocated by the scheduler", pending, held, {"allocated team-a/a uid-a"}},
+      {"unchanged allocation", held, held, {}},
+      {"deallocated", held, pending, {"released team-a/a uid-a"}},
+      {"deleted while allocated", held, nullptr, {"released team-a/a uid-a (deleted)"}},
+      {"deleted unallocated", pending, nullptr, {}},
       {"reallocated in one step",
-       &held,
-       &moved,
+       held,
+       moved,
        {"released team-a/a uid-a", "allocated team-a/a uid-a"}},
       {"recreated under the same name",
-       &held,
-       &recreated,
+       held,
+       recreated,
        {"released team-a/a uid-a (deleted)", "allocated team-a/a uid-other"}},
   };
   for (const Case& c : cases) {
