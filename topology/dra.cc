@@ -208,8 +208,16 @@ std::vector<std::shared_ptr<const DraClaim>> DraClaimSet::SortedShared() const {
 }
 
 const std::vector<DraClassOnNode>* DraState::ClassesOnNode(absl::string_view node) const {
-  const auto* found = classes_on_node.Find(node);
-  return found ? found->get() : nullptr;
+  const auto* found = node_counts.Find(node);
+  return found && !(*found)->classes.empty() ? &(*found)->classes : nullptr;
+}
+
+bool DraState::Held(size_t index) const {
+  const auto* found = node_counts.Find(devices()[index].node);
+  if (!found) return false;
+  const auto& holders = (*found)->holders;
+  return std::any_of(holders.begin(), holders.end(),
+                     [&](const std::pair<uint32_t, int>& h) { return h.first == index; });
 }
 
 std::shared_ptr<const DraClaim> DraState::PutClaim(std::shared_ptr<const DraClaim> claim) {
@@ -243,7 +251,7 @@ DraState MakeDraState(std::shared_ptr<const DraDeviceSet> device_set, const DraC
                       DraClaimSet templates) {
   DraState state;
   state.device_set = std::move(device_set);
-  if (state.device_set) state.classes_on_node = state.device_set->classes_on_node;
+  if (state.device_set) state.node_counts = state.device_set->node_counts;
   state.templates = std::move(templates);
   state.claims = claims;
   claims.ForEach([&](const DraClaim& c) { CountClaim(state, c, +1); });

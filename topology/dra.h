@@ -180,9 +180,17 @@ struct DraClassOnNode {
   std::string mig_profile;
 };
 
-// Per node: what each device class in DraDeviceSet::classes makes of the node's devices.
-using DraClassesOnNode =
-    PersistentMap<std::string, std::shared_ptr<const std::vector<DraClassOnNode>>>;
+// What one node's devices give the counts. A claim's allocation or release changes one entry
+// per node its devices are on, so both parts live together: one path to copy, not two.
+struct DraNodeCounts {
+  // Per class of DraDeviceSet::classes, what it makes of the node's devices; empty when there
+  // are no classes.
+  std::vector<DraClassOnNode> classes;
+  // (index in devices(), results of allocated claims that name it) for each of the node's
+  // devices some claim holds, in no order. Devices no node owns count under node "".
+  std::vector<std::pair<uint32_t, int>> holders;
+};
+using DraNodeCountsMap = PersistentMap<std::string, std::shared_ptr<const DraNodeCounts>>;
 
 // What slices and device classes give a DraState. Claims change far more often than either
 // (each allocation, reservation and release is an event), so the states of consecutive claim
@@ -195,10 +203,10 @@ struct DraDeviceSet {
   // DRA extended resources (KEP-5004), from IndexDraExtendedResources: the resource name a pod
   // may ask in its limits -> index in `classes` of the class that backs it (a class's
   // extendedResourceName, and deviceclass.resource.kubernetes.io/<name>); per node, one entry
-  // per class in `classes` order, with `allocated` still 0; per device, the classes it is
-  // counted for.
+  // per class in `classes` order, with `allocated` still 0 and no holders; per device, the
+  // classes it is counted for.
   absl::flat_hash_map<std::string, size_t> extended_resources;
-  DraClassesOnNode classes_on_node;
+  DraNodeCountsMap node_counts;
   std::vector<std::vector<uint32_t>> counted_for;
 };
 std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>& slices,
@@ -264,13 +272,11 @@ struct DraState {
   // Claims declare no GPU memory and are not pods, so neither item counts them. A namespace
   // whose claims hold nothing has no entry.
   PersistentMap<std::string, QuotaUsage> usage;
-  // The device set's classes_on_node with `allocated` counted; and the UIDs (and
+  // The device set's node_counts with the holders and `allocated` counted; and the UIDs (and
   // namespace/name) of the pods an allocated extended-resource claim is reserved for (their
   // devices already count as allocated), each with the number of such claims.
-  DraClassesOnNode classes_on_node;
+  DraNodeCountsMap node_counts;
   PersistentMap<std::string, int> extended_claim_pods;
-  // Index in devices() -> how many results of allocated claims name the device.
-  PersistentMap<uint32_t, int> holders;
 
   const std::vector<DraDevice>& devices() const;
   const std::vector<DraDeviceClass>& classes() const;
@@ -284,7 +290,7 @@ struct DraState {
   // The current device an allocation result names, or null when no current slice has it.
   const DraDevice* Find(const DraAllocationResult& result) const;
   // True when an allocated claim holds devices()[index].
-  bool Held(size_t index) const { return holders.contains(static_cast<uint32_t>(index)); }
+  bool Held(size_t index) const;
   // Per class, what it makes of `node`'s devices; null for a node without counted devices.
   const std::vector<DraClassOnNode>* ClassesOnNode(absl::string_view node) const;
 

@@ -182,7 +182,7 @@ void MergeType(const DraDevice& device, bool first, DraClassOnNode& on) {
 
 void IndexDraExtendedResources(DraDeviceSet& set) {
   set.extended_resources.clear();
-  set.classes_on_node = {};
+  set.node_counts = {};
   set.counted_for.assign(set.devices.size(), {});
   // Explicit names first, by class name, so the lexicographically first class keeps a name
   // two classes claim; then every class's implicit name.
@@ -248,8 +248,9 @@ void IndexDraExtendedResources(DraDeviceSet& set) {
           absl::StrCat(on.not_counted, on.not_counted == 1 ? " device" : " devices",
                        " not counted, ", reasons[c]);
     }
-    set.classes_on_node.Put(
-        node, std::make_shared<const std::vector<DraClassOnNode>>(std::move(per_class)));
+    auto counts = std::make_shared<DraNodeCounts>();
+    counts->classes = std::move(per_class);
+    set.node_counts.Put(node, std::move(counts));
   }
 }
 
@@ -258,20 +259,25 @@ void CountDraHeldDevices(DraState& state, const DraClaim& claim, int sign) {
   for (const DraAllocationResult& r : claim.results) {
     const ptrdiff_t k = state.IndexOf(r);
     if (k < 0) continue;
+    const std::string& node = state.devices()[k].node;
+    const std::shared_ptr<const DraNodeCounts>* now = state.node_counts.Find(node);
+    auto changed = now ? std::make_shared<DraNodeCounts>(**now) : std::make_shared<DraNodeCounts>();
+    std::vector<std::pair<uint32_t, int>>& holders = changed->holders;
+    auto held = std::find_if(holders.begin(), holders.end(),
+                             [&](const std::pair<uint32_t, int>& h) { return h.first == k; });
+    if (held == holders.end()) held = holders.insert(held, {static_cast<uint32_t>(k), 0});
+    const int results = held->second += sign;
+    if (results == 0) holders.erase(held);
     // A device counts as allocated while any result names it: only the first result that
     // names it and the last one to let it go change the per-class counts.
-    int holders = 0;
-    state.holders.Update(static_cast<uint32_t>(k), [&](int& n) { holders = n += sign; });
-    if (holders == 0) state.holders.Erase(static_cast<uint32_t>(k));
-    if (holders != (sign > 0 ? 1 : 0)) continue;
-    const DraDevice& device = state.devices()[k];
-    const std::vector<uint32_t>& counted_for = state.device_set->counted_for[k];
-    if (counted_for.empty()) continue;
-    const std::vector<DraClassOnNode>* on_node = state.ClassesOnNode(device.node);
-    if (!on_node) continue;
-    auto changed = std::make_shared<std::vector<DraClassOnNode>>(*on_node);
-    for (uint32_t c : counted_for) (*changed)[c].allocated += sign;
-    state.classes_on_node.Put(device.node, std::move(changed));
+    if (results == (sign > 0 ? 1 : 0) && !changed->classes.empty()) {
+      for (uint32_t c : state.device_set->counted_for[k]) changed->classes[c].allocated += sign;
+    }
+    if (changed->classes.empty() && holders.empty()) {
+      state.node_counts.Erase(node);
+    } else {
+      state.node_counts.Put(node, std::move(changed));
+    }
   }
 }
 

@@ -182,7 +182,7 @@ TEST(DraStoreTest, ClaimEventsShareTheDeviceSet) {
   EXPECT_EQ(resliced.ClassesOnNode("node-a")->at(0).devices, 3);
   EXPECT_EQ(resliced.ClassesOnNode("node-a")->at(0).allocated, 1);
   store.DeleteClass("mig.nvidia.com");
-  EXPECT_TRUE(store.Build()->classes_on_node.empty());
+  EXPECT_EQ(store.Build()->ClassesOnNode("node-a"), nullptr);
 }
 
 }  // namespace

@@ -32,14 +32,16 @@ struct Counts {
 Counts CountsOf(const DraState& s) {
   Counts out;
   s.usage.ForEach([&](const std::string& ns, const QuotaUsage& u) { out.usage[ns] = u; });
-  s.classes_on_node.ForEach([&](const std::string& node, const auto& per_class) {
-    for (const DraClassOnNode& c : *per_class) {
+  s.node_counts.ForEach([&](const std::string& node, const auto& counts) {
+    for (const DraClassOnNode& c : counts->classes) {
       out.classes_on_node[node].emplace_back(c.devices, c.allocated, c.not_counted, c.type);
+    }
+    for (const auto& [k, n] : counts->holders) {
+      EXPECT_TRUE(out.holders.emplace(k, n).second) << "a device is held under one node";
     }
   });
   s.extended_claim_pods.ForEach(
       [&](const std::string& k, int n) { out.extended_claim_pods[k] = n; });
-  s.holders.ForEach([&](uint32_t k, int n) { out.holders[k] = n; });
   return out;
 }
 
