@@ -67,11 +67,7 @@ const absl::flat_hash_map<std::string, size_t>& DraState::extended_resources() c
 
 ptrdiff_t DraState::IndexOf(const DraAllocationResult& result) const {
   if (!device_set) return -1;
-  // The ID's text in a reused buffer: this runs for every result of every claim event.
-  thread_local std::string id;
-  id.clear();
-  absl::StrAppend(&id, result.driver, "/", result.pool, "/", result.device);
-  auto it = device_set->index.find(id);
+  auto it = device_set->index.find(DraDeviceSet::Key{result.driver, result.pool, result.device});
   return it == device_set->index.end() ? -1 : static_cast<ptrdiff_t>(it->second);
 }
 
@@ -86,7 +82,8 @@ std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>
   set->devices = CurrentDevices(slices);
   set->classes = std::move(classes);
   for (size_t i = 0; i < set->devices.size(); ++i) {
-    set->index.emplace(set->devices[i].Id().ToString(), i);
+    const DraDevice& d = set->devices[i];
+    set->index.emplace(DraDeviceSet::Key{d.driver, d.pool, d.name}, i);
   }
   IndexDraExtendedResources(*set);
   return set;

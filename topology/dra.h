@@ -196,9 +196,23 @@ using DraNodeCountsMap = PersistentMap<std::string, std::shared_ptr<const DraNod
 // (each allocation, reservation and release is an event), so the states of consecutive claim
 // events share one set: kube/dra_store.h keeps it until a slice or a class changes.
 struct DraDeviceSet {
-  std::vector<DraDevice> devices;  // CurrentDevices of the slices
-  // DraDeviceId::ToString() -> index in `devices`.
-  absl::flat_hash_map<std::string, size_t> index;
+  // A device's driver, pool and name, viewing a device of `devices` (or the result looked up).
+  struct Key {
+    absl::string_view driver, pool, device;
+    bool operator==(const Key&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.driver, k.pool, k.device);
+    }
+  };
+
+  DraDeviceSet() = default;
+  // `index` views the strings of `devices`: a copy would view the original's.
+  DraDeviceSet(const DraDeviceSet&) = delete;
+  DraDeviceSet& operator=(const DraDeviceSet&) = delete;
+
+  std::vector<DraDevice> devices;          // CurrentDevices of the slices
+  absl::flat_hash_map<Key, size_t> index;  // -> index in `devices`
   std::vector<DraDeviceClass> classes;
   // DRA extended resources (KEP-5004), from IndexDraExtendedResources: the resource name a pod
   // may ask in its limits -> index in `classes` of the class that backs it (a class's
