@@ -24,10 +24,13 @@ class Parser {
     if (!root || !error_.empty()) {
       CelAst failed;
       if (error_.empty()) error_ = "syntax error";
-      failed.unsupported = std::move(error_);
+      // A call outside the subset came first: the reason is the same as when it stopped the
+      // parse.
+      failed.unsupported = outside_.empty() ? std::move(error_) : std::move(outside_);
       return failed;
     }
     ast_.root = *root;
+    ast_.unsupported = std::move(outside_);
     return std::move(ast_);
   }
 
@@ -50,6 +53,11 @@ class Parser {
   std::nullopt_t Unsupported(std::string what) {
     if (error_.empty()) error_ = std::move(what);
     return std::nullopt;
+  }
+  // A call of a function outside the subset: parsed as any call, so the tree stays whole for
+  // readers of its shape, and the first such reason makes the whole tree unevaluated.
+  void Outside(std::string what) {
+    if (outside_.empty()) outside_ = std::move(what);
   }
   std::optional<int> Expect(CelTok kind, absl::string_view what, int result) {
     if (!Accept(kind)) return Fail(absl::StrCat("expected ", what));
@@ -336,7 +344,7 @@ class Parser {
     for (const Known& k : kMethods) {
       if (name == k.name && args.size() == k.arity) known = true;
     }
-    if (!known) return Unsupported(absl::StrCat("function ", name));
+    if (!known) Outside(absl::StrCat("function ", name));
     args.insert(args.begin(), target);
     CelNode n;
     n.kind = CelNode::Kind::kCall;
@@ -431,11 +439,11 @@ class Parser {
                                                  "size"};
     bool known = false;
     for (const char* f : kFunctions) known = known || name == f;
-    if (!known) return Unsupported(absl::StrCat("function ", name));
+    if (!known) Outside(absl::StrCat("function ", name));
     std::optional<std::vector<int>> args = Arguments();
     if (!args) return std::nullopt;
-    if (args->size() != 1) {
-      return Unsupported(absl::StrCat("function ", name, " with ", args->size(), " arguments"));
+    if (known && args->size() != 1) {
+      Outside(absl::StrCat("function ", name, " with ", args->size(), " arguments"));
     }
     CelNode n;
     n.kind = CelNode::Kind::kCall;
@@ -462,7 +470,8 @@ class Parser {
   int depth_ = 0;
   std::vector<int> heights_;  // per node of ast_
   CelAst ast_;
-  std::string error_;
+  std::string error_;    // a syntax error, or a construct that stops the parse
+  std::string outside_;  // the first call outside the subset (Outside)
 };
 
 }  // namespace

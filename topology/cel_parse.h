@@ -60,6 +60,8 @@ struct CelNode {
 
 struct CelAst {
   std::vector<CelNode> nodes;
+  // -1 when the expression did not parse. A call of a function outside the subset still
+  // parses (as a kCall), so a reader of the tree's shape can use it; evaluators must not.
   int root = -1;
   // Why the expression cannot be evaluated ("syntax error at 7: ...", "function matches",
   // "macro exists"); "" when `root` is a tree the evaluator understands.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "rapidjson/document.h"
+#include "topology/cel_parse.h"
 
 namespace webhook {
 namespace {
@@ -95,65 +96,59 @@ std::string Annotation(const topology::TenantRef& tenant,
   return common::ToJson(doc);
 }
 
-// The expression with whitespace outside string literals removed and every literal
-// double-quoted; nullopt for an unterminated literal or one with escapes or a double quote
-// inside (not worth deciding).
-std::optional<std::string> Normalized(absl::string_view expression) {
-  std::string out;
-  for (size_t i = 0; i < expression.size(); ++i) {
-    const char c = expression[i];
-    if (c == '"' || c == '\'') {
-      size_t end = expression.find(c, i + 1);
-      if (end == absl::string_view::npos) return std::nullopt;
-      absl::string_view literal = expression.substr(i + 1, end - i - 1);
-      if (absl::StrContains(literal, '\\') || absl::StrContains(literal, '"')) return std::nullopt;
-      absl::StrAppend(&out, "\"", literal, "\"");
-      i = end;
-    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-      out.push_back(c);
-    }
+// True for the NVIDIA driver's MIG profile attribute, in either spelling:
+// device.attributes["gpu.nvidia.com"].profile or device.attributes["gpu.nvidia.com"]["profile"].
+bool IsProfileAttribute(const topology::CelAst& ast, int node) {
+  using Kind = topology::CelNode::Kind;
+  auto is_string = [&](int i, absl::string_view text) {
+    return ast.nodes[i].kind == Kind::kString && ast.nodes[i].text == text;
+  };
+  const topology::CelNode& n = ast.nodes[node];
+  int domain = -1;
+  if (n.kind == Kind::kSelect && n.text == "profile") {
+    domain = n.args[0];
+  } else if (n.kind == Kind::kIndex && is_string(n.args[1], "profile")) {
+    domain = n.args[0];
+  } else {
+    return false;
   }
-  return out;
+  const topology::CelNode& d = ast.nodes[domain];
+  return d.kind == Kind::kIndex && ast.nodes[d.args[0]].kind == Kind::kAttributes &&
+         is_string(d.args[1], "gpu.nvidia.com");
 }
 
-// Splits a normalized expression at its top-level && (outside brackets and literals);
-// nullopt when the top level has || or ?: (then no conjunct is required on its own).
-std::optional<std::vector<absl::string_view>> Conjuncts(absl::string_view e) {
-  std::vector<absl::string_view> parts;
-  int depth = 0;
-  bool in_literal = false;
-  size_t start = 0;
-  for (size_t i = 0; i < e.size(); ++i) {
-    const char c = e[i];
-    if (c == '"') in_literal = !in_literal;
-    if (in_literal) continue;
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (depth != 0) continue;
-    if (c == '?' || (c == '|' && i + 1 < e.size() && e[i + 1] == '|')) return std::nullopt;
-    if (c == '&' && i + 1 < e.size() && e[i + 1] == '&') {
-      parts.push_back(e.substr(start, i - start));
-      start = i + 2;
-      ++i;
+// The profiles one conjunct pins: `profile == "x"` (either side) or `profile in ["x", ...]`.
+std::optional<std::vector<std::string>> PinnedBy(const topology::CelAst& ast, int node) {
+  using Kind = topology::CelNode::Kind;
+  const topology::CelNode& n = ast.nodes[node];
+  if (n.kind == Kind::kCompare && n.op == topology::CelCompareOp::kEq) {
+    for (auto [attribute, literal] :
+         {std::pair(n.args[0], n.args[1]), std::pair(n.args[1], n.args[0])}) {
+      if (IsProfileAttribute(ast, attribute) && ast.nodes[literal].kind == Kind::kString) {
+        return std::vector<std::string>{ast.nodes[literal].text};
+      }
     }
   }
-  parts.push_back(e.substr(start));
-  return parts;
+  if (n.kind == Kind::kIn && IsProfileAttribute(ast, n.args[0]) &&
+      ast.nodes[n.args[1]].kind == Kind::kList && !ast.nodes[n.args[1]].args.empty()) {
+    std::vector<std::string> out;
+    for (int element : ast.nodes[n.args[1]].args) {
+      if (ast.nodes[element].kind != Kind::kString) return std::nullopt;
+      out.push_back(ast.nodes[element].text);
+    }
+    return out;
+  }
+  return std::nullopt;
 }
 
-// `"a","b"` (a list body or one literal) as strings; nullopt if anything else is there.
-std::optional<std::vector<std::string>> Literals(absl::string_view body) {
-  std::vector<std::string> out;
-  while (!body.empty()) {
-    if (body.front() != '"') return std::nullopt;
-    size_t end = body.find('"', 1);
-    if (end == absl::string_view::npos) return std::nullopt;
-    out.emplace_back(body.substr(1, end - 1));
-    body.remove_prefix(end + 1);
-    if (!body.empty() && !absl::ConsumePrefix(&body, ",")) return std::nullopt;
+// The first conjunct of the expression (the root, or any operand of a top-level && chain,
+// parenthesized chains included) that pins profiles.
+std::optional<std::vector<std::string>> FirstPinned(const topology::CelAst& ast, int node) {
+  if (ast.nodes[node].kind != topology::CelNode::Kind::kAnd) return PinnedBy(ast, node);
+  for (int operand : ast.nodes[node].args) {
+    if (auto pinned = FirstPinned(ast, operand)) return pinned;
   }
-  if (out.empty()) return std::nullopt;
-  return out;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -234,33 +229,11 @@ bool InjectTenantSelectors(const JsonValue& object, const ClaimView& claim,
 }
 
 std::optional<std::vector<std::string>> PinnedProfiles(absl::string_view expression) {
-  std::optional<std::string> normalized = Normalized(expression);
-  if (!normalized) return std::nullopt;
-  std::optional<std::vector<absl::string_view>> conjuncts = Conjuncts(*normalized);
-  if (!conjuncts) return std::nullopt;
-  const std::string attributes[] = {"device.attributes[\"gpu.nvidia.com\"].profile",
-                                    "device.attributes[\"gpu.nvidia.com\"][\"profile\"]"};
-  for (absl::string_view part : *conjuncts) {
-    while (absl::StartsWith(part, "(") && absl::EndsWith(part, ")")) {
-      part = part.substr(1, part.size() - 2);
-    }
-    for (const std::string& a : attributes) {
-      absl::string_view rest = part;
-      if (!absl::ConsumePrefix(&rest, a)) {
-        // "1g.10gb" == device...profile
-        if (absl::ConsumeSuffix(&rest, a) && absl::ConsumeSuffix(&rest, "==")) {
-          if (auto one = Literals(rest); one && one->size() == 1) return one;
-        }
-        continue;
-      }
-      if (absl::ConsumePrefix(&rest, "==")) {
-        if (auto one = Literals(rest); one && one->size() == 1) return one;
-      } else if (absl::ConsumePrefix(&rest, "in[") && absl::ConsumeSuffix(&rest, "]")) {
-        if (auto list = Literals(rest)) return list;
-      }
-    }
-  }
-  return std::nullopt;
+  // The tree, even when it calls a function outside the evaluated subset: only its shape is
+  // read here. An expression that does not parse pins nothing.
+  const topology::CelAst ast = topology::ParseCel(expression);
+  if (ast.root < 0) return std::nullopt;
+  return FirstPinned(ast, ast.root);
 }
 
 std::vector<Violation> CheckClaimLiterals(const ClaimView& claim, const topology::TenantRef& tenant,

@@ -10,6 +10,7 @@
 #include "common/dra_codec.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
+#include "topology/cel_parse.h"
 #include "topology/dra.h"
 #include "topology/semver.h"
 
@@ -227,6 +228,16 @@ TEST(DraSelectorTest, ErrorsAndAbsorption) {
   EXPECT_EQ(r.detail, "no such overload");
 }
 
+TEST(DraSelectorTest, ACallOutsideTheSubsetKeepsTheTreeForReadersOfItsShape) {
+  const CelAst ast = ParseCel("device.driver == 'x' && device.driver.matches('y')");
+  ASSERT_GE(ast.root, 0);
+  EXPECT_EQ(ast.nodes[ast.root].kind, CelNode::Kind::kAnd);
+  EXPECT_EQ(ast.unsupported, "function matches") << "and so not evaluated";
+  EXPECT_LT(ParseCel("device.driver.matches('y') && (").root, 0) << "a syntax error keeps none";
+  EXPECT_LT(ParseCel("device.driver.matches('y') && 1 + 1 == 2").root, 0)
+      << "arithmetic stops the parse";
+}
+
 TEST(DraSelectorTest, NotEvaluatedNamesTheConstruct) {
   struct Row {
     const char* expression;
@@ -250,6 +261,9 @@ TEST(DraSelectorTest, NotEvaluatedNamesTheConstruct) {
       {"request.name == 'x'", "undeclared reference to 'request'"},
       {"string(1) == '1'", "function string"},
       {"semver('1.0', true) == semver('1.0.0')", "function semver with 2 arguments"},
+      // The first construct outside the subset names it, whatever follows.
+      {"device.driver.matches('x') && 1 + 1 == 2", "function matches"},
+      {"device.driver.matches('x') && (", "function matches"},
   };
   const DraDevice& gpu = CapturedSelectorDevices().gpu;
   for (const Row& row : rows) {

@@ -232,11 +232,24 @@ TEST(ClaimSelectorsTest, PinnedProfiles) {
       {"device.driver == 'gpu.nvidia.com' && (device.attributes['gpu.nvidia.com'].profile == "
        "'7g.80gb')",
        Pinned({"7g.80gb"})},
+      // Read from the parsed tree, as CEL reads them: forms a scan of the text did not decide.
+      {"(device.attributes['gpu.nvidia.com'].profile == '7g.80gb' && "
+       "device.driver == 'gpu.nvidia.com') && true",
+       Pinned({"7g.80gb"})},
+      {R"(device.attributes["gpu.nvidia.com"].profile == "1g\x2e10gb")", Pinned({"1g.10gb"})},
+      {"device.attributes['gpu.nvidia.com'].profile == r'3g.40gb'", Pinned({"3g.40gb"})},
+      {"(device.attributes['gpu.nvidia.com']).profile == '2g.20gb'", Pinned({"2g.20gb"})},
+      {"device.attributes['gpu.nvidia.com'].profile == 'a\\'b'", Pinned({"a'b"})},
+      // Another conjunct outside the evaluated subset does not hide the pinned one.
+      {"device.attributes['gpu.nvidia.com'].profile == '7g.80gb' && "
+       "device.attributes['gpu.nvidia.com'].productName.matches('H100')",
+       Pinned({"7g.80gb"})},
       // Not decidable from one conjunct: nothing is pinned.
       {"device.attributes['gpu.nvidia.com'].profile == '7g.80gb' || true", std::nullopt},
       {"!(device.attributes['gpu.nvidia.com'].profile == '7g.80gb')", std::nullopt},
       {"device.attributes['gpu.nvidia.com'].profile != '7g.80gb'", std::nullopt},
-      {"device.attributes['gpu.nvidia.com'].profile == 'a\\'b'", std::nullopt},
+      {"device.attributes['gpu.nvidia.com'].profile in ['1g.10gb', x]", std::nullopt},
+      {"device.attributes['gpu.nvidia.com'].profile in []", std::nullopt},
       {"device.attributes['gpu.nvidia.com'].profile == '1g.10gb", std::nullopt},
       {"device.attributes['example.com'].profile == '1g.10gb'", std::nullopt},
       {"", std::nullopt},
@@ -280,6 +293,12 @@ TEST(ClaimSelectorsTest, ValidationDecidesFromLiterals) {
              "device.attributes['gpu.nvidia.com'].profile in ['7g.80gb', "
              "'1g.10gb']"),
        ""},
+      {"a profile pinned inside a parenthesized chain", "inference",
+       claim("mig.nvidia.com",
+             "(device.attributes['gpu.nvidia.com'].profile == '7g.80gb' && "
+             "device.driver == 'gpu.nvidia.com') && true"),
+       "[claim-mig-profile] ResourceClaim \"c\" request \"r\" selects MIG profile 7g.80gb, but "
+       "tenant \"inference\" (tier mig-only) may use only 1g.10gb, 2g.20gb; select one of those"},
       {"a class the project cannot read", "inference", claim("mig-1g-12gb.gpu.nvidia.com", ""), ""},
       {"any class for an all-type tier", "research", claim("vfio.gpu.nvidia.com", ""), ""},
   };
