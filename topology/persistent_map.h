@@ -93,12 +93,12 @@ class PersistentMap {
   // Sets `key` to `value`.
   void Put(K key, V value) {
     const size_t hash = Hash(key);
-    Entry* e = MutableEntry(hash, key);
-    if (e) {
-      e->value = std::move(value);
-      return;
-    }
-    Insert(hash, std::move(key), std::move(value));
+    bool added = false;
+    Entry& e = OwnEntry(hash, key, [&] {
+      added = true;
+      return Entry{hash, std::move(key), std::move(value)};
+    });
+    if (!added) e.value = std::move(value);
   }
 
   // Calls change(value) on this instance's own copy of the value under `key`, made
@@ -106,9 +106,7 @@ class PersistentMap {
   template <typename F>
   void Update(const K& key, F change) {
     const size_t hash = Hash(key);
-    Entry* e = MutableEntry(hash, key);
-    if (!e) e = Insert(hash, key, V());
-    change(e->value);
+    change(OwnEntry(hash, key, [&] { return Entry{hash, key, V()}; }).value);
   }
 
   // Removes `key`; false when it was absent.
@@ -209,21 +207,18 @@ class PersistentMap {
     return Own<Leaf>(*slot, owner).value;
   }
 
-  // This instance's own copy of the entry for `key`, or null when absent (nothing copied).
-  Entry* MutableEntry(size_t hash, const Lookup& key) {
-    if (!Find(key)) return nullptr;
-    for (Entry& e : MutableLeaf(hash)) {
-      if (e.hash == hash && Lookup(e.key) == key) return &e;
-    }
-    return nullptr;
-  }
-
-  Entry* Insert(size_t hash, K key, V value) {
-    if (size_ >= (kLeafLoad << (4 * depth_)) && depth_ < kMaxDepth) Grow();
+  // This instance's own copy of the entry for `key`, added as make() returns it when absent
+  // (a level is added first when the map is full for its depth). `key` is not read after make().
+  template <typename Make>
+  Entry& OwnEntry(size_t hash, const Lookup& key, Make make) {
+    if (size_ >= (kLeafLoad << (4 * depth_)) && depth_ < kMaxDepth && !Find(key)) Grow();
     Entries& entries = MutableLeaf(hash);
-    entries.push_back(Entry{hash, std::move(key), std::move(value)});
+    for (Entry& e : entries) {
+      if (e.hash == hash && Lookup(e.key) == key) return e;
+    }
+    entries.push_back(make());
     ++size_;
-    return &entries.back();
+    return entries.back();
   }
 
   // Remakes the map one level deeper: a new path for every entry, shared with no one.
