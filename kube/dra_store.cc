@@ -1,7 +1,6 @@
 #include "kube/dra_store.h"
 
 #include <memory>
-#include <tuple>
 #include <utility>
 
 namespace kube {
@@ -71,10 +70,7 @@ std::vector<ClaimTransition> DraStore::ReplaceClaims(std::vector<topology::DraCl
   const std::vector<std::shared_ptr<const topology::DraClaim>> before =
       state_.claims.SortedShared();
   const std::vector<std::shared_ptr<const topology::DraClaim>> after = next.SortedShared();
-  auto key_less = [](const std::shared_ptr<const topology::DraClaim>& a,
-                     const std::shared_ptr<const topology::DraClaim>& b) {
-    return std::tie(a->namespace_name, a->name) < std::tie(b->namespace_name, b->name);
-  };
+  const topology::DraClaimKeyLess key_less;
   auto old_it = before.begin();
   auto new_it = after.begin();
   while (old_it != before.end() || new_it != after.end()) {

@@ -173,23 +173,11 @@ std::shared_ptr<const DraClaim> DraClaimSet::Erase(absl::string_view namespace_n
   return before;
 }
 
-namespace {
-
-// By namespace, then name.
-struct ClaimKeyLess {
-  template <typename P>
-  bool operator()(const P& a, const P& b) const {
-    return std::tie(a->namespace_name, a->name) < std::tie(b->namespace_name, b->name);
-  }
-};
-
-}  // namespace
-
 std::vector<const DraClaim*> DraClaimSet::Sorted() const {
   std::vector<const DraClaim*> out;
   out.reserve(size());
   ForEach([&](const DraClaim& c) { out.push_back(&c); });
-  std::sort(out.begin(), out.end(), ClaimKeyLess());
+  std::sort(out.begin(), out.end(), DraClaimKeyLess());
   return out;
 }
 
@@ -200,7 +188,7 @@ std::vector<std::shared_ptr<const DraClaim>> DraClaimSet::SortedShared() const {
     claims.ForEach(
         [&](const std::string&, const std::shared_ptr<const DraClaim>& c) { out.push_back(c); });
   });
-  std::sort(out.begin(), out.end(), ClaimKeyLess());
+  std::sort(out.begin(), out.end(), DraClaimKeyLess());
   return out;
 }
 

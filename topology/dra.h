@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -225,6 +226,14 @@ struct DraDeviceSet {
 };
 std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>& slices,
                                                      std::vector<DraDeviceClass> classes);
+
+// Orders claims (or pointers to them) by namespace, then name.
+struct DraClaimKeyLess {
+  template <typename P>
+  bool operator()(const P& a, const P& b) const {
+    return std::tie(a->namespace_name, a->name) < std::tie(b->namespace_name, b->name);
+  }
+};
 
 // Claims (or templates) keyed by namespace and name. Copies share structure
 // (topology/persistent_map.h), so a state made for one claim event copies almost nothing.
