@@ -192,17 +192,14 @@ std::vector<std::shared_ptr<const DraClaim>> DraClaimSet::SortedShared() const {
   return out;
 }
 
-const std::vector<DraClassOnNode>* DraState::ClassesOnNode(absl::string_view node) const {
+const DraClassesOnNode* DraState::ClassesOnNode(absl::string_view node) const {
   const auto* found = node_counts.Find(node);
   return found && !(*found)->classes.empty() ? &(*found)->classes : nullptr;
 }
 
-bool DraState::Held(size_t index) const {
+int DraState::HeldBy(size_t index) const {
   const auto* found = node_counts.Find(devices()[index].node);
-  if (!found) return false;
-  const auto& holders = (*found)->holders;
-  return std::any_of(holders.begin(), holders.end(),
-                     [&](const std::pair<uint32_t, int>& h) { return h.first == index; });
+  return found ? (*found)->results[device_set->slot_on_node[index]] : 0;
 }
 
 std::shared_ptr<const DraClaim> DraState::PutClaim(std::shared_ptr<const DraClaim> claim) {

@@ -22,6 +22,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "topology/persistent_map.h"
 #include "topology/quantity.h"
@@ -180,16 +181,20 @@ struct DraClassOnNode {
   std::string type;
   std::string mig_profile;
 };
+using DraClassesOnNode = absl::InlinedVector<DraClassOnNode, 1>;
 
 // What one node's devices give the counts. A claim's allocation or release changes one entry
-// per node its devices are on, so both parts live together: one path to copy, not two.
+// per node its devices are on, so both parts live together: one path to copy, not two. Both
+// are sized by the node's devices, never by the claims, and stored inline up to a typical
+// node's size, so an event's copy of the entry is one allocation of the same size whatever
+// the cluster holds.
 struct DraNodeCounts {
   // Per class of DraDeviceSet::classes, what it makes of the node's devices; empty when there
   // are no classes.
-  std::vector<DraClassOnNode> classes;
-  // (index in devices(), results of allocated claims that name it) for each of the node's
-  // devices some claim holds, in no order. Devices no node owns count under node "".
-  std::vector<std::pair<uint32_t, int>> holders;
+  DraClassesOnNode classes;
+  // Per device of the node (DraDeviceSet::slot_on_node), the results of allocated claims that
+  // name it. Devices no node owns count under node "".
+  absl::InlinedVector<int32_t, 24> results;
 };
 using DraNodeCountsMap = PersistentMap<std::string, std::shared_ptr<const DraNodeCounts>>;
 
@@ -217,12 +222,14 @@ struct DraDeviceSet {
   std::vector<DraDeviceClass> classes;
   // DRA extended resources (KEP-5004), from IndexDraExtendedResources: the resource name a pod
   // may ask in its limits -> index in `classes` of the class that backs it (a class's
-  // extendedResourceName, and deviceclass.resource.kubernetes.io/<name>); per node, one entry
-  // per class in `classes` order, with `allocated` still 0 and no holders; per device, the
-  // classes it is counted for.
+  // extendedResourceName, and deviceclass.resource.kubernetes.io/<name>); per node with
+  // devices, its counts with `allocated` still 0 and no results; per device, the classes it is
+  // counted for.
   absl::flat_hash_map<std::string, size_t> extended_resources;
   DraNodeCountsMap node_counts;
   std::vector<std::vector<uint32_t>> counted_for;
+  // Per device, its place in its node's DraNodeCounts::results.
+  std::vector<uint32_t> slot_on_node;
 };
 std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>& slices,
                                                      std::vector<DraDeviceClass> classes);
@@ -295,7 +302,7 @@ struct DraState {
   // Claims declare no GPU memory and are not pods, so neither item counts them. A namespace
   // whose claims hold nothing has no entry.
   PersistentMap<std::string, QuotaUsage> usage;
-  // The device set's node_counts with the holders and `allocated` counted; and the UIDs (and
+  // The device set's node_counts with the results and `allocated` counted; and the UIDs (and
   // namespace/name) of the pods an allocated extended-resource claim is reserved for (their
   // devices already count as allocated), each with the number of such claims.
   DraNodeCountsMap node_counts;
@@ -312,10 +319,11 @@ struct DraState {
   ptrdiff_t IndexOf(const DraAllocationResult& result) const;
   // The current device an allocation result names, or null when no current slice has it.
   const DraDevice* Find(const DraAllocationResult& result) const;
-  // True when an allocated claim holds devices()[index].
-  bool Held(size_t index) const;
+  // How many results of allocated claims name devices()[index]; 0 when none holds it.
+  int HeldBy(size_t index) const;
+  bool Held(size_t index) const { return HeldBy(index) > 0; }
   // Per class, what it makes of `node`'s devices; null for a node without counted devices.
-  const std::vector<DraClassOnNode>* ClassesOnNode(absl::string_view node) const;
+  const DraClassesOnNode* ClassesOnNode(absl::string_view node) const;
 
   // Adds the claim, or replaces the one of the same namespace and name, and moves what it holds
   // into the counts; returns the claim replaced, or null.

@@ -79,7 +79,7 @@ int64_t PendingDemand(const NodeState& node, const DraState& dra, size_t class_i
 }
 
 void Count(const NodeState& node, const DraState& dra, DraShare& share) {
-  const std::vector<DraClassOnNode>* on_node = dra.ClassesOnNode(node.facts.name);
+  const DraClassesOnNode* on_node = dra.ClassesOnNode(node.facts.name);
   if (on_node && share.class_index < on_node->size()) {
     share.on_node = &(*on_node)[share.class_index];
   }
@@ -178,38 +178,20 @@ void MergeType(const DraDevice& device, bool first, DraClassOnNode& on) {
   if (on.mig_profile != device.profile) on.mig_profile.clear();
 }
 
-}  // namespace
-
-void IndexDraExtendedResources(DraDeviceSet& set) {
-  set.extended_resources.clear();
-  set.node_counts = {};
-  set.counted_for.assign(set.devices.size(), {});
-  // Explicit names first, by class name, so the lexicographically first class keeps a name
-  // two classes claim; then every class's implicit name.
-  std::vector<size_t> by_name(set.classes.size());
-  std::iota(by_name.begin(), by_name.end(), 0);
-  std::sort(by_name.begin(), by_name.end(),
-            [&](size_t a, size_t b) { return set.classes[a].name < set.classes[b].name; });
-  for (size_t i : by_name) {
-    const std::string& name = set.classes[i].extended_resource_name;
-    if (!name.empty()) set.extended_resources.try_emplace(name, i);
-  }
-  for (size_t i : by_name) {
-    set.extended_resources.try_emplace(
-        absl::StrCat(kDeviceClassResourcePrefix, set.classes[i].name), i);
-  }
-
-  if (set.classes.empty()) return;
+// Per node, what each class makes of its devices; fills counted_for. Devices of slices not
+// tied to one node are not counted.
+absl::flat_hash_map<std::string, DraClassesOnNode> CountClassesOnNodes(DraDeviceSet& set) {
+  absl::flat_hash_map<std::string, DraClassesOnNode> classes_on_node;
+  if (set.classes.empty()) return classes_on_node;
   std::vector<std::vector<CompiledSelector>> selectors;
   selectors.reserve(set.classes.size());
   for (const DraDeviceClass& c : set.classes) selectors.push_back(CompileSelectors(c.selectors));
-  absl::flat_hash_map<std::string, std::vector<DraClassOnNode>> classes_on_node;
   // Per (node, class): the first reason a device was not counted.
   absl::flat_hash_map<std::string, std::vector<std::string>> first_reason;
   for (size_t k = 0; k < set.devices.size(); ++k) {
     const DraDevice& device = set.devices[k];
     if (device.node.empty()) continue;
-    std::vector<DraClassOnNode>& per_class = classes_on_node[device.node];
+    DraClassesOnNode& per_class = classes_on_node[device.node];
     std::vector<std::string>& reasons = first_reason[device.node];
     if (per_class.empty()) {
       per_class.resize(set.classes.size());
@@ -248,9 +230,44 @@ void IndexDraExtendedResources(DraDeviceSet& set) {
           absl::StrCat(on.not_counted, on.not_counted == 1 ? " device" : " devices",
                        " not counted, ", reasons[c]);
     }
+  }
+  return classes_on_node;
+}
+
+}  // namespace
+
+void IndexDraExtendedResources(DraDeviceSet& set) {
+  set.extended_resources.clear();
+  set.node_counts = {};
+  set.counted_for.assign(set.devices.size(), {});
+  set.slot_on_node.assign(set.devices.size(), 0);
+  absl::flat_hash_map<absl::string_view, uint32_t> devices_on_node;
+  for (size_t k = 0; k < set.devices.size(); ++k) {
+    set.slot_on_node[k] = devices_on_node[set.devices[k].node]++;
+  }
+  // Explicit names first, by class name, so the lexicographically first class keeps a name
+  // two classes claim; then every class's implicit name.
+  std::vector<size_t> by_name(set.classes.size());
+  std::iota(by_name.begin(), by_name.end(), 0);
+  std::sort(by_name.begin(), by_name.end(),
+            [&](size_t a, size_t b) { return set.classes[a].name < set.classes[b].name; });
+  for (size_t i : by_name) {
+    const std::string& name = set.classes[i].extended_resource_name;
+    if (!name.empty()) set.extended_resources.try_emplace(name, i);
+  }
+  for (size_t i : by_name) {
+    set.extended_resources.try_emplace(
+        absl::StrCat(kDeviceClassResourcePrefix, set.classes[i].name), i);
+  }
+
+  absl::flat_hash_map<std::string, DraClassesOnNode> classes_on_node = CountClassesOnNodes(set);
+  for (const auto& [node, devices] : devices_on_node) {
     auto counts = std::make_shared<DraNodeCounts>();
-    counts->classes = std::move(per_class);
-    set.node_counts.Put(node, std::move(counts));
+    if (auto it = classes_on_node.find(node); it != classes_on_node.end()) {
+      counts->classes = std::move(it->second);
+    }
+    counts->results.assign(devices, 0);
+    set.node_counts.Put(std::string(node), std::move(counts));
   }
 }
 
@@ -260,24 +277,15 @@ void CountDraHeldDevices(DraState& state, const DraClaim& claim, int sign) {
     const ptrdiff_t k = state.IndexOf(r);
     if (k < 0) continue;
     const std::string& node = state.devices()[k].node;
-    const std::shared_ptr<const DraNodeCounts>* now = state.node_counts.Find(node);
-    auto changed = now ? std::make_shared<DraNodeCounts>(**now) : std::make_shared<DraNodeCounts>();
-    std::vector<std::pair<uint32_t, int>>& holders = changed->holders;
-    auto held = std::find_if(holders.begin(), holders.end(),
-                             [&](const std::pair<uint32_t, int>& h) { return h.first == k; });
-    if (held == holders.end()) held = holders.insert(held, {static_cast<uint32_t>(k), 0});
-    const int results = held->second += sign;
-    if (results == 0) holders.erase(held);
+    // The device set made an entry for every node with devices.
+    auto changed = std::make_shared<DraNodeCounts>(**state.node_counts.Find(node));
+    const int results = changed->results[state.device_set->slot_on_node[k]] += sign;
     // A device counts as allocated while any result names it: only the first result that
     // names it and the last one to let it go change the per-class counts.
     if (results == (sign > 0 ? 1 : 0) && !changed->classes.empty()) {
       for (uint32_t c : state.device_set->counted_for[k]) changed->classes[c].allocated += sign;
     }
-    if (changed->classes.empty() && holders.empty()) {
-      state.node_counts.Erase(node);
-    } else {
-      state.node_counts.Put(node, std::move(changed));
-    }
+    state.node_counts.Put(node, std::move(changed));
   }
 }
 

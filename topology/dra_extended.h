@@ -29,16 +29,16 @@ namespace topology {
 inline constexpr absl::string_view kDeviceClassResourcePrefix =
     "deviceclass.resource.kubernetes.io/";
 
-// Fills the set's extended_resources, node_counts (allocated 0, no holders) and counted_for from
-// its devices and classes (MakeDraDeviceSet calls it). When two classes name the same
-// extendedResourceName, the API says the one created later wins and, on a tie, the
-// lexicographically first name; creation times are not in the model, so the lexicographically
-// first name wins. A device is counted for a class when all the class's selectors are true
-// for it; one whose selectors are not evaluated or fail is not counted, and the class's
+// Fills the set's extended_resources, node_counts (an entry per node with devices, allocated
+// 0, no results), counted_for and slot_on_node from its devices and classes (MakeDraDeviceSet calls
+// it). When two classes name the same extendedResourceName, the API says the one created later wins
+// and, on a tie, the lexicographically first name; creation times are not in the model, so the
+// lexicographically first name wins. A device is counted for a class when all the class's selectors
+// are true for it; one whose selectors are not evaluated or fail is not counted, and the class's
 // DraClassOnNode says so. Devices of slices not tied to one node are not counted.
 void IndexDraExtendedResources(DraDeviceSet& set);
 // Add (sign +1) or remove (sign -1) an allocated claim's part of state.node_counts (its
-// holders, and `allocated`: a device counts once, however many results name it), and of
+// results per device, and `allocated`: a device counts once, however many results name it), and of
 // extended_claim_pods. DraState::PutClaim and EraseClaim call them.
 void CountDraHeldDevices(DraState& state, const DraClaim& claim, int sign);
 void CountDraExtendedClaimPods(DraState& state, const DraClaim& claim, int sign);

@@ -36,10 +36,10 @@ Counts CountsOf(const DraState& s) {
     for (const DraClassOnNode& c : counts->classes) {
       out.classes_on_node[node].emplace_back(c.devices, c.allocated, c.not_counted, c.type);
     }
-    for (const auto& [k, n] : counts->holders) {
-      EXPECT_TRUE(out.holders.emplace(k, n).second) << "a device is held under one node";
-    }
   });
+  for (size_t k = 0; k < s.devices().size(); ++k) {
+    if (s.HeldBy(k) != 0) out.holders[static_cast<uint32_t>(k)] = s.HeldBy(k);
+  }
   s.extended_claim_pods.ForEach(
       [&](const std::string& k, int n) { out.extended_claim_pods[k] = n; });
   return out;
