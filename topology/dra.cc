@@ -5,8 +5,10 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "topology/dra_extended.h"
 
 namespace topology {
@@ -91,14 +93,25 @@ std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>
 
 namespace {
 
-// Adds (sign +1) or removes (sign -1) what an allocated claim holds in quota units.
-void CountClaimUsage(DraState& state, const DraClaim& claim, int sign) {
-  if (!claim.allocated) return;
-  QuotaUsage held;
+// The indices in devices() of what an allocated claim's results name, a device once per
+// result; results naming no current device are left out. Both counts read them, so each
+// result is looked up once.
+absl::InlinedVector<uint32_t, 4> HeldDevices(const DraState& state, const DraClaim& claim) {
+  absl::InlinedVector<uint32_t, 4> out;
+  if (!claim.allocated) return out;
   for (const DraAllocationResult& r : claim.results) {
-    const DraDevice* found = state.Find(r);
-    if (!found) continue;
-    const DraDevice& d = *found;
+    const ptrdiff_t k = state.IndexOf(r);
+    if (k >= 0) out.push_back(static_cast<uint32_t>(k));
+  }
+  return out;
+}
+
+// Adds (sign +1) or removes (sign -1) what a claim's held devices count in quota units.
+void CountClaimUsage(DraState& state, const std::string& namespace_name,
+                     absl::Span<const uint32_t> held_devices, int sign) {
+  QuotaUsage held;
+  for (uint32_t k : held_devices) {
+    const DraDevice& d = state.devices()[k];
     if (d.type == "gpu") {
       ++held.gpus;
     } else if (d.type == "mig" && !d.profile.empty()) {
@@ -108,16 +121,22 @@ void CountClaimUsage(DraState& state, const DraClaim& claim, int sign) {
   }
   if (held.empty()) return;
   bool now_empty = false;
-  state.usage.Update(claim.namespace_name, [&](QuotaUsage& u) {
+  state.usage.Update(namespace_name, [&](QuotaUsage& u) {
     u.Add(held, sign);
     now_empty = u.empty();
   });
-  if (now_empty) state.usage.Erase(claim.namespace_name);
+  if (now_empty) state.usage.Erase(namespace_name);
+}
+
+void CountDevices(DraState& state, const DraClaim& claim, int sign) {
+  const absl::InlinedVector<uint32_t, 4> held = HeldDevices(state, claim);
+  if (held.empty()) return;
+  CountClaimUsage(state, claim.namespace_name, held, sign);
+  CountDraHeldDevices(state, held, sign);
 }
 
 void CountClaim(DraState& state, const DraClaim& claim, int sign) {
-  CountClaimUsage(state, claim, sign);
-  CountDraHeldDevices(state, claim, sign);
+  CountDevices(state, claim, sign);
   CountDraExtendedClaimPods(state, claim, sign);
 }
 
@@ -210,10 +229,8 @@ std::shared_ptr<const DraClaim> DraState::PutClaim(std::shared_ptr<const DraClai
     return before;
   }
   if (!SameDevices(*before, now)) {
-    CountClaimUsage(*this, *before, -1);
-    CountDraHeldDevices(*this, *before, -1);
-    CountClaimUsage(*this, now, +1);
-    CountDraHeldDevices(*this, now, +1);
+    CountDevices(*this, *before, -1);
+    CountDevices(*this, now, +1);
   }
   if (!SamePods(*before, now)) {
     CountDraExtendedClaimPods(*this, *before, -1);

@@ -271,11 +271,8 @@ void IndexDraExtendedResources(DraDeviceSet& set) {
   }
 }
 
-void CountDraHeldDevices(DraState& state, const DraClaim& claim, int sign) {
-  if (!claim.allocated) return;
-  for (const DraAllocationResult& r : claim.results) {
-    const ptrdiff_t k = state.IndexOf(r);
-    if (k < 0) continue;
+void CountDraHeldDevices(DraState& state, absl::Span<const uint32_t> held_devices, int sign) {
+  for (uint32_t k : held_devices) {
     const std::string& node = state.devices()[k].node;
     // The device set made an entry for every node with devices.
     auto changed = std::make_shared<DraNodeCounts>(**state.node_counts.Find(node));

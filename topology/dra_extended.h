@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "topology/demand.h"
 #include "topology/dra.h"
 #include "topology/facts.h"
@@ -37,10 +38,10 @@ inline constexpr absl::string_view kDeviceClassResourcePrefix =
 // are true for it; one whose selectors are not evaluated or fail is not counted, and the class's
 // DraClassOnNode says so. Devices of slices not tied to one node are not counted.
 void IndexDraExtendedResources(DraDeviceSet& set);
-// Add (sign +1) or remove (sign -1) an allocated claim's part of state.node_counts (its
-// results per device, and `allocated`: a device counts once, however many results name it), and of
-// extended_claim_pods. DraState::PutClaim and EraseClaim call them.
-void CountDraHeldDevices(DraState& state, const DraClaim& claim, int sign);
+// Add (sign +1) or remove (sign -1) an allocated claim's part of state.node_counts (a result
+// per device index in `held_devices`, and `allocated`: a device counts once, however many
+// results name it), and of extended_claim_pods. DraState::PutClaim and EraseClaim call them.
+void CountDraHeldDevices(DraState& state, absl::Span<const uint32_t> held_devices, int sign);
 void CountDraExtendedClaimPods(DraState& state, const DraClaim& claim, int sign);
 
 // The class that backs `resource` as a DRA extended resource, or null.
