@@ -31,8 +31,10 @@ absl::Status Invalid(const JsonPath& path, absl::string_view what) {
 // "" when absent or null; an error when present with another type.
 absl::StatusOr<absl::string_view> OptionalString(const JsonValue& object, absl::string_view key,
                                                  const JsonPath& path) {
-  if (!FindNonNull(object, key)) return absl::string_view();
-  return RequireString(object, key, path);
+  const JsonValue* v = FindNonNull(object, key);
+  if (!v) return absl::string_view();
+  if (v->IsString()) return AsStringView(*v);
+  return RequireString(object, key, path);  // the error, worded as for a required string
 }
 
 // Copies object[key] into `out`: a string that must be present and non-empty when `required`,
@@ -42,7 +44,7 @@ absl::Status ReadString(const JsonValue& object, absl::string_view key, const Js
   ASSIGN_OR_RETURN(absl::string_view value,
                    required ? RequireString(object, key, path) : OptionalString(object, key, path));
   if (required && value.empty()) return Invalid(JsonPath(path, key), "empty");
-  out = std::string(value);
+  out.assign(value.data(), value.size());
   return absl::OkStatus();
 }
 constexpr bool kRequired = true;
