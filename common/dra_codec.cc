@@ -199,6 +199,41 @@ absl::Status ParseCapacity(const JsonValue& capacity, const JsonPath& path, DraD
   return absl::OkStatus();
 }
 
+// A counters map ({"memory":{"value":"80Gi"}, ...}), each value a quantity that is not negative.
+absl::StatusOr<topology::DraCounters> ParseCounters(const JsonValue& holder, const JsonPath& path) {
+  ASSIGN_OR_RETURN(const JsonValue* counters, RequireObject(holder, "counters", path));
+  const JsonPath counters_path(path, "counters");
+  topology::DraCounters out;
+  for (const JsonValue::Member& m : counters->GetObject()) {
+    const absl::string_view name = AsStringView(m.name);
+    const JsonPath counter_path(counters_path, name);
+    const JsonPath value_path(counter_path, "value");
+    if (!m.value.IsObject()) return Invalid(counter_path, "expected object");
+    const JsonValue* value = FindMember(m.value, "value");
+    if (!value) return Invalid(value_path, "missing");
+    ASSIGN_OR_RETURN(topology::Quantity q, ParseQuantityValue(*value, value_path.str()));
+    if (q.IsNegative()) return Invalid(value_path, "negative");
+    out.emplace(std::string(name), q);
+  }
+  return out;
+}
+
+absl::Status ParseCounterSet(const JsonValue& item, const JsonPath& path, DraSlice& slice) {
+  topology::DraCounterSet set;
+  RETURN_IF_ERROR(ReadString(item, "name", path, set.name, kRequired));
+  ASSIGN_OR_RETURN(set.counters, ParseCounters(item, path));
+  slice.shared_counters.push_back(std::move(set));
+  return absl::OkStatus();
+}
+
+absl::Status ParseConsumption(const JsonValue& item, const JsonPath& path, DraDevice& device) {
+  topology::DraCounterConsumption consumption;
+  RETURN_IF_ERROR(ReadString(item, "counterSet", path, consumption.counter_set, kRequired));
+  ASSIGN_OR_RETURN(consumption.counters, ParseCounters(item, path));
+  device.consumes_counters.push_back(std::move(consumption));
+  return absl::OkStatus();
+}
+
 absl::Status ParseDevice(const JsonValue& item, const JsonPath& path, DraSlice& slice) {
   DraDevice device;
   device.driver = slice.driver;
@@ -217,6 +252,10 @@ absl::Status ParseDevice(const JsonValue& item, const JsonPath& path, DraSlice& 
   }
   ASSIGN_OR_RETURN(const JsonValue* capacity, OptionalObject(*body, "capacity", body_path));
   if (capacity) RETURN_IF_ERROR(ParseCapacity(*capacity, JsonPath(body_path, "capacity"), device));
+  RETURN_IF_ERROR(ForEachObject(*body, "consumesCounters", body_path,
+                                [&](const JsonValue& consumption, const JsonPath& c_path) {
+                                  return ParseConsumption(consumption, c_path, device);
+                                }));
   slice.devices.push_back(std::move(device));
   return absl::OkStatus();
 }
@@ -378,6 +417,10 @@ absl::StatusOr<DraSlice> ParseResourceSlice(const JsonValue& slice, absl::string
   RETURN_IF_ERROR(ForEachObject(*spec, "devices", spec_path,
                                 [&](const JsonValue& device, const JsonPath& device_path) {
                                   return ParseDevice(device, device_path, out);
+                                }));
+  RETURN_IF_ERROR(ForEachObject(*spec, "sharedCounters", spec_path,
+                                [&](const JsonValue& set, const JsonPath& set_path) {
+                                  return ParseCounterSet(set, set_path, out);
                                 }));
   return out;
 }

@@ -37,7 +37,10 @@ inline constexpr absl::string_view kExtendedResourceClaimAnnotation =
 // perDeviceNodeSelection, stands in when the slice has none). Attributes `type`, `uuid`,
 // `parentUUID`, `profile` and `productName` are read unqualified or qualified with the driver's
 // domain (`gpu.nvidia.com/uuid`); capacity `memory` becomes whole MiB, rounded down. Every
-// attribute and capacity is also kept under its qualified name, for selectors.
+// attribute and capacity is also kept under its qualified name, for selectors. Partitionable
+// devices (KEP-4815): spec.sharedCounters (each set's name and counters) and each device's
+// consumesCounters (counterSet and counters) are read as quantities that are not negative; a
+// slice may carry counters and no devices.
 // Required: spec.driver, spec.pool.name and each device's name, all non-empty;
 // spec.pool.resourceSliceCount, when given, is at least 1. metadata.name may be absent.
 [[nodiscard]] absl::StatusOr<topology::DraSlice> ParseResourceSlice(

@@ -15,7 +15,7 @@ namespace topology {
 
 std::string DraDeviceId::ToString() const { return absl::StrCat(driver, "/", pool, "/", device); }
 
-std::vector<DraDevice> CurrentDevices(const std::vector<DraSlice>& slices) {
+std::vector<const DraSlice*> CurrentSlices(const std::vector<DraSlice>& slices) {
   // Two passes: the highest generation of each pool first, since an older slice may come
   // before the newer one in a list or watch.
   // Keys are views into `slices`, which outlive the map.
@@ -24,10 +24,17 @@ std::vector<DraDevice> CurrentDevices(const std::vector<DraSlice>& slices) {
     auto [it, inserted] = newest.try_emplace({slice.driver, slice.pool}, slice.generation);
     if (!inserted) it->second = std::max(it->second, slice.generation);
   }
-  std::vector<DraDevice> out;
+  std::vector<const DraSlice*> out;
   for (const DraSlice& slice : slices) {
-    if (slice.generation != newest.at({slice.driver, slice.pool})) continue;
-    out.insert(out.end(), slice.devices.begin(), slice.devices.end());
+    if (slice.generation == newest.at({slice.driver, slice.pool})) out.push_back(&slice);
+  }
+  return out;
+}
+
+std::vector<DraDevice> CurrentDevices(const std::vector<DraSlice>& slices) {
+  std::vector<DraDevice> out;
+  for (const DraSlice* slice : CurrentSlices(slices)) {
+    out.insert(out.end(), slice->devices.begin(), slice->devices.end());
   }
   return out;
 }

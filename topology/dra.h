@@ -57,6 +57,26 @@ struct DraAttribute {
 using DraAttributes = std::map<std::string, DraAttribute, std::less<>>;
 using DraCapacity = std::map<std::string, Quantity, std::less<>>;
 
+// Named amounts, by counter name ("memory", "multiprocessors", "memory-slice-3").
+using DraCounters = std::map<std::string, Quantity, std::less<>>;
+
+// A slice's sharedCounters entry (KEP-4815 partitionable devices): amounts the devices of its
+// pool draw from when allocated, such as one GPU's memory slices under NVIDIA's DynamicMIG.
+struct DraCounterSet {
+  std::string name;
+  DraCounters counters;
+
+  bool operator==(const DraCounterSet&) const = default;
+};
+
+// A device's consumesCounters entry: what it takes from one counter set of its pool.
+struct DraCounterConsumption {
+  std::string counter_set;
+  DraCounters counters;
+
+  bool operator==(const DraCounterConsumption&) const = default;
+};
+
 // One published device, with the attributes accounting reads. Strings are "" when the driver
 // did not publish the attribute (a full GPU has no parent_uuid or profile; DynamicMIG's abstract
 // MIG devices have no uuid).
@@ -71,6 +91,9 @@ struct DraDevice {
   // Everything the device publishes, for evaluating CEL selectors (topology/dra_selector.h).
   DraAttributes attributes;
   DraCapacity capacity;
+  // Partitionable devices: an allocated device takes these from its pool's counter sets, so
+  // devices drawing on the same counters exclude each other (topology/dra_counters.h).
+  std::vector<DraCounterConsumption> consumes_counters;
 
   DraDeviceId Id() const { return {driver, pool, name}; }
   bool operator==(const DraDevice&) const = default;
@@ -83,6 +106,9 @@ struct DraSlice {
   int64_t generation = 0;
   int64_t resource_slice_count = 1;  // slices the pool has in this generation
   std::vector<DraDevice> devices;    // each carries this slice's driver, pool and node
+  // sharedCounters; from 1.35 a slice carries either these or devices, and the pool's
+  // devices draw on the counter sets of any of its slices.
+  std::vector<DraCounterSet> shared_counters;
 
   bool operator==(const DraSlice&) const = default;
 };
@@ -149,6 +175,8 @@ struct DraDeviceClass {
 // are left over while a driver republishes). Input order is kept otherwise. A pool whose
 // current generation has fewer than resource_slice_count slices is still returned as it is.
 std::vector<DraDevice> CurrentDevices(const std::vector<DraSlice>& slices);
+// The slices those devices come from, in input order (views into `slices`).
+std::vector<const DraSlice*> CurrentSlices(const std::vector<DraSlice>& slices);
 
 // What a claim holds among `current` devices.
 struct DraAllocatedDevices {

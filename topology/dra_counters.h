@@ -1,0 +1,44 @@
+// Partitionable devices (KEP-4815): devices that draw on counters their pool shares, such as
+// every MIG placement NVIDIA's DynamicMIG publishes for one GPU next to the whole GPU. Such a
+// device is free only when no claim holds it and what it consumes fits what the held devices
+// leave in each counter set it names; that is how kube-scheduler's allocator decides, so the
+// whole GPU is not free while any placement is allocated, and placements on the same memory
+// slices exclude each other. Pure: no I/O.
+//
+//   DraCounterSets left = CountersLeft(CurrentCounterSets(slices), held_devices);
+//   bool free = !held && CountersFit(device, left);
+#ifndef GPU_TENANCY_TOPOLOGY_DRA_COUNTERS_H_
+#define GPU_TENANCY_TOPOLOGY_DRA_COUNTERS_H_
+
+#include <compare>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "topology/dra.h"
+
+namespace topology {
+
+// A counter set's identity: names are unique inside a pool, and pools inside a driver.
+struct DraCounterSetKey {
+  std::string driver, pool, name;
+  auto operator<=>(const DraCounterSetKey&) const = default;
+};
+using DraCounterSets = std::map<DraCounterSetKey, DraCounters>;
+
+// The counter sets of the slices consumers use (each pool's highest generation, as
+// CurrentDevices), from any slice of the pool: from 1.35 they come in slices of their own.
+DraCounterSets CurrentCounterSets(const std::vector<DraSlice>& slices);
+
+// What is left of each set once the `held` devices take what they consume. A held device that
+// names a set or counter no slice publishes takes nothing from the others.
+DraCounterSets CountersLeft(DraCounterSets sets, absl::Span<const DraDevice* const> held);
+
+// True when what the device consumes fits `left`: each set it names exists in its pool and
+// has at least that much of each counter. A device that consumes nothing always fits.
+bool CountersFit(const DraDevice& device, const DraCounterSets& left);
+
+}  // namespace topology
+
+#endif  // GPU_TENANCY_TOPOLOGY_DRA_COUNTERS_H_
