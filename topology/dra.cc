@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "topology/dra_counters.h"
 #include "topology/dra_extended.h"
 
 namespace topology {
@@ -94,6 +95,7 @@ std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>
     const DraDevice& d = set->devices[i];
     set->index.emplace(DraDeviceSet::Key{d.driver, d.pool, d.name}, i);
   }
+  IndexDraPartitions(*set, slices);
   IndexDraExtendedResources(*set);
   return set;
 }

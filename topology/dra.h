@@ -69,6 +69,13 @@ struct DraCounterSet {
   bool operator==(const DraCounterSet&) const = default;
 };
 
+// A counter set's identity: names are unique inside a pool, and pools inside a driver.
+struct DraCounterSetKey {
+  std::string driver, pool, name;
+  auto operator<=>(const DraCounterSetKey&) const = default;
+};
+using DraCounterSets = std::map<DraCounterSetKey, DraCounters>;
+
 // A device's consumesCounters entry: what it takes from one counter set of its pool.
 struct DraCounterConsumption {
   std::string counter_set;
@@ -204,6 +211,10 @@ struct DraClassOnNode {
   // runtime error): they are not counted, and `not_counted_reason` says how many and why.
   int64_t not_counted = 0;
   std::string not_counted_reason;
+  // Of the devices no claim holds, those that cannot be allocated now because what they
+  // consume from shared counters is used up by held devices (partitionable devices, such as
+  // the whole GPU while one of its MIG placements is held).
+  int64_t blocked = 0;
   // What the matched devices are: "gpu" or "mig" when all are of that type ("" if mixed),
   // and for MIG the profile when all share it.
   std::string type;
@@ -258,6 +269,14 @@ struct DraDeviceSet {
   std::vector<std::vector<uint32_t>> counted_for;
   // Per device, its place in its node's DraNodeCounts::results.
   std::vector<uint32_t> slot_on_node;
+  // Nodes with partitionable devices (devices that consume shared counters): the node's
+  // devices (indices in `devices`) and the counter sets of its pools. A claim event there
+  // recounts which of the node's devices still fit (DraClassOnNode::blocked).
+  struct Partitions {
+    std::vector<uint32_t> devices;
+    DraCounterSets sets;
+  };
+  absl::flat_hash_map<std::string, Partitions> partitioned_nodes;
 };
 std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>& slices,
                                                      std::vector<DraDeviceClass> classes);

@@ -39,4 +39,40 @@ bool CountersFit(const DraDevice& device, const DraCounterSets& left) {
   return true;
 }
 
+void IndexDraPartitions(DraDeviceSet& set, const std::vector<DraSlice>& slices) {
+  set.partitioned_nodes.clear();
+  for (const DraDevice& d : set.devices) {
+    if (!d.consumes_counters.empty()) set.partitioned_nodes.try_emplace(d.node);
+  }
+  if (set.partitioned_nodes.empty()) return;
+  const DraCounterSets sets = CurrentCounterSets(slices);
+  for (size_t k = 0; k < set.devices.size(); ++k) {
+    const DraDevice& d = set.devices[k];
+    auto node = set.partitioned_nodes.find(d.node);
+    if (node == set.partitioned_nodes.end()) continue;
+    node->second.devices.push_back(static_cast<uint32_t>(k));
+    // The pool's sets, once per pool.
+    for (auto it = sets.lower_bound({d.driver, d.pool, ""});
+         it != sets.end() && it->first.driver == d.driver && it->first.pool == d.pool; ++it) {
+      node->second.sets.insert(*it);
+    }
+  }
+}
+
+void CountDraBlocked(const DraDeviceSet& set, const std::string& node, DraNodeCounts& counts) {
+  auto partitions = set.partitioned_nodes.find(node);
+  if (partitions == set.partitioned_nodes.end() || counts.classes.empty()) return;
+  auto held = [&](uint32_t k) { return counts.results[set.slot_on_node[k]] > 0; };
+  std::vector<const DraDevice*> taken;
+  for (uint32_t k : partitions->second.devices) {
+    if (held(k)) taken.push_back(&set.devices[k]);
+  }
+  const DraCounterSets left = CountersLeft(partitions->second.sets, taken);
+  for (DraClassOnNode& on : counts.classes) on.blocked = 0;
+  for (uint32_t k : partitions->second.devices) {
+    if (held(k) || CountersFit(set.devices[k], left)) continue;
+    for (uint32_t c : set.counted_for[k]) ++counts.classes[c].blocked;
+  }
+}
+
 }  // namespace topology

@@ -10,8 +10,6 @@
 #ifndef GPU_TENANCY_TOPOLOGY_DRA_COUNTERS_H_
 #define GPU_TENANCY_TOPOLOGY_DRA_COUNTERS_H_
 
-#include <compare>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -19,13 +17,6 @@
 #include "topology/dra.h"
 
 namespace topology {
-
-// A counter set's identity: names are unique inside a pool, and pools inside a driver.
-struct DraCounterSetKey {
-  std::string driver, pool, name;
-  auto operator<=>(const DraCounterSetKey&) const = default;
-};
-using DraCounterSets = std::map<DraCounterSetKey, DraCounters>;
 
 // The counter sets of the slices consumers use (each pool's highest generation, as
 // CurrentDevices), from any slice of the pool: from 1.35 they come in slices of their own.
@@ -38,6 +29,14 @@ DraCounterSets CountersLeft(DraCounterSets sets, absl::Span<const DraDevice* con
 // True when what the device consumes fits `left`: each set it names exists in its pool and
 // has at least that much of each counter. A device that consumes nothing always fits.
 bool CountersFit(const DraDevice& device, const DraCounterSets& left);
+
+// Fills set.partitioned_nodes from the set's devices and the slices' counter sets.
+void IndexDraPartitions(DraDeviceSet& set, const std::vector<DraSlice>& slices);
+
+// Recounts counts.classes[*].blocked for one node of set.partitioned_nodes from the devices
+// counts.results says are held; a node without partitionable devices is left alone. Costs
+// O(the node's devices x what each consumes).
+void CountDraBlocked(const DraDeviceSet& set, const std::string& node, DraNodeCounts& counts);
 
 }  // namespace topology
 

@@ -10,6 +10,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "topology/dra_counters.h"
 #include "topology/dra_selector.h"
 #include "topology/supply.h"
 
@@ -85,7 +86,8 @@ void Count(const NodeState& node, const DraState& dra, DraShare& share) {
   }
   if (share.on_node == nullptr) return;
   share.devices = share.on_node->devices;
-  const int64_t unclaimed = share.on_node->devices - share.on_node->allocated;
+  const int64_t unclaimed =
+      share.on_node->devices - share.on_node->allocated - share.on_node->blocked;
   share.free = std::max<int64_t>(0, unclaimed - PendingDemand(node, dra, share.class_index));
 }
 
@@ -267,6 +269,7 @@ void IndexDraExtendedResources(DraDeviceSet& set) {
       counts->classes = std::move(it->second);
     }
     counts->results.assign(devices, 0);
+    CountDraBlocked(set, std::string(node), *counts);
     set.node_counts.Put(std::string(node), std::move(counts));
   }
 }
@@ -282,6 +285,7 @@ void CountDraHeldDevices(DraState& state, absl::Span<const uint32_t> held_device
     if (results == (sign > 0 ? 1 : 0) && !changed->classes.empty()) {
       for (uint32_t c : state.device_set->counted_for[k]) changed->classes[c].allocated += sign;
     }
+    CountDraBlocked(*state.device_set, node, *changed);
     state.node_counts.Put(node, std::move(changed));
   }
 }

@@ -1,7 +1,8 @@
 // Partitionable devices on the wire: sharedCounters on a slice (1.35+ publishes them in a slice
 // of their own) and consumesCounters on each device, in the v1 shape kube-apiserver v1.36.2
-// stored (test/testdata/dra/partitionable-*, kept unchanged) and v1beta1's `basic` wrapper. The
-// model read from the recorded pool agrees with what kube-scheduler's allocator decided.
+// stored (the two partitionable-*.json lists in test/testdata/dra, kept unchanged) and in
+// v1beta1's `basic` wrapper. The model read from the recorded pool agrees with what
+// kube-scheduler's allocator decided.
 #include <algorithm>
 #include <set>
 #include <string>

@@ -301,5 +301,52 @@ TEST_F(DraExtendedTest, MixedDemandAndPlaceAndScore) {
   EXPECT_EQ(ScoreWithDra(Demand({{"nvidia.com/gpu", 3}}), ctx, n1, dra), 0);
 }
 
+// A GPU published with its placements as partitionable devices (NVIDIA's DynamicMIG): the
+// whole GPU and two 3g.40gb placements draw on one counter set of eight memory slices.
+DraSlice PartitionedGpu(const std::string& node) {
+  auto slices = [](int from, int to) {
+    DraCounters c;
+    for (int i = from; i < to; ++i) c["memory-slice-" + std::to_string(i)] = Quantity::FromUnits(1);
+    return c;
+  };
+  DraDevice whole = NvidiaDevice(node, "gpu-0");
+  whole.consumes_counters = {{"gpu-0-counter-set", slices(0, 8)}};
+  DraDevice low = NvidiaDevice(node, "gpu-0-mig-3g40gb-9-0", "mig", "3g.40gb");
+  low.consumes_counters = {{"gpu-0-counter-set", slices(0, 4)}};
+  DraDevice high = NvidiaDevice(node, "gpu-0-mig-3g40gb-9-4", "mig", "3g.40gb");
+  high.consumes_counters = {{"gpu-0-counter-set", slices(4, 8)}};
+  DraSlice s = NodeSlice(node, {whole, low, high});
+  s.shared_counters = {{"gpu-0-counter-set", slices(0, 8)}};
+  return s;
+}
+
+TEST_F(DraExtendedTest, APartitionedGpuIsNotFreeWhileAPlacementIsHeld) {
+  const std::vector<DraSlice> slices = {PartitionedGpu("idle"), PartitionedGpu("low"),
+                                        PartitionedGpu("whole")};
+  const DraState dra = MakeDraState(
+      slices,
+      {ExtClaim("low-3g", "low", "gpu-0-mig-3g40gb-9-0"), ExtClaim("whole-gpu", "whole", "gpu-0")},
+      NvidiaClasses());
+  const GpuDemand gpu = Demand({{"nvidia.com/gpu", 1}});
+  const GpuDemand mig = Demand({{"deviceclass.resource.kubernetes.io/mig.nvidia.com", 1}});
+  const GpuDemand two_mig = Demand({{"deviceclass.resource.kubernetes.io/mig.nvidia.com", 2}});
+  EXPECT_EQ(Reason(gpu, DraNode("idle"), dra), "");
+  EXPECT_EQ(Reason(two_mig, DraNode("idle"), dra), "");
+  EXPECT_EQ(Reason(gpu, DraNode("low"), dra),
+            "no free nvidia.com/gpu on DRA devices of class gpu.nvidia.com (0 of 1 free)")
+      << "the whole GPU shares the counters the held placement uses";
+  EXPECT_EQ(Reason(mig, DraNode("low"), dra), "") << "the other placement is on other slices";
+  EXPECT_NE(Reason(two_mig, DraNode("low"), dra), "");
+  EXPECT_EQ(Reason(mig, DraNode("whole"), dra),
+            "no free deviceclass.resource.kubernetes.io/mig.nvidia.com on DRA devices of class "
+            "mig.nvidia.com (0 of 2 free)")
+      << "no placement while the whole GPU is held";
+  // Releasing the placement frees the whole GPU again, in the state updated in place.
+  DraState released = dra;
+  released.EraseClaim("acme", "low-3g");
+  EXPECT_EQ(Reason(gpu, DraNode("low"), released), "");
+  EXPECT_NE(Reason(gpu, DraNode("low"), dra), "") << "the state before stays";
+}
+
 }  // namespace
 }  // namespace topology

@@ -22,8 +22,8 @@ using testing_dra::NvidiaDevice;
 // Everything a state counts, as ordered values that compare.
 struct Counts {
   std::map<std::string, QuotaUsage> usage;
-  std::map<std::string, std::vector<std::tuple<int64_t, int64_t, int64_t, std::string>>>
-      classes_on_node;  // devices, allocated, not counted, type per class
+  std::map<std::string, std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, std::string>>>
+      classes_on_node;  // devices, allocated, blocked, not counted, type per class
   std::map<std::string, int> extended_claim_pods;
   std::map<uint32_t, int> holders;
   bool operator==(const Counts&) const = default;
@@ -34,7 +34,8 @@ Counts CountsOf(const DraState& s) {
   s.usage.ForEach([&](const std::string& ns, const QuotaUsage& u) { out.usage[ns] = u; });
   s.node_counts.ForEach([&](const std::string& node, const auto& counts) {
     for (const DraClassOnNode& c : counts->classes) {
-      out.classes_on_node[node].emplace_back(c.devices, c.allocated, c.not_counted, c.type);
+      out.classes_on_node[node].emplace_back(c.devices, c.allocated, c.blocked, c.not_counted,
+                                             c.type);
     }
   });
   for (size_t k = 0; k < s.devices().size(); ++k) {
@@ -45,6 +46,8 @@ Counts CountsOf(const DraState& s) {
   return out;
 }
 
+// Three nodes; on n3 the devices are partitionable: gpu-1 takes both memory slices of a counter
+// set and each MIG device one, so holding any of them blocks gpu-1 and gpu-1 blocks both.
 std::vector<DraSlice> Fleet() {
   std::vector<DraSlice> slices;
   for (const char* node : {"n1", "n2", "n3"}) {
@@ -52,6 +55,12 @@ std::vector<DraSlice> Fleet() {
                                       NvidiaDevice(node, "mig-0", "mig", "1g.10gb"),
                                       NvidiaDevice(node, "mig-1", "mig", "3g.40gb")}));
   }
+  const Quantity one = Quantity::FromUnits(1);
+  DraSlice& n3 = slices.back();
+  n3.shared_counters = {{"set", {{"slice-0", one}, {"slice-1", one}}}};
+  n3.devices[1].consumes_counters = {{"set", {{"slice-0", one}, {"slice-1", one}}}};
+  n3.devices[2].consumes_counters = {{"set", {{"slice-0", one}}}};
+  n3.devices[3].consumes_counters = {{"set", {{"slice-1", one}}}};
   return slices;
 }
 
@@ -92,6 +101,7 @@ TEST(DraStateUpdateTest, ChangesCountAsAFreshCountDoes) {
   std::mt19937 random(11);
   DraState state = MakeDraState(set, {}, {});
   std::vector<DraClaim> kept;  // the claims the state should hold, for the fresh count
+  int blocked_steps = 0;
   for (int step = 0; step < 3000; ++step) {
     const DraState before = state;
     const Counts counted_before = CountsOf(before);
@@ -112,9 +122,12 @@ TEST(DraStateUpdateTest, ChangesCountAsAFreshCountDoes) {
     ASSERT_EQ(state.claims.size(), kept.size()) << "step " << step;
     ASSERT_TRUE(CountsOf(state) == CountsOf(fresh)) << "step " << step;
     ASSERT_TRUE(CountsOf(before) == counted_before) << "the state before changed at " << step;
+    const DraClassesOnNode* n3 = state.ClassesOnNode("n3");
+    if (n3 && (n3->at(0).blocked > 0 || n3->at(1).blocked > 0)) ++blocked_steps;
   }
   // The walk went through allocated and released devices on every node.
   EXPECT_FALSE(CountsOf(state).holders.empty());
+  EXPECT_GT(blocked_steps, 0) << "the walk held partitionable devices too";
 }
 
 TEST(DraStateUpdateTest, ReleasingTheLastHolderFreesTheDevice) {
