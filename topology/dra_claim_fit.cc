@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "topology/dra_counters.h"
 #include "topology/dra_selector.h"
 
 namespace topology {
@@ -54,7 +55,10 @@ Evaluation Prepare(const DraRequest& request, const DraState& dra,
 
 // Counts one device into `on`: the first selector that is not true decides, as in the
 // allocator.
-void Count(const Evaluation& e, const DraDevice& device, bool held, RequestOnNode& on) {
+enum class Availability { kFree, kHeld, kBlocked };
+
+void Count(const Evaluation& e, const DraDevice& device, Availability availability,
+           RequestOnNode& on) {
   for (size_t i = 0; i < e.selectors.size(); ++i) {
     SelectorResult r = e.selectors[i].Evaluate(device);
     if (r.outcome == SelectorOutcome::kMatch) continue;
@@ -69,7 +73,17 @@ void Count(const Evaluation& e, const DraDevice& device, bool held, RequestOnNod
     }
     return;
   }
-  ++(held ? on.held_matching : on.free_matching);
+  switch (availability) {
+    case Availability::kFree:
+      ++on.free_matching;
+      break;
+    case Availability::kHeld:
+      ++on.held_matching;
+      break;
+    case Availability::kBlocked:
+      ++on.blocked_matching;
+      break;
+  }
 }
 
 // The request name an alternative belongs to: "gpu" for "gpu/small".
@@ -94,7 +108,7 @@ RequestOnNode::Answer Combine(const std::vector<RequestOnNode::Answer>& answers,
 RequestOnNode::Answer RequestOnNode::answer() const {
   if (!class_found) return Answer::kNo;
   if (all) {
-    if (held_matching > 0) return Answer::kNo;
+    if (held_matching > 0 || blocked_matching > 0) return Answer::kNo;
     if (not_evaluated > 0) return Answer::kUnknown;
     return free_matching > 0 ? Answer::kYes : Answer::kNo;
   }
@@ -118,10 +132,17 @@ std::vector<ClaimOnNode> ClaimCandidates(const DraClaim& claim, const DraState& 
 
   for (const auto& [node, devices] : devices_by_node) {
     ClaimOnNode row{node, RequestOnNode::Answer::kNo, {}};
+    const std::vector<uint32_t> blocked = DraBlockedDevices(dra, node);
+    auto availability = [&](size_t k) {
+      if (dra.Held(k)) return Availability::kHeld;
+      return std::binary_search(blocked.begin(), blocked.end(), static_cast<uint32_t>(k))
+                 ? Availability::kBlocked
+                 : Availability::kFree;
+    };
     for (const Evaluation& e : evaluations) {
       RequestOnNode on = e.prototype;
       if (on.class_found) {
-        for (size_t k : devices) Count(e, current[k], dra.Held(k), on);
+        for (size_t k : devices) Count(e, current[k], availability(k), on);
       }
       row.requests.push_back(std::move(on));
     }
@@ -159,6 +180,9 @@ std::string RequestOnNodeText(const RequestOnNode& r) {
   absl::StrAppend(&text, r.all ? "all matching wanted" : absl::StrCat(r.wanted, " wanted"), ", ",
                   r.free_matching, " free match");
   if (r.held_matching > 0) absl::StrAppend(&text, "; ", r.held_matching, " held by claims");
+  if (r.blocked_matching > 0) {
+    absl::StrAppend(&text, "; ", r.blocked_matching, " blocked by the counters held devices use");
+  }
   for (const auto& [limit, count] : r.excluded_by_limit) {
     absl::StrAppend(&text, "; ", count, " excluded by ", limit);
   }

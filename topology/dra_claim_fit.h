@@ -39,6 +39,9 @@ struct RequestOnNode {
   bool class_found = true;
   int64_t free_matching = 0;  // free devices every selector is true for
   int64_t held_matching = 0;  // devices every selector is true for that a claim already holds
+  // Matching devices no claim holds that cannot be allocated now: what they consume of shared
+  // counters (partitionable devices, such as a GPU's MIG placements) is used up by held ones.
+  int64_t blocked_matching = 0;
   // Devices a tenant limit excluded (they passed the class's and the request's own selectors),
   // by limit name.
   std::map<std::string, int64_t> excluded_by_limit;
@@ -70,6 +73,7 @@ std::vector<ClaimOnNode> ClaimCandidates(const DraClaim& claim, const DraState& 
 // "yes", "no", "unknown".
 const char* AnswerName(RequestOnNode::Answer answer);
 // "mig (mig.nvidia.com): 1 wanted, 0 free match; 1 held by claims; 1 excluded by mig-profiles"
+// (and "; 1 blocked by the counters held devices use" for partitionable devices)
 std::string RequestOnNodeText(const RequestOnNode& request);
 
 }  // namespace topology

@@ -1,5 +1,7 @@
 #include "topology/dra_counters.h"
 
+#include <memory>
+
 namespace topology {
 
 DraCounterSets CurrentCounterSets(const std::vector<DraSlice>& slices) {
@@ -59,18 +61,39 @@ void IndexDraPartitions(DraDeviceSet& set, const std::vector<DraSlice>& slices) 
   }
 }
 
+namespace {
+
+// The blocked devices of one node of set.partitioned_nodes, given its counts.
+std::vector<uint32_t> Blocked(const DraDeviceSet& set, const DraDeviceSet::Partitions& partitions,
+                              const DraNodeCounts& counts) {
+  auto held = [&](uint32_t k) { return counts.results[set.slot_on_node[k]] > 0; };
+  std::vector<const DraDevice*> taken;
+  for (uint32_t k : partitions.devices) {
+    if (held(k)) taken.push_back(&set.devices[k]);
+  }
+  const DraCounterSets left = CountersLeft(partitions.sets, taken);
+  std::vector<uint32_t> out;
+  for (uint32_t k : partitions.devices) {
+    if (!held(k) && !CountersFit(set.devices[k], left)) out.push_back(k);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<uint32_t> DraBlockedDevices(const DraState& state, const std::string& node) {
+  if (!state.device_set) return {};
+  auto partitions = state.device_set->partitioned_nodes.find(node);
+  const std::shared_ptr<const DraNodeCounts>* counts = state.node_counts.Find(node);
+  if (partitions == state.device_set->partitioned_nodes.end() || !counts) return {};
+  return Blocked(*state.device_set, partitions->second, **counts);
+}
+
 void CountDraBlocked(const DraDeviceSet& set, const std::string& node, DraNodeCounts& counts) {
   auto partitions = set.partitioned_nodes.find(node);
   if (partitions == set.partitioned_nodes.end() || counts.classes.empty()) return;
-  auto held = [&](uint32_t k) { return counts.results[set.slot_on_node[k]] > 0; };
-  std::vector<const DraDevice*> taken;
-  for (uint32_t k : partitions->second.devices) {
-    if (held(k)) taken.push_back(&set.devices[k]);
-  }
-  const DraCounterSets left = CountersLeft(partitions->second.sets, taken);
   for (DraClassOnNode& on : counts.classes) on.blocked = 0;
-  for (uint32_t k : partitions->second.devices) {
-    if (held(k) || CountersFit(set.devices[k], left)) continue;
+  for (uint32_t k : Blocked(set, partitions->second, counts)) {
     for (uint32_t c : set.counted_for[k]) ++counts.classes[c].blocked;
   }
 }

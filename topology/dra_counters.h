@@ -10,6 +10,7 @@
 #ifndef GPU_TENANCY_TOPOLOGY_DRA_COUNTERS_H_
 #define GPU_TENANCY_TOPOLOGY_DRA_COUNTERS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ bool CountersFit(const DraDevice& device, const DraCounterSets& left);
 
 // Fills set.partitioned_nodes from the set's devices and the slices' counter sets.
 void IndexDraPartitions(DraDeviceSet& set, const std::vector<DraSlice>& slices);
+
+// The devices of `node` no claim holds whose counters the held ones use up (indices in
+// state.devices(), ascending); empty for a node without partitionable devices.
+std::vector<uint32_t> DraBlockedDevices(const DraState& state, const std::string& node);
 
 // Recounts counts.classes[*].blocked for one node of set.partitioned_nodes from the devices
 // counts.results says are held; a node without partitionable devices is left alone. Costs

@@ -165,6 +165,47 @@ TEST_F(DraClaimFitTest, UnknownClassesAndUnevaluatedSelectorsAreSaidSo) {
   EXPECT_EQ(nodes.at(1).answer, RequestOnNode::Answer::kNo);
 }
 
+// A DynamicMIG-style GPU: the whole GPU and the 3g.40gb placements on slices 0-3 and 4-7 draw
+// on one counter set; the placement on slices 0-3 is held.
+TEST_F(DraClaimFitTest, PartitionableDevicesTheHeldOnesUseUpAreBlocked) {
+  auto slices = [](int from, int to) {
+    DraCounters c;
+    for (int i = from; i < to; ++i) c["memory-slice-" + std::to_string(i)] = Quantity::FromUnits(1);
+    return c;
+  };
+  DraDevice whole = NvidiaDevice("dm", "gpu-0", "gpu");
+  whole.consumes_counters = {{"set", slices(0, 8)}};
+  DraDevice low = NvidiaDevice("dm", "gpu-0-mig-3g-0", "mig", "3g.40gb");
+  low.consumes_counters = {{"set", slices(0, 4)}};
+  DraDevice high = NvidiaDevice("dm", "gpu-0-mig-3g-4", "mig", "3g.40gb");
+  high.consumes_counters = {{"set", slices(4, 8)}};
+  DraSlice gpu = NodeSlice("dm", {whole, low, high});
+  gpu.shared_counters = {{"set", slices(0, 8)}};
+  const DraState dra =
+      MakeDraState({gpu}, {Holding("big", "dm", "gpu-0-mig-3g-0")},
+                   {{"mig.nvidia.com", {kMigClass}, ""}, {"gpu.nvidia.com", {kGpuClass}, ""}});
+
+  std::vector<ClaimOnNode> whole_gpu =
+      ClaimCandidates(Pending({Request("gpu", "gpu.nvidia.com")}), dra, {});
+  ASSERT_EQ(whole_gpu.size(), 1u);
+  EXPECT_EQ(whole_gpu[0].answer, RequestOnNode::Answer::kNo);
+  EXPECT_EQ(RequestOnNodeText(whole_gpu[0].requests.at(0)),
+            "gpu (gpu.nvidia.com): 1 wanted, 0 free match; 1 blocked by the counters held "
+            "devices use");
+
+  std::vector<ClaimOnNode> placement =
+      ClaimCandidates(Pending({Request("mig", "mig.nvidia.com")}), dra, {});
+  ASSERT_EQ(placement.size(), 1u);
+  EXPECT_EQ(placement[0].answer, RequestOnNode::Answer::kYes);
+  EXPECT_EQ(RequestOnNodeText(placement[0].requests.at(0)),
+            "mig (mig.nvidia.com): 1 wanted, 1 free match; 1 held by claims");
+
+  // allocationMode All cannot have a device that is blocked.
+  DraRequest all = Request("gpu", "gpu.nvidia.com");
+  all.all = true;
+  EXPECT_EQ(ClaimCandidates(Pending({all}), dra, {}).at(0).answer, RequestOnNode::Answer::kNo);
+}
+
 TEST_F(DraClaimFitTest, AClaimWithoutRequestsHasNoRows) {
   EXPECT_TRUE(ClaimCandidates(Pending({}), State(), kLimits).empty());
 }
