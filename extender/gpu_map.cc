@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "topology/dra_counters.h"
 #include "topology/policy.h"
 #include "topology/wellknown.h"
 
@@ -52,6 +53,13 @@ class MapWriter {
     });
     for (const topology::DraDevice& d : dra.devices()) {
       if (!d.node.empty()) devices_by_node_[d.node].push_back(&d);
+    }
+    if (dra.device_set) {
+      for (const auto& [node, partitions] : dra.device_set->partitioned_nodes) {
+        for (uint32_t k : topology::DraBlockedDevices(dra, node)) {
+          blocked_.insert(&dra.devices()[k]);
+        }
+      }
     }
   }
 
@@ -169,6 +177,9 @@ class MapWriter {
     auto holder = held_.find(d.Id().ToString());
     Str(w_, "tenant", holder == held_.end() ? "" : holder->second.tenant);
     Str(w_, "claim", holder == held_.end() ? "" : holder->second.claim);
+    // A partitionable device no claim holds whose shared counters held devices use up.
+    w_.Key("blocked");
+    w_.Bool(blocked_.contains(&d));
     w_.EndObject();
   }
 
@@ -178,6 +189,7 @@ class MapWriter {
   std::map<std::string, std::string> tenant_of_;  // namespace -> tenant
   std::set<std::string> tenants_, pools_;
   std::map<std::string, DraHolder> held_;  // device ID -> holder
+  std::set<const topology::DraDevice*> blocked_;
   std::map<std::string, std::vector<const topology::DraDevice*>> devices_by_node_;
 };
 

@@ -138,9 +138,14 @@ function drawNode(node, colours, tenantFilter) {
 }
 
 function drawDevices(devices, colours) {
-  const heldBy = (d) => (d.tenant ?
-    el('span', { class: `chip ${colourOf(d.tenant, colours)}` }, `${d.tenant} (${d.claim})`) :
-    'free');
+  const heldBy = (d) => {
+    if (d.tenant) {
+      return el('span', { class: `chip ${colourOf(d.tenant, colours)}` },
+        `${d.tenant} (${d.claim})`);
+    }
+    // A partition of a GPU whose counters held partitions use up.
+    return d.blocked ? 'blocked by held partitions' : 'free';
+  };
   return el('div', { class: 'table-wrap' }, el('table', { class: 'dra' },
     el('caption', { class: 'hint' }, 'DRA devices'),
     el('thead', {}, el('tr', {},

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -304,6 +306,59 @@ TEST_F(AllocationsTest, TheGpuMapShowsEachTenantsSlicesOnTheirNodes) {
   std::set<std::string> tenants;
   for (const rapidjson::Value& t : map["tenants"].GetArray()) tenants.insert(t.GetString());
   EXPECT_TRUE(tenants.count("acme") && tenants.count("bank") && tenants.count("research"));
+}
+
+// A GPU published as partitionable devices: while its 3g.40gb on slices 0-3 is held, the map
+// marks the whole GPU blocked and the 3g.40gb on slices 4-7 free.
+TEST_F(AllocationsTest, TheGpuMapMarksPartitionsTheHeldOnesBlock) {
+  topology::ClusterData data = DemoCluster();
+  auto memory_slices = [](int from, int to) {
+    topology::DraCounters c;
+    for (int i = from; i < to; ++i) {
+      c[absl::StrCat("memory-slice-", i)] = topology::Quantity::FromUnits(1);
+    }
+    return c;
+  };
+  topology::DraSlice slice;
+  slice.driver = "gpu.nvidia.com";
+  slice.pool = "dm-node";
+  slice.node = "dm-node";
+  slice.generation = 1;
+  slice.shared_counters = {{"gpu-0-counter-set", memory_slices(0, 8)}};
+  for (auto [name, from, to] : {std::tuple("gpu-0", 0, 8), std::tuple("gpu-0-mig-3g40gb-9-0", 0, 4),
+                                std::tuple("gpu-0-mig-3g40gb-9-4", 4, 8)}) {
+    topology::DraDevice d;
+    d.driver = slice.driver;
+    d.pool = slice.pool;
+    d.node = slice.node;
+    d.name = name;
+    d.type = from == 0 && to == 8 ? "gpu" : "mig";
+    d.consumes_counters = {{"gpu-0-counter-set", memory_slices(from, to)}};
+    slice.devices.push_back(d);
+  }
+  data.dra_slices = {slice};
+  topology::DraClaim big;
+  big.namespace_name = "research";
+  big.name = "big";
+  big.allocated = true;
+  big.allocated_node = "dm-node";
+  big.results = {{"r", "gpu.nvidia.com", "dm-node", "gpu-0-mig-3g40gb-9-0"}};
+  data.dra_claims = {big};
+  data.nodes.push_back({"dm-node", {{"kubernetes.io/hostname", "dm-node"}}, {}, {}});
+  Build(data);
+  rapidjson::Document map;
+  map.Parse(extender::GpuMapJson(state_).c_str());
+  ASSERT_TRUE(map.IsObject() && map["nodes"].IsArray());
+  std::map<std::string, std::pair<std::string, bool>> devices;  // -> claim, blocked
+  for (const rapidjson::Value& n : map["nodes"].GetArray()) {
+    for (const rapidjson::Value& d : n["draDevices"].GetArray()) {
+      devices[d["device"].GetString()] = {d["claim"].GetString(), d["blocked"].GetBool()};
+    }
+  }
+  using Row = std::pair<std::string, bool>;
+  EXPECT_EQ(devices["gpu.nvidia.com/dm-node/gpu-0"], Row("", true));
+  EXPECT_EQ(devices["gpu.nvidia.com/dm-node/gpu-0-mig-3g40gb-9-0"], Row("research/big", false));
+  EXPECT_EQ(devices["gpu.nvidia.com/dm-node/gpu-0-mig-3g40gb-9-4"], Row("", false));
 }
 
 }  // namespace
