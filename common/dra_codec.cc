@@ -181,15 +181,21 @@ absl::Status ParseAttributes(const JsonValue& attributes, const JsonPath& path, 
   return absl::OkStatus();
 }
 
+// A capacity or counter entry, {"value": <quantity>}.
+absl::StatusOr<topology::Quantity> ParseValueEntry(const JsonValue& entry, const JsonPath& path) {
+  const JsonPath value_path(path, "value");
+  if (!entry.IsObject()) return Invalid(path, "expected object");
+  const JsonValue* value = FindMember(entry, "value");
+  if (!value) return Invalid(value_path, "missing");
+  return ParseQuantityValue(*value, value_path.str());
+}
+
 absl::Status ParseCapacity(const JsonValue& capacity, const JsonPath& path, DraDevice& device) {
   for (const JsonValue::Member& m : capacity.GetObject()) {
     absl::string_view key = AsStringView(m.name);
     const JsonPath cap_path(path, key);
     const JsonPath value_path(cap_path, "value");
-    if (!m.value.IsObject()) return Invalid(cap_path, "expected object");
-    const JsonValue* value = FindMember(m.value, "value");
-    if (!value) return Invalid(value_path, "missing");
-    ASSIGN_OR_RETURN(topology::Quantity q, ParseQuantityValue(*value, value_path.str()));
+    ASSIGN_OR_RETURN(topology::Quantity q, ParseValueEntry(m.value, cap_path));
     device.capacity[QualifiedName(key, device.driver)] = q;
     if (LocalName(key, device.driver) != "memory") continue;
     if (q.IsNegative()) return Invalid(value_path, "negative");
@@ -199,38 +205,21 @@ absl::Status ParseCapacity(const JsonValue& capacity, const JsonPath& path, DraD
   return absl::OkStatus();
 }
 
-// A counters map ({"memory":{"value":"80Gi"}, ...}), each value a quantity that is not negative.
-absl::StatusOr<topology::DraCounters> ParseCounters(const JsonValue& holder, const JsonPath& path) {
-  ASSIGN_OR_RETURN(const JsonValue* counters, RequireObject(holder, "counters", path));
+// A counter set ({name, counters}) or a device's consumption ({counterSet, counters}): the
+// name under `name_key`, and the counters, each a quantity that is not negative.
+absl::Status ParseNamedCounters(const JsonValue& item, const JsonPath& path,
+                                absl::string_view name_key, std::string& name,
+                                topology::DraCounters& counters) {
+  RETURN_IF_ERROR(ReadString(item, name_key, path, name, kRequired));
+  ASSIGN_OR_RETURN(const JsonValue* entries, RequireObject(item, "counters", path));
   const JsonPath counters_path(path, "counters");
-  topology::DraCounters out;
-  for (const JsonValue::Member& m : counters->GetObject()) {
-    const absl::string_view name = AsStringView(m.name);
-    const JsonPath counter_path(counters_path, name);
-    const JsonPath value_path(counter_path, "value");
-    if (!m.value.IsObject()) return Invalid(counter_path, "expected object");
-    const JsonValue* value = FindMember(m.value, "value");
-    if (!value) return Invalid(value_path, "missing");
-    ASSIGN_OR_RETURN(topology::Quantity q, ParseQuantityValue(*value, value_path.str()));
-    if (q.IsNegative()) return Invalid(value_path, "negative");
-    out.emplace(std::string(name), q);
+  for (const JsonValue::Member& m : entries->GetObject()) {
+    const absl::string_view counter = AsStringView(m.name);
+    const JsonPath counter_path(counters_path, counter);
+    ASSIGN_OR_RETURN(topology::Quantity q, ParseValueEntry(m.value, counter_path));
+    if (q.IsNegative()) return Invalid(JsonPath(counter_path, "value"), "negative");
+    counters.emplace(std::string(counter), q);
   }
-  return out;
-}
-
-absl::Status ParseCounterSet(const JsonValue& item, const JsonPath& path, DraSlice& slice) {
-  topology::DraCounterSet set;
-  RETURN_IF_ERROR(ReadString(item, "name", path, set.name, kRequired));
-  ASSIGN_OR_RETURN(set.counters, ParseCounters(item, path));
-  slice.shared_counters.push_back(std::move(set));
-  return absl::OkStatus();
-}
-
-absl::Status ParseConsumption(const JsonValue& item, const JsonPath& path, DraDevice& device) {
-  topology::DraCounterConsumption consumption;
-  RETURN_IF_ERROR(ReadString(item, "counterSet", path, consumption.counter_set, kRequired));
-  ASSIGN_OR_RETURN(consumption.counters, ParseCounters(item, path));
-  device.consumes_counters.push_back(std::move(consumption));
   return absl::OkStatus();
 }
 
@@ -252,10 +241,11 @@ absl::Status ParseDevice(const JsonValue& item, const JsonPath& path, DraSlice& 
   }
   ASSIGN_OR_RETURN(const JsonValue* capacity, OptionalObject(*body, "capacity", body_path));
   if (capacity) RETURN_IF_ERROR(ParseCapacity(*capacity, JsonPath(body_path, "capacity"), device));
-  RETURN_IF_ERROR(ForEachObject(*body, "consumesCounters", body_path,
-                                [&](const JsonValue& consumption, const JsonPath& c_path) {
-                                  return ParseConsumption(consumption, c_path, device);
-                                }));
+  RETURN_IF_ERROR(ForEachObject(
+      *body, "consumesCounters", body_path, [&](const JsonValue& item, const JsonPath& c_path) {
+        topology::DraCounterConsumption& c = device.consumes_counters.emplace_back();
+        return ParseNamedCounters(item, c_path, "counterSet", c.counter_set, c.counters);
+      }));
   slice.devices.push_back(std::move(device));
   return absl::OkStatus();
 }
@@ -418,10 +408,11 @@ absl::StatusOr<DraSlice> ParseResourceSlice(const JsonValue& slice, absl::string
                                 [&](const JsonValue& device, const JsonPath& device_path) {
                                   return ParseDevice(device, device_path, out);
                                 }));
-  RETURN_IF_ERROR(ForEachObject(*spec, "sharedCounters", spec_path,
-                                [&](const JsonValue& set, const JsonPath& set_path) {
-                                  return ParseCounterSet(set, set_path, out);
-                                }));
+  RETURN_IF_ERROR(ForEachObject(
+      *spec, "sharedCounters", spec_path, [&](const JsonValue& item, const JsonPath& set_path) {
+        topology::DraCounterSet& set = out.shared_counters.emplace_back();
+        return ParseNamedCounters(item, set_path, "name", set.name, set.counters);
+      }));
   return out;
 }
 
