@@ -53,7 +53,7 @@ void IndexDraPartitions(DraDeviceSet& set, const std::vector<DraSlice>& slices) 
     auto node = set.partitioned_nodes.find(d.node);
     if (node == set.partitioned_nodes.end()) continue;
     node->second.devices.push_back(static_cast<uint32_t>(k));
-    // The pool's sets, once per pool.
+    // The sets of the device's pool; a pool seen before adds nothing new.
     for (auto it = sets.lower_bound({d.driver, d.pool, ""});
          it != sets.end() && it->first.driver == d.driver && it->first.pool == d.pool; ++it) {
       node->second.sets.insert(*it);
