@@ -5,10 +5,8 @@
 // --scheduler-config, the mig-parted config from --mig-parted-config.
 #include "views/audit.h"
 
-#include <chrono>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "cmd/commands.h"
@@ -18,10 +16,6 @@
 #include "common/flag_table.h"
 #include "common/json.h"
 #include "common/k8s_codec.h"
-#include "kube/api_client.h"
-#include "kube/cluster_state.h"
-#include "kube/config.h"
-#include "kube/live_source.h"
 #include "topology/status_macros.h"
 #include "views/audit_render.h"
 #include "webhook/claim_rules.h"
@@ -120,30 +114,6 @@ bool ListsKind(const common::JsonValue& items, absl::string_view kind) {
     if (k != nullptr && k->IsString() && k->GetString() == kind) return true;
   }
   return false;
-}
-
-// Lists the cluster once from kube-apiserver, as serve does at start.
-absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(const ParsedFlags& flags,
-                                                                     topology::Policy policy) {
-  ASSIGN_OR_RETURN(kube::ApiConfig config,
-                   flags.Has("kubeconfig")
-                       ? kube::LoadKubeconfig(flags.Get("kubeconfig"), flags.Get("context"))
-                       : kube::InClusterConfig());
-  ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> api, kube::ApiClient::Create(config));
-  auto state = std::make_shared<kube::ClusterState>(common::BuiltinCatalog());
-  state->SetPolicy(std::make_shared<const topology::Policy>(std::move(policy)));
-  kube::LiveSource source(*api, *state);
-  source.Start();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!source.synced() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  std::shared_ptr<const topology::ModelState> current = state->Current();
-  source.Stop();
-  if (current == nullptr || !source.synced()) {
-    return absl::UnavailableError("the cluster could not be listed within 60s");
-  }
-  return current;
 }
 
 }  // namespace

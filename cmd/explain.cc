@@ -2,6 +2,7 @@
 // cluster file (or the demo cluster) with the extender's own decision code, and shows the
 // state and devices of its DRA claims; for a claim not yet allocated, per node, whether free
 // devices pass its class's selectors and the tenant's limits.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -17,6 +18,9 @@
 #include "common/k8s_codec.h"
 #include "extender/allocations.h"
 #include "extender/decide.h"
+#include "plan/mig_recut.h"
+#include "plan/recut_document.h"
+#include "plan/recut_input.h"
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
 #include "topology/dra_claim_fit.h"
@@ -163,7 +167,7 @@ struct NodeRow {
 };
 
 void PrintText(const extender::PodDecision& d, const std::vector<ClaimRow>& claims,
-               const std::vector<NodeRow>& nodes) {
+               const std::vector<NodeRow>& nodes, const std::string& recut_advice) {
   std::cout << "pod     " << d.pod << "\n"
             << "tenant  " << d.tenant << " (tier " << (d.tier.empty() ? "none: denied" : d.tier)
             << ")\n"
@@ -201,6 +205,13 @@ void PrintText(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
                                  n.fits() ? "-" : n.reason);
   }
   std::cout << "\n" << fits << " of " << nodes.size() << " nodes can take the pod\n";
+  if (!recut_advice.empty()) {
+    std::cout
+        << "\n"
+        << recut_advice
+        << "\n  (`gpu-tenancy plan --from-cluster` proposes the re-cuts for every pending MIG pod, "
+           "with their mig-parted configs and reconfigure commands)\n";
+  }
   bool header = false;
   for (const NodeRow& n : nodes) {
     if (n.victims.empty()) continue;
@@ -266,7 +277,7 @@ void WriteCandidates(rapidjson::PrettyWriter<rapidjson::StringBuffer>& w,
 }
 
 void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& claims,
-               const std::vector<NodeRow>& nodes) {
+               const std::vector<NodeRow>& nodes, const std::string& recut_advice) {
   rapidjson::StringBuffer buffer;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
   w.SetIndent(' ', 2);
@@ -293,6 +304,12 @@ void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
   if (!d.quota.empty()) {
     w.Key("quota");
     extender::WriteQuotaLines(w, d.quota);
+  }
+  w.Key("recutAdvice");
+  if (recut_advice.empty()) {
+    w.Null();
+  } else {
+    w.String(recut_advice.c_str());
   }
   if (!claims.empty()) {
     w.Key("claims");
@@ -406,10 +423,18 @@ int RunExplain(const std::vector<std::string>& args) {
   const topology::TenantRef tenant = topology::ResolveTenant(
       *policy, pod->namespace_name, snapshot.NamespaceLabels(pod->namespace_name));
   std::vector<ClaimRow> claims = ClaimRows(*pod, snapshot.dra(), TenantLimits(tenant));
+  // Where no node takes a MIG pod as things stand, whether a re-cut of one it may use would.
+  std::string advice;
+  if (std::none_of(nodes.begin(), nodes.end(), [](const NodeRow& n) { return n.fits(); })) {
+    topology::PodFacts unbound = *pod;
+    unbound.node_name.clear();
+    plan::RecutInput recut = plan::RecutInputFromCluster(snapshot, *policy, {unbound});
+    advice = plan::RecutAdvice(recut, plan::ProposeRecuts(recut.problem));
+  }
   if (format == "json") {
-    PrintJson(*decision, claims, nodes);
+    PrintJson(*decision, claims, nodes, advice);
   } else {
-    PrintText(*decision, claims, nodes);
+    PrintText(*decision, claims, nodes, advice);
   }
   return 0;
 }

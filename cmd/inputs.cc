@@ -1,10 +1,17 @@
 #include "cmd/inputs.h"
 
+#include <chrono>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "common/k8s_codec.h"
 #include "common/mig_parted_codec.h"
+#include "kube/api_client.h"
+#include "kube/cluster_state.h"
+#include "kube/config.h"
+#include "kube/live_source.h"
 #include "topology/status_macros.h"
 
 absl::string_view EmbeddedDemoCluster();  // cmd/demo/cluster.yaml
@@ -91,6 +98,41 @@ absl::StatusOr<AuditSources> LoadAuditSources(const ParsedFlags& flags) {
     ASSIGN_OR_RETURN(out.managed_resources, ManagedResources(flags.Get("scheduler-config")));
   }
   return out;
+}
+
+absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
+    const ParsedFlags& flags, topology::Policy policy, std::vector<topology::PodFacts>* pending) {
+  ASSIGN_OR_RETURN(kube::ApiConfig config,
+                   flags.Has("kubeconfig")
+                       ? kube::LoadKubeconfig(flags.Get("kubeconfig"), flags.Get("context"))
+                       : kube::InClusterConfig());
+  ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> api, kube::ApiClient::Create(config));
+  auto state = std::make_shared<kube::ClusterState>(common::BuiltinCatalog());
+  state->SetPolicy(std::make_shared<const topology::Policy>(std::move(policy)));
+  kube::LiveSource source(*api, *state);
+  source.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!source.synced() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::shared_ptr<const topology::ModelState> current = state->Current();
+  source.Stop();
+  if (current == nullptr || !source.synced()) {
+    return absl::UnavailableError("the cluster could not be listed within 60s");
+  }
+  if (pending != nullptr) {
+    // The live state keeps the pods bound to nodes only.
+    const std::string path = "/api/v1/pods?fieldSelector=spec.nodeName%3D";
+    ASSIGN_OR_RETURN(kube::ApiResponse reply, api->Get(path));
+    if (reply.status != 200) {
+      return absl::UnavailableError(
+          absl::StrCat("listing pending pods: HTTP ", reply.status, ": ", reply.body));
+    }
+    ASSIGN_OR_RETURN(rapidjson::Document doc, common::ParseObjectText(reply.body));
+    ASSIGN_OR_RETURN(topology::ClusterData listed, common::ParseClusterList(doc));
+    *pending = std::move(listed.pods);
+  }
+  return current;
 }
 
 }  // namespace cmd

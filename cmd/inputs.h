@@ -25,6 +25,13 @@ absl::StatusOr<topology::Policy> LoadPolicyFlag(const ParsedFlags& flags);
 // --cluster-file FILE, else the demo cluster with --demo.
 absl::StatusOr<topology::ClusterData> LoadClusterFlag(const ParsedFlags& flags);
 
+// Lists the cluster once from kube-apiserver, as serve does at start: --kubeconfig FILE
+// [--context NAME], else the in-cluster service account. With `pending`, also lists the pods no
+// node holds yet, which the live state does not keep.
+absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
+    const ParsedFlags& flags, topology::Policy policy,
+    std::vector<topology::PodFacts>* pending = nullptr);
+
 // What the isolation audit reads besides the cluster (views/audit.h): --mig-parted-config FILE
 // (mig-parted YAML) and --scheduler-config FILE (a KubeSchedulerConfiguration: the
 // managedResources of its extenders). Each is absent when its flag is not given.

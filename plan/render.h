@@ -17,6 +17,7 @@ namespace plan {
 
 // Pretty JSON, two-space indent, no trailing newline.
 std::string RenderJson(const PlanDocument& doc);
+std::string RenderJsonTree(const Tree& tree);
 
 // Block-style YAML of the same tree; parses back to what RenderJson prints. Internal when
 // yaml-cpp's emitter fails (it never should).

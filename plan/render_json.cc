@@ -42,11 +42,13 @@ void Write(const Tree& t, Writer& w) {
 
 }  // namespace
 
-std::string RenderJson(const PlanDocument& doc) {
+std::string RenderJson(const PlanDocument& doc) { return RenderJsonTree(DocumentTree(doc)); }
+
+std::string RenderJsonTree(const Tree& tree) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.SetIndent(' ', 2);
-  Write(DocumentTree(doc), w);
+  Write(tree, w);
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 

@@ -342,7 +342,7 @@ workloads:
   EXPECT_THAT(unknown.out, HasSubstr("workloads[0].colour: unknown field"));
   Result usage = Plan("", true);
   EXPECT_EQ(usage.exit_code, 2);
-  EXPECT_THAT(usage.out, HasSubstr("--input is required"));
+  EXPECT_THAT(usage.out, HasSubstr("--input or --from-cluster is required"));
   EXPECT_EQ(Plan(Example() + " -o xml").exit_code, 2);
   EXPECT_EQ(Plan("--input /nonexistent/plan.yaml").exit_code, 2);
   EXPECT_EQ(Plan("--help").exit_code, 0);
