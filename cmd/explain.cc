@@ -206,11 +206,10 @@ void PrintText(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
   }
   std::cout << "\n" << fits << " of " << nodes.size() << " nodes can take the pod\n";
   if (!recut_advice.empty()) {
-    std::cout
-        << "\n"
-        << recut_advice
-        << "\n  (`gpu-tenancy plan --from-cluster` proposes the re-cuts for every pending MIG pod, "
-           "with their mig-parted configs and reconfigure commands)\n";
+    std::cout << "\n"
+              << recut_advice
+              << "\n  (`gpu-tenancy plan --from-cluster`: the re-cuts for all pending MIG pods, "
+                 "with configs and commands)\n";
   }
   bool header = false;
   for (const NodeRow& n : nodes) {
