@@ -11,9 +11,14 @@
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "common/mig_parted_codec.h"
+#include "common/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "test/support/fake_apiserver.h"
+#include "test/support/serve_process.h"
 #include "test/support/shell.h"
 #include "topology/mig_parted.h"
 
@@ -127,6 +132,38 @@ TEST(PlanFromClusterTest, TheDemoClusterNeedsNoReCut) {
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("acme/waiting on mig-a"));
   EXPECT_THAT(run.out, Not(HasSubstr("re-cut mig")));
+}
+
+// Without a cluster file the nodes and bound pods come from the live state serve builds, and the
+// pending pods from one list with spec.nodeName unset.
+TEST(PlanFromClusterTest, ListsALiveCluster) {
+  absl::StatusOr<std::unique_ptr<testing_support::FakeApiServer>> api =
+      testing_support::FakeApiServer::Start({});
+  ASSERT_TRUE(api.ok()) << api.status();
+  std::ifstream in(absl::StrCat(RecutDir(), "/cluster.yaml"));
+  std::stringstream yaml;
+  yaml << in.rdbuf();
+  absl::StatusOr<rapidjson::Document> list = common::YamlToJson(yaml.str());
+  ASSERT_TRUE(list.ok()) << list.status();
+  rapidjson::StringBuffer json;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(json);
+  list->Accept(writer);
+  ASSERT_TRUE((*api)->Load(json.GetString()).ok());
+  testing_support::TempDir dir;
+  const std::string kubeconfig = dir.File("kubeconfig");
+  std::ofstream(kubeconfig) << (*api)->Kubeconfig("    token: test-token");
+  testing_support::CommandResult run = RunBinary(absl::StrCat(
+      "plan --from-cluster -o json --kubeconfig ", testing_support::ShellQuote(kubeconfig),
+      " --policy '", RecutDir(), "/policy.yaml'"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const size_t start = run.out.find('{');  // after any log lines
+  ASSERT_NE(start, std::string::npos) << run.out;
+  absl::StatusOr<rapidjson::Document> doc = common::ParseJson(run.out.substr(start));
+  ASSERT_TRUE(doc.ok()) << doc.status() << run.out;
+  ASSERT_EQ((*doc)["recuts"].Size(), 1u) << run.out;
+  EXPECT_STREQ((*doc)["recuts"][0]["node"].GetString(), "one-pod");
+  EXPECT_THAT(StringsAt((*doc)["recuts"][0]["serves"]),
+              ElementsAre("acme/wants-3g", "research/wants-2g"));
 }
 
 TEST(PlanFromClusterTest, UsageMistakesExit2) {
