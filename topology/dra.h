@@ -275,6 +275,14 @@ struct DraDeviceSet {
   struct Partitions {
     std::vector<uint32_t> devices;
     DraCounterSets sets;
+    // The same compiled for the per-event recount, which then compares integers instead of
+    // looking up names: each counter of `sets` is a slot of `capacity` (in milli-units); entry
+    // i of `devices` consumes uses[uses_begin[i]] .. uses[uses_begin[i + 1] - 1] as (slot,
+    // amount). A device consuming a set or counter its pool lacks never fits.
+    std::vector<int64_t> capacity;
+    std::vector<std::pair<uint32_t, int64_t>> uses;
+    std::vector<uint32_t> uses_begin;
+    std::vector<bool> never_fits;
   };
   absl::flat_hash_map<std::string, Partitions> partitioned_nodes;
 };

@@ -1,6 +1,11 @@
 #include "topology/dra_counters.h"
 
+#include <map>
 #include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
 
 namespace topology {
 
@@ -41,6 +46,40 @@ bool CountersFit(const DraDevice& device, const DraCounterSets& left) {
   return true;
 }
 
+namespace {
+
+// Fills the compiled form of `p` from its devices and sets.
+void CompilePartitions(const DraDeviceSet& set, DraDeviceSet::Partitions& p) {
+  std::map<std::pair<DraCounterSetKey, std::string>, uint32_t, std::less<>> slots;
+  for (const auto& [key, counters] : p.sets) {
+    for (const auto& [name, amount] : counters) {
+      slots.emplace(std::make_pair(key, name), static_cast<uint32_t>(p.capacity.size()));
+      p.capacity.push_back(amount.milli());
+    }
+  }
+  for (uint32_t k : p.devices) {
+    const DraDevice& d = set.devices[k];
+    p.uses_begin.push_back(static_cast<uint32_t>(p.uses.size()));
+    bool never = false;
+    for (const DraCounterConsumption& consumption : d.consumes_counters) {
+      DraCounterSetKey key{d.driver, d.pool, consumption.counter_set};
+      for (const auto& [name, amount] : consumption.counters) {
+        auto slot = slots.find(std::make_pair(key, name));
+        if (slot == slots.end()) {
+          never = true;
+          continue;
+        }
+        p.uses.emplace_back(slot->second, amount.milli());
+      }
+      never = never || !p.sets.contains(key);
+    }
+    p.never_fits.push_back(never);
+  }
+  p.uses_begin.push_back(static_cast<uint32_t>(p.uses.size()));
+}
+
+}  // namespace
+
 void IndexDraPartitions(DraDeviceSet& set, const std::vector<DraSlice>& slices) {
   set.partitioned_nodes.clear();
   for (const DraDevice& d : set.devices) {
@@ -59,22 +98,33 @@ void IndexDraPartitions(DraDeviceSet& set, const std::vector<DraSlice>& slices) 
       node->second.sets.insert(*it);
     }
   }
+  for (auto& [node, partitions] : set.partitioned_nodes) CompilePartitions(set, partitions);
 }
 
 namespace {
 
-// The blocked devices of one node of set.partitioned_nodes, given its counts.
+// The blocked devices of one node of set.partitioned_nodes, given its counts: CountersLeft and
+// CountersFit over the compiled form.
 std::vector<uint32_t> Blocked(const DraDeviceSet& set, const DraDeviceSet::Partitions& partitions,
                               const DraNodeCounts& counts) {
   auto held = [&](uint32_t k) { return counts.results[set.slot_on_node[k]] > 0; };
-  std::vector<const DraDevice*> taken;
-  for (uint32_t k : partitions.devices) {
-    if (held(k)) taken.push_back(&set.devices[k]);
+  absl::InlinedVector<int64_t, 96> left(partitions.capacity.begin(), partitions.capacity.end());
+  const size_t n = partitions.devices.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (!held(partitions.devices[i])) continue;
+    for (uint32_t u = partitions.uses_begin[i]; u < partitions.uses_begin[i + 1]; ++u) {
+      left[partitions.uses[u].first] -= partitions.uses[u].second;
+    }
   }
-  const DraCounterSets left = CountersLeft(partitions.sets, taken);
   std::vector<uint32_t> out;
-  for (uint32_t k : partitions.devices) {
-    if (!held(k) && !CountersFit(set.devices[k], left)) out.push_back(k);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t k = partitions.devices[i];
+    if (held(k)) continue;
+    bool fits = !partitions.never_fits[i];
+    for (uint32_t u = partitions.uses_begin[i]; fits && u < partitions.uses_begin[i + 1]; ++u) {
+      fits = left[partitions.uses[u].first] >= partitions.uses[u].second;
+    }
+    if (!fits) out.push_back(k);
   }
   return out;
 }

@@ -135,6 +135,42 @@ TEST(DraCountersTest, HeldPlacementsLeaveExactlyWhatTheCatalogCanStillCut) {
   EXPECT_FALSE(after_big.contains("gpu-0-mig-1g.10gb-3"));
 }
 
+// The live state's per-node recount (a compiled form of the same arithmetic) blocks exactly
+// the unheld devices CountersFit refuses.
+TEST(DraCountersTest, TheStateBlocksWhatTheCountersRefuse) {
+  const DynamicMigGpu gpu = H100();
+  const std::vector<std::set<std::string>> cases = {
+      {},
+      {"gpu-0"},
+      {"gpu-0-mig-3g.40gb-0", "gpu-0-mig-1g.10gb-4"},
+      {"gpu-0-mig-2g.20gb-2", "gpu-0-mig-1g.20gb-6"},
+      {"gpu-0-mig-1g.10gb-0", "gpu-0-mig-1g.10gb-5"},
+  };
+  for (const std::set<std::string>& held : cases) {
+    std::vector<DraClaim> claims;
+    for (const std::string& device : held) {
+      DraClaim c;
+      c.namespace_name = "team-a";
+      c.name = device;
+      c.allocated = true;
+      c.allocated_node = "n1";
+      c.results = {{"r", gpu.slice.driver, gpu.slice.pool, device}};
+      claims.push_back(std::move(c));
+    }
+    const DraState state = MakeDraState({gpu.slice}, std::move(claims), {});
+    std::set<std::string> blocked;
+    for (uint32_t k : DraBlockedDevices(state, "n1")) {
+      blocked.insert(state.device_set->devices[k].name);
+    }
+    const std::set<std::string> free = FreeWith(gpu.slice, held);
+    std::set<std::string> want;
+    for (const DraDevice& d : gpu.slice.devices) {
+      if (!held.contains(d.name) && !free.contains(d.name)) want.insert(d.name);
+    }
+    EXPECT_EQ(blocked, want) << held.size() << " held";
+  }
+}
+
 TEST(DraCountersTest, TheWholeGpuHeldLeavesNoPlacement) {
   const DynamicMigGpu gpu = H100();
   EXPECT_TRUE(FreeWith(gpu.slice, {"gpu-0"}).empty());
