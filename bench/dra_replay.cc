@@ -11,12 +11,17 @@
 //                 Build, publish with ClusterState::ReplaceDra (the audit log is off: its cost
 //                 is the file write)
 //   baselines     the same parse of the line alone, and that plus decoding the claim
+//   dynamic_mig   instead, nodes of 8 H100s published as NVIDIA's DynamicMIG does: per GPU the
+//                 whole GPU and every MIG placement of the catalog, drawing on the GPU's memory
+//                 slice counters; the claims take 1g.10gb placements, so each event on such a
+//                 node also recounts the devices the held ones block
 // Per-event CPU should not grow with the devices (10,000 vs 40,000) or with the claims already
 // held (10,000 vs 30,000, in 32 other namespaces); bench/run.sh runs these in a process of
 // their own, five times, and divides the medians by the baselines measured in the same run.
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -29,6 +34,7 @@
 #include "common/json.h"
 #include "kube/cluster_state.h"
 #include "kube/dra_store.h"
+#include "topology/catalog.h"
 #include "topology/dra.h"
 
 namespace dra_replay {
@@ -63,12 +69,73 @@ topology::DraSlice GpuSlice(int n) {
   return s;
 }
 
+constexpr int kMigGpusPerNode = 8;
+constexpr int kSmallPlacementsPerGpu = 7;  // an H100's 1g.10gb placements
+
+std::string SmallPlacement(int k) {
+  return absl::StrCat("gpu-", k / kSmallPlacementsPerGpu, "-mig-1g.10gb-",
+                      k % kSmallPlacementsPerGpu);
+}
+
+// A node of 8 H100s as DynamicMIG publishes them: per GPU a counter set of its memory slices,
+// the whole GPU taking all of them, and one device per placement of each catalog profile
+// (media-extension profiles left out).
+topology::DraSlice DynamicMigSlice(int n) {
+  const topology::GpuModel* model = common::BuiltinCatalog().FindModel("H100-80GB");
+  if (model == nullptr) std::abort();
+  topology::DraSlice s;
+  s.name = NodeName(n) + "-gpu.nvidia.com";
+  s.driver = "gpu.nvidia.com";
+  s.pool = NodeName(n);
+  s.node = NodeName(n);
+  s.generation = 1;
+  auto device = [&](std::string name, const std::string& type, const std::string& set,
+                    int first_slice, int slices) {
+    topology::DraDevice d;
+    d.driver = s.driver;
+    d.pool = s.pool;
+    d.node = s.node;
+    d.name = std::move(name);
+    d.type = type;
+    d.attributes["gpu.nvidia.com/type"] = topology::DraAttribute::String(type);
+    topology::DraCounters takes;
+    for (int i = first_slice; i < first_slice + slices; ++i) {
+      takes[absl::StrCat("memory-slice-", i)] = topology::Quantity::FromUnits(1);
+    }
+    d.consumes_counters = {{set, std::move(takes)}};
+    s.devices.push_back(std::move(d));
+  };
+  for (int g = 0; g < kMigGpusPerNode; ++g) {
+    const std::string set = absl::StrCat("gpu-", g, "-counter-set");
+    topology::DraCounters all;
+    for (int i = 0; i < model->memory_slices; ++i) {
+      all[absl::StrCat("memory-slice-", i)] = topology::Quantity::FromUnits(1);
+    }
+    s.shared_counters.push_back({set, all});
+    device(absl::StrCat("gpu-", g), "gpu", set, 0, model->memory_slices);
+    for (const topology::MigProfile& profile : model->profiles) {
+      if (profile.name.find('+') != std::string::npos) continue;
+      for (int start : profile.placements) {
+        device(absl::StrCat("gpu-", g, "-mig-", profile.name, "-", start), "mig", set, start,
+               profile.memory_slices);
+      }
+    }
+  }
+  return s;
+}
+
+int DevicesPerNode(bool dynamic_mig) {
+  return dynamic_mig ? static_cast<int>(DynamicMigSlice(0).devices.size()) : kGpusPerNode;
+}
+
 // One claim's four watch lines, as kube-apiserver sends them for a pod's own claim.
-std::vector<std::string> ClaimEvents(int index, int nodes) {
+std::vector<std::string> ClaimEvents(int index, int nodes, bool dynamic_mig) {
   const std::string name = absl::StrCat("job-", index, "-gpu");
   const std::string ns = absl::StrCat("team-", index % 16);
   const std::string node = NodeName(index % nodes);
-  const std::string device = absl::StrCat("gpu-", (index / nodes) % kGpusPerNode);
+  const std::string device =
+      dynamic_mig ? SmallPlacement((index / nodes) % (kMigGpusPerNode * kSmallPlacementsPerGpu))
+                  : absl::StrCat("gpu-", (index / nodes) % kGpusPerNode);
   const std::string meta = absl::Substitute(
       R"("metadata":{"name":"$0","namespace":"$1","uid":"$0-uid","resourceVersion":"$2",)"
       R"("creationTimestamp":"2026-12-01T19:48:35Z",)"
@@ -108,18 +175,19 @@ std::shared_ptr<const topology::Policy> Policy() {
   return std::make_shared<topology::Policy>(*std::move(p));
 }
 
-// `devices` GPUs on devices/20 nodes, with `held` claims allocated before the replay.
-Cluster& ClusterOf(int devices, int held) {
-  static std::vector<std::pair<std::pair<int, int>, Cluster*>> made;
+// `devices` devices on nodes of 20 GPUs (or of 8 DynamicMIG GPUs), with `held` claims
+// allocated before the replay.
+Cluster& ClusterOf(int devices, int held, bool dynamic_mig) {
+  static std::vector<std::pair<std::tuple<int, int, bool>, Cluster*>> made;
   for (auto& [key, cluster] : made) {
-    if (key == std::make_pair(devices, held)) return *cluster;
+    if (key == std::make_tuple(devices, held, dynamic_mig)) return *cluster;
   }
   auto* c = new Cluster;
-  const int nodes = devices / kGpusPerNode;
+  const int nodes = devices / DevicesPerNode(dynamic_mig);
   std::vector<topology::DraSlice> slices;
   std::vector<topology::NodeFacts> node_facts;
   for (int n = 0; n < nodes; ++n) {
-    slices.push_back(GpuSlice(n));
+    slices.push_back(dynamic_mig ? DynamicMigSlice(n) : GpuSlice(n));
     node_facts.push_back({NodeName(n), {{"kubernetes.io/hostname", NodeName(n)}}, {}, {}});
   }
   c->store.ReplaceSlices(std::move(slices));
@@ -128,7 +196,8 @@ Cluster& ClusterOf(int devices, int held) {
         {"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"},
         "nvidia.com/gpu"}});
   // Held claims take the devices the replay does not use (the replay's claims use the first
-  // kClaims / nodes GPUs of each node).
+  // kClaims / nodes GPUs, or 1g.10gb placements, of each node).
+  const int small = kMigGpusPerNode * kSmallPlacementsPerGpu;
   std::vector<topology::DraClaim> claims;
   for (int i = 0; i < held; ++i) {
     topology::DraClaim claim;
@@ -139,7 +208,9 @@ Cluster& ClusterOf(int devices, int held) {
     const int n = i % nodes;
     claim.allocated_node = NodeName(n);
     claim.results = {{"gpu", "gpu.nvidia.com", NodeName(n),
-                      absl::StrCat("gpu-", kGpusPerNode - 1 - (i / nodes) % kGpusPerNode)}};
+                      dynamic_mig
+                          ? SmallPlacement(small - 1 - (i / nodes) % small)
+                          : absl::StrCat("gpu-", kGpusPerNode - 1 - (i / nodes) % kGpusPerNode)}};
     claims.push_back(std::move(claim));
   }
   c->store.ReplaceClaims(std::move(claims));
@@ -151,9 +222,9 @@ Cluster& ClusterOf(int devices, int held) {
   c->state.ReplaceDra(c->store.Build());
   if (!c->state.Current()) std::abort();
   for (int i = 0; i < kClaims; ++i) {
-    for (std::string& e : ClaimEvents(i, nodes)) c->events.push_back(std::move(e));
+    for (std::string& e : ClaimEvents(i, nodes, dynamic_mig)) c->events.push_back(std::move(e));
   }
-  made.emplace_back(std::make_pair(devices, held), c);
+  made.emplace_back(std::make_tuple(devices, held, dynamic_mig), c);
   return *c;
 }
 
@@ -186,11 +257,17 @@ void Apply(Cluster& c, const std::string& line) {
 void Label(benchmark::State& state, const Cluster& c) {
   state.counters["devices"] = static_cast<double>(state.range(0));
   state.counters["held_claims"] = static_cast<double>(state.range(1));
+  state.counters["dynamic_mig"] = static_cast<double>(state.range(2));
   state.counters["events"] = static_cast<double>(c.events.size());
 }
 
+Cluster& ClusterOf(const benchmark::State& state) {
+  return ClusterOf(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
+                   state.range(2) != 0);
+}
+
 void BM_DraWatchReplay(benchmark::State& state) {
-  Cluster& c = ClusterOf(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  Cluster& c = ClusterOf(state);
   size_t i = 0;
   for (auto _ : state) Apply(c, c.events[i++ % c.events.size()]);
   // A whole number of cycles leaves the state as it was, for the next run.
@@ -199,7 +276,7 @@ void BM_DraWatchReplay(benchmark::State& state) {
 }
 
 void BM_BaselineParseWatchLine(benchmark::State& state) {
-  Cluster& c = ClusterOf(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  Cluster& c = ClusterOf(state);
   size_t i = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(ParseLine(c.events[i++ % c.events.size()]));
@@ -208,7 +285,7 @@ void BM_BaselineParseWatchLine(benchmark::State& state) {
 }
 
 void BM_BaselineDecodeWatchLine(benchmark::State& state) {
-  Cluster& c = ClusterOf(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  Cluster& c = ClusterOf(state);
   size_t i = 0;
   for (auto _ : state) {
     absl::StatusOr<rapidjson::Document> doc = ParseLine(c.events[i++ % c.events.size()]);
@@ -217,12 +294,14 @@ void BM_BaselineDecodeWatchLine(benchmark::State& state) {
   Label(state, c);
 }
 
-#define DRA_REPLAY_ARGS         \
-  ArgNames({"devices", "held"}) \
-      ->Args({10000, 0})        \
-      ->Args({40000, 0})        \
-      ->Args({40000, 10000})    \
-      ->Args({40000, 30000})
+#define DRA_REPLAY_ARGS                        \
+  ArgNames({"devices", "held", "dynamic_mig"}) \
+      ->Args({10000, 0, 0})                    \
+      ->Args({40000, 0, 0})                    \
+      ->Args({40000, 10000, 0})                \
+      ->Args({40000, 30000, 0})                \
+      ->Args({40000, 0, 1})                    \
+      ->Args({40000, 10000, 1})
 BENCHMARK(BM_BaselineParseWatchLine)->DRA_REPLAY_ARGS;
 BENCHMARK(BM_BaselineDecodeWatchLine)->DRA_REPLAY_ARGS;
 BENCHMARK(BM_DraWatchReplay)->DRA_REPLAY_ARGS;
