@@ -8,11 +8,17 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "topology/cel_parse.h"
+#include "cel/parse.h"
+#include "cel/semver.h"
 #include "topology/quantity.h"
-#include "topology/semver.h"
 
 namespace topology {
+
+using cel::CelAst;
+using cel::CelCompareOp;
+using cel::CelNode;
+using cel::ParseCel;
+using cel::Semver;
 
 struct CompiledSelector::Program {
   std::string expression;

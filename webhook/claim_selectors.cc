@@ -6,8 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cel/parse.h"
 #include "rapidjson/document.h"
-#include "topology/cel_parse.h"
 
 namespace webhook {
 namespace {
@@ -97,12 +97,12 @@ std::string Annotation(const topology::TenantRef& tenant,
 
 // True for the NVIDIA driver's MIG profile attribute, in either spelling:
 // device.attributes["gpu.nvidia.com"].profile or device.attributes["gpu.nvidia.com"]["profile"].
-bool IsProfileAttribute(const topology::CelAst& ast, int node) {
-  using Kind = topology::CelNode::Kind;
+bool IsProfileAttribute(const cel::CelAst& ast, int node) {
+  using Kind = cel::CelNode::Kind;
   auto is_string = [&](int i, absl::string_view text) {
     return ast.nodes[i].kind == Kind::kString && ast.nodes[i].text == text;
   };
-  const topology::CelNode& n = ast.nodes[node];
+  const cel::CelNode& n = ast.nodes[node];
   int domain = -1;
   if (n.kind == Kind::kSelect && n.text == "profile") {
     domain = n.args[0];
@@ -111,16 +111,16 @@ bool IsProfileAttribute(const topology::CelAst& ast, int node) {
   } else {
     return false;
   }
-  const topology::CelNode& d = ast.nodes[domain];
+  const cel::CelNode& d = ast.nodes[domain];
   return d.kind == Kind::kIndex && ast.nodes[d.args[0]].kind == Kind::kAttributes &&
          is_string(d.args[1], "gpu.nvidia.com");
 }
 
 // The profiles one conjunct pins: `profile == "x"` (either side) or `profile in ["x", ...]`.
-std::optional<std::vector<std::string>> PinnedBy(const topology::CelAst& ast, int node) {
-  using Kind = topology::CelNode::Kind;
-  const topology::CelNode& n = ast.nodes[node];
-  if (n.kind == Kind::kCompare && n.op == topology::CelCompareOp::kEq) {
+std::optional<std::vector<std::string>> PinnedBy(const cel::CelAst& ast, int node) {
+  using Kind = cel::CelNode::Kind;
+  const cel::CelNode& n = ast.nodes[node];
+  if (n.kind == Kind::kCompare && n.op == cel::CelCompareOp::kEq) {
     for (auto [attribute, literal] :
          {std::pair(n.args[0], n.args[1]), std::pair(n.args[1], n.args[0])}) {
       if (IsProfileAttribute(ast, attribute) && ast.nodes[literal].kind == Kind::kString) {
@@ -142,8 +142,8 @@ std::optional<std::vector<std::string>> PinnedBy(const topology::CelAst& ast, in
 
 // The first conjunct of the expression (the root, or any operand of a top-level && chain,
 // parenthesized chains included) that pins profiles.
-std::optional<std::vector<std::string>> FirstPinned(const topology::CelAst& ast, int node) {
-  if (ast.nodes[node].kind != topology::CelNode::Kind::kAnd) return PinnedBy(ast, node);
+std::optional<std::vector<std::string>> FirstPinned(const cel::CelAst& ast, int node) {
+  if (ast.nodes[node].kind != cel::CelNode::Kind::kAnd) return PinnedBy(ast, node);
   for (int operand : ast.nodes[node].args) {
     if (auto pinned = FirstPinned(ast, operand)) return pinned;
   }
@@ -230,7 +230,7 @@ bool InjectTenantSelectors(const JsonValue& object, const ClaimView& claim,
 std::optional<std::vector<std::string>> PinnedProfiles(absl::string_view expression) {
   // The tree, even when it calls a function outside the evaluated subset: only its shape is
   // read here. An expression that does not parse pins nothing.
-  const topology::CelAst ast = topology::ParseCel(expression);
+  const cel::CelAst ast = cel::ParseCel(expression);
   if (ast.root < 0) return std::nullopt;
   return FirstPinned(ast, ast.root);
 }

@@ -57,7 +57,7 @@ bool InjectTenantSelectors(const common::JsonValue& object, const ClaimView& cla
 
 // The MIG profiles a selector pins by literal (`...profile == "1g.10gb"` or `...profile in
 // [...]` as one conjunct of a top-level && chain), or nullopt when that is not decidable. Read
-// from the parsed expression (topology/cel_parse.h), so every spelling CEL accepts counts:
+// from the parsed expression (cel/parse.h), so every spelling CEL accepts counts:
 // either quote, escapes, raw strings, parentheses, chains nested in parentheses, and conjuncts
 // that call functions the evaluator does not know.
 std::optional<std::vector<std::string>> PinnedProfiles(absl::string_view expression);

@@ -14,7 +14,7 @@
 //   MatchCondition c = WebhookMatchCondition(policy, ReviewKind::kValidate);
 //   // c.expression: "(request.kind.kind == 'Pod' && has(object.spec) && (...)) || ..."
 //
-// The expressions stay inside the CEL that topology/cel_data.h evaluates, so tests evaluate
+// The expressions stay inside the CEL that cel/data.h evaluates, so tests evaluate
 // the very text kube-apiserver will: every object the webhook acts on must make it true, and
 // no well-formed object may make it an error (an error counts as a failed call, which would
 // block the request again).

@@ -10,13 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "cel/data.h"
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/deploy/deploy_fixture.h"
 #include "test/support/shell.h"
 #include "test/webhook/cel_json.h"
-#include "topology/cel_data.h"
 #include "webhook/match_conditions.h"
 
 namespace {
@@ -212,24 +212,22 @@ TEST_F(DeployTest, WebhooksCarryTheirMatchConditions) {
       EXPECT_EQ(Str(config, "/webhooks/0/matchConditions/0/name"), want.name);
       const std::string expression = Str(config, "/webhooks/0/matchConditions/0/expression");
       EXPECT_EQ(expression, want.expression);
-      topology::CelCondition condition = topology::CelCondition::Compile(
-          expression, {std::begin(webhook::kMatchConditionVariables),
-                       std::end(webhook::kMatchConditionVariables)});
+      cel::CelCondition condition =
+          cel::CelCondition::Compile(expression, {std::begin(webhook::kMatchConditionVariables),
+                                                  std::end(webhook::kMatchConditionVariables)});
       ASSERT_TRUE(condition.supported()) << condition.unsupported_reason();
       for (const Probe& p : probes) {
         SCOPED_TRACE(p.name);
         absl::StatusOr<rapidjson::Document> object = common::ParseJson(p.object);
         ASSERT_TRUE(object.ok()) << object.status();
-        const topology::CelData object_data = webhook_test::ToCelData(*object);
-        const topology::CelData request = topology::CelData::Map(
-            {{"operation", topology::CelData::String("CREATE")},
-             {"kind", topology::CelData::Map({{"kind", topology::CelData::String(p.kind)}})}});
-        topology::CelResult r =
-            condition.Evaluate({{"object", &object_data}, {"request", &request}});
+        const cel::CelData object_data = webhook_test::ToCelData(*object);
+        const cel::CelData request = cel::CelData::Map(
+            {{"operation", cel::CelData::String("CREATE")},
+             {"kind", cel::CelData::Map({{"kind", cel::CelData::String(p.kind)}})}});
+        cel::CelResult r = condition.Evaluate({{"object", &object_data}, {"request", &request}});
         const bool want_selected =
             hook.review == webhook::ReviewKind::kValidate ? p.validate : p.mutate;
-        EXPECT_EQ(r.outcome,
-                  want_selected ? topology::CelOutcome::kTrue : topology::CelOutcome::kFalse)
+        EXPECT_EQ(r.outcome, want_selected ? cel::CelOutcome::kTrue : cel::CelOutcome::kFalse)
             << r.detail;
       }
     }

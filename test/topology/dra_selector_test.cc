@@ -7,15 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "cel/parse.h"
+#include "cel/semver.h"
 #include "common/dra_codec.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
-#include "topology/cel_parse.h"
 #include "topology/dra.h"
-#include "topology/semver.h"
 
 namespace topology {
 namespace {
+
+using cel::CelAst;
+using cel::CelNode;
+using cel::ParseCel;
+using cel::Semver;
 
 struct SelectorDevices {
   DraDevice gpu, mig_1g, mig_3g;
@@ -406,6 +411,16 @@ TEST(DraSelectorTest, UnqualifiedKeysBelongToTheDriver) {
   EXPECT_EQ(EvaluateSelector("device.capacity['example.com'].slots.isGreaterThan(quantity('3'))", d)
                 .outcome,
             SelectorOutcome::kMatch);
+}
+
+TEST(DraSelectorTest, TheMacrosAndNullOfPlainDataStayOutside) {
+  // The macros and null stay outside the device selector subset.
+  DraDevice device;
+  device.driver = "gpu.nvidia.com";
+  EXPECT_EQ(EvaluateSelector("[1].exists(x, x == 1)", device).detail, "macro exists");
+  EXPECT_EQ(EvaluateSelector("device.driver != null", device).detail, "null");
+  EXPECT_EQ(EvaluateSelector("object.spec == 1", device).detail,
+            "undeclared reference to 'object'");
 }
 
 }  // namespace

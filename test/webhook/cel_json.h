@@ -1,4 +1,4 @@
-// A JSON document as the plain data topology/cel_data.h evaluates, the way kube-apiserver hands
+// A JSON document as the plain data cel/data.h evaluates, the way kube-apiserver hands
 // an admission request to matchConditions (objects as maps, arrays as lists).
 #ifndef GPU_TENANCY_TEST_WEBHOOK_CEL_JSON_H_
 #define GPU_TENANCY_TEST_WEBHOOK_CEL_JSON_H_
@@ -8,14 +8,14 @@
 #include <utility>
 #include <vector>
 
+#include "cel/data.h"
 #include "rapidjson/document.h"
-#include "topology/cel_data.h"
 
 namespace webhook_test {
 
 // Numbers that are not whole become strings: no Kubernetes field the conditions read is one.
-inline topology::CelData ToCelData(const rapidjson::Value& v) {
-  using topology::CelData;
+inline cel::CelData ToCelData(const rapidjson::Value& v) {
+  using cel::CelData;
   if (v.IsNull()) return CelData::Null();
   if (v.IsBool()) return CelData::Bool(v.GetBool());
   if (v.IsInt64()) return CelData::Int(v.GetInt64());

@@ -14,23 +14,23 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cel/data.h"
 #include "common/config_loader.h"
 #include "gtest/gtest.h"
 #include "test/topology/dra_devices.h"
 #include "test/webhook/cel_json.h"
 #include "test/webhook/random_admission.h"
 #include "test/webhook/webhook_test_util.h"
-#include "topology/cel_data.h"
 #include "topology/scheduler_wiring.h"
 #include "webhook/review.h"
 
 namespace webhook {
 namespace {
 
-using topology::CelCondition;
-using topology::CelData;
-using topology::CelOutcome;
-using topology::CelResult;
+using cel::CelCondition;
+using cel::CelData;
+using cel::CelOutcome;
+using cel::CelResult;
 using webhook_test::Generator;
 using webhook_test::kNamespaces;
 using webhook_test::MakeRequest;

@@ -1,4 +1,4 @@
-#include "topology/cel_parse.h"
+#include "cel/parse.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "topology/cel_lex.h"
+#include "cel/lex.h"
 
-namespace topology {
+namespace cel {
 namespace {
 
 // Recursive descent over CEL's grammar, from `Expr` down to `Primary`. The first problem
@@ -497,4 +497,4 @@ CelAst ParseCel(absl::string_view expression, const CelDialect& dialect) {
   return Parse(expression, &dialect);
 }
 
-}  // namespace topology
+}  // namespace cel

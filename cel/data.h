@@ -18,8 +18,8 @@
 // false (all mirrors it); size() of strings (code points), lists and maps; on strings
 // startsWith, endsWith, contains, lowerAscii, upperAscii. Anything else is not evaluated, and
 // says why.
-#ifndef GPU_TENANCY_TOPOLOGY_CEL_DATA_H_
-#define GPU_TENANCY_TOPOLOGY_CEL_DATA_H_
+#ifndef GPU_TENANCY_CEL_DATA_H_
+#define GPU_TENANCY_CEL_DATA_H_
 
 #include <cstdint>
 #include <map>
@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-namespace topology {
+namespace cel {
 
 // A JSON-like value. A map keeps its keys unique, in insertion order.
 struct CelData {
@@ -89,6 +89,6 @@ class CelCondition {
   std::shared_ptr<const Program> program_;
 };
 
-}  // namespace topology
+}  // namespace cel
 
-#endif  // GPU_TENANCY_TOPOLOGY_CEL_DATA_H_
+#endif  // GPU_TENANCY_CEL_DATA_H_

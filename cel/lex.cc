@@ -1,4 +1,4 @@
-#include "topology/cel_lex.h"
+#include "cel/lex.h"
 
 #include <utility>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
-namespace topology {
+namespace cel {
 namespace {
 
 void AppendUtf8(uint32_t cp, std::string* out) {
@@ -344,4 +344,4 @@ std::vector<CelToken> LexCel(absl::string_view text, std::string* error) {
   return tokens;
 }
 
-}  // namespace topology
+}  // namespace cel

@@ -1,4 +1,4 @@
-#include "topology/cel_data.h"
+#include "cel/data.h"
 
 #include <algorithm>
 #include <optional>
@@ -6,9 +6,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "topology/cel_parse.h"
+#include "cel/parse.h"
 
-namespace topology {
+namespace cel {
 
 CelData::CelData() = default;
 CelData::CelData(const CelData&) = default;
@@ -505,4 +505,4 @@ CelResult CelCondition::Evaluate(
   return {v.flag ? CelOutcome::kTrue : CelOutcome::kFalse, ""};
 }
 
-}  // namespace topology
+}  // namespace cel

@@ -1,4 +1,4 @@
-#include "topology/semver.h"
+#include "cel/semver.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-namespace topology {
+namespace cel {
 namespace {
 
 bool AllDigits(absl::string_view s) {
@@ -99,4 +99,4 @@ std::string Semver::ToString() const {
   return out;
 }
 
-}  // namespace topology
+}  // namespace cel

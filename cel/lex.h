@@ -1,7 +1,7 @@
-// The lexical half of the CEL parser (topology/cel_parse.h): text to tokens, with CEL's string
-// literals decoded. Internal to topology/; the first problem ends the token list.
-#ifndef GPU_TENANCY_TOPOLOGY_CEL_LEX_H_
-#define GPU_TENANCY_TOPOLOGY_CEL_LEX_H_
+// The lexical half of the CEL parser (cel/parse.h): text to tokens, with CEL's string
+// literals decoded. Internal to cel/; the first problem ends the token list.
+#ifndef GPU_TENANCY_CEL_LEX_H_
+#define GPU_TENANCY_CEL_LEX_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace topology {
+namespace cel {
 
 enum class CelTok {
   kEnd,
@@ -55,6 +55,6 @@ struct CelToken {
 // the tokens are incomplete.
 std::vector<CelToken> LexCel(absl::string_view text, std::string* error);
 
-}  // namespace topology
+}  // namespace cel
 
-#endif  // GPU_TENANCY_TOPOLOGY_CEL_LEX_H_
+#endif  // GPU_TENANCY_CEL_LEX_H_

@@ -4,8 +4,8 @@
 //
 //   std::optional<Semver> a = Semver::Parse("9.0.0"), b = Semver::Parse("9.0.0-rc.1");
 //   Semver::Compare(*a, *b);   // 1: a release is newer than its pre-releases
-#ifndef GPU_TENANCY_TOPOLOGY_SEMVER_H_
-#define GPU_TENANCY_TOPOLOGY_SEMVER_H_
+#ifndef GPU_TENANCY_CEL_SEMVER_H_
+#define GPU_TENANCY_CEL_SEMVER_H_
 
 #include <cstdint>
 #include <optional>
@@ -14,7 +14,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace topology {
+namespace cel {
 
 struct Semver {
   uint64_t major = 0, minor = 0, patch = 0;
@@ -30,6 +30,6 @@ struct Semver {
   std::string ToString() const;
 };
 
-}  // namespace topology
+}  // namespace cel
 
-#endif  // GPU_TENANCY_TOPOLOGY_SEMVER_H_
+#endif  // GPU_TENANCY_CEL_SEMVER_H_

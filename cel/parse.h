@@ -1,13 +1,14 @@
-// The parse half of the DRA selector evaluator (topology/dra_selector.h): CEL text to a small
-// tree, for the subset of CEL that device selectors use. Anything outside the subset, and any
-// syntax error, is reported as the reason the expression cannot be evaluated; nothing here
-// throws or recurses without bound (nesting is capped at kMaxCelDepth). Two dialects share
-// the grammar: device selectors (dra_selector.h) and plain data (cel_data.h).
+// The parse half of every CEL evaluator (the DRA selectors of topology/dra_selector.h, plain
+// data in cel/data.h): CEL text to a small tree, for the subset of CEL that Kubernetes objects
+// carry in practice. Anything outside the subset, and any syntax error, is reported as the
+// reason the expression cannot be evaluated; nothing here throws or recurses without bound
+// (nesting is capped at kMaxCelDepth). Two dialects share the grammar: device selectors and
+// plain data.
 //
 //   CelAst ast = ParseCel("device.driver == 'gpu.nvidia.com'");
 //   if (!ast.unsupported.empty()) ...;   // e.g. "function matches"
-#ifndef GPU_TENANCY_TOPOLOGY_CEL_PARSE_H_
-#define GPU_TENANCY_TOPOLOGY_CEL_PARSE_H_
+#ifndef GPU_TENANCY_CEL_PARSE_H_
+#define GPU_TENANCY_CEL_PARSE_H_
 
 #include <cstdint>
 #include <string>
@@ -15,7 +16,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace topology {
+namespace cel {
 
 // Deepest tree (and parser recursion) accepted. Real selectors nest a handful of levels.
 inline constexpr int kMaxCelDepth = 48;
@@ -79,6 +80,6 @@ struct CelDialect {
 };
 CelAst ParseCel(absl::string_view expression, const CelDialect& dialect);
 
-}  // namespace topology
+}  // namespace cel
 
-#endif  // GPU_TENANCY_TOPOLOGY_CEL_PARSE_H_
+#endif  // GPU_TENANCY_CEL_PARSE_H_
