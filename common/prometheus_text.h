@@ -14,12 +14,13 @@
 
 #include <functional>
 #include <initializer_list>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace common {
 
@@ -61,8 +62,8 @@ class MetricsRegistry {
   std::string Render() const;
 
  private:
-  mutable std::mutex mu_;
-  std::vector<Collector> collectors_;
+  mutable absl::Mutex mu_;
+  std::vector<Collector> collectors_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace common

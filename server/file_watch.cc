@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 
 namespace server {
 
@@ -17,10 +18,9 @@ FileWatcher::FileWatcher(std::vector<std::string> paths, std::chrono::millisecon
 
 FileWatcher::~FileWatcher() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
   thread_.join();
 }
 
@@ -41,8 +41,11 @@ std::string FileWatcher::Fingerprint() const {
 void FileWatcher::Run() {
   std::string seen = std::move(seen_);
   std::string pending;
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::FromChrono(interval_))) return;
+    }
     std::string now = Fingerprint();
     if (now == seen) {
       pending.clear();
@@ -54,9 +57,7 @@ void FileWatcher::Run() {
     }
     seen = now;
     pending.clear();
-    lock.unlock();
     on_change_();
-    lock.lock();
   }
 }
 

@@ -5,12 +5,13 @@
 #define GPU_TENANCY_SERVER_FILE_WATCH_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace server {
 
@@ -32,9 +33,8 @@ class FileWatcher {
   std::chrono::milliseconds interval_;
   std::string seen_;  // the fingerprint at construction, for the thread to start from
   std::function<void()> on_change_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

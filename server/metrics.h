@@ -10,11 +10,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "common/prometheus_text.h"
 
 namespace server {
@@ -63,8 +64,8 @@ class LabeledCounter {
   };
   std::string name_, help_;
   std::vector<std::string> label_names_;
-  mutable std::mutex mu_;
-  std::map<std::vector<std::string>, uint64_t, ValuesLess> values_;
+  mutable absl::Mutex mu_;
+  std::map<std::vector<std::string>, uint64_t, ValuesLess> values_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace server

@@ -163,28 +163,29 @@ void OperatorListener::Wake() {
 void OperatorListener::Stop() {
   if (stopping_.exchange(true)) return;
   {
-    // Under the lock, so the handler thread cannot miss the flag between its check and wait.
-    std::lock_guard<std::mutex> lock(jobs_mu_);
+    // Releasing the lock makes the handler thread's Await look at the flag again.
+    absl::MutexLock lock(&jobs_mu_);
   }
-  jobs_ready_.notify_all();
   if (wake_fd_ >= 0) Wake();
   if (thread_.joinable()) thread_.join();
   if (handler_thread_.joinable()) handler_thread_.join();
 }
 
+bool OperatorListener::HandlerHasWork() const { return stopping_.load() || !queued_.empty(); }
+
 void OperatorListener::RunHandlers() {
   while (true) {
     Job job;
     {
-      std::unique_lock<std::mutex> lock(jobs_mu_);
-      jobs_ready_.wait(lock, [this] { return stopping_.load() || !queued_.empty(); });
+      absl::MutexLock lock(&jobs_mu_);
+      jobs_mu_.Await(absl::Condition(this, &OperatorListener::HandlerHasWork));
       if (stopping_.load()) return;
       job = std::move(queued_.front());
       queued_.pop_front();
     }
     job.reply = Serialize(Call(*job.route, job.query), job.head_only);
     {
-      std::lock_guard<std::mutex> lock(jobs_mu_);
+      absl::MutexLock lock(&jobs_mu_);
       done_.push_back(std::move(job));
     }
     Wake();
@@ -224,10 +225,9 @@ void OperatorListener::Answer(Connection& c, size_t head_end) {
         reply = JsonError(503, "too many requests waiting; retry later");
       } else {
         {
-          std::lock_guard<std::mutex> lock(jobs_mu_);
+          absl::MutexLock lock(&jobs_mu_);
           queued_.push_back(Job{c.id, &*route, head_only, std::string(query), {}});
         }
-        jobs_ready_.notify_one();
         ++in_handler_;
         c.stage = Connection::Stage::kWaiting;
         return;
@@ -286,7 +286,7 @@ void OperatorListener::Run() {
       (void)!read(wake_fd_, &count, sizeof(count));
     }
     {
-      std::lock_guard<std::mutex> lock(jobs_mu_);
+      absl::MutexLock lock(&jobs_mu_);
       finished.swap(done_);
     }
     for (Job& job : finished) {

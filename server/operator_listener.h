@@ -20,18 +20,18 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace server {
 
@@ -99,6 +99,8 @@ class OperatorListener {
   void Wake();
   // Parses a complete request head: sets the reply on `c`, or queues a job for it.
   void Answer(Connection& c, size_t head_end);
+  // What the handler thread waits for: a queued job, or Stop().
+  bool HandlerHasWork() const ABSL_SHARED_LOCKS_REQUIRED(jobs_mu_);
 
   std::vector<OperatorRoute> routes_;
   Options options_;
@@ -107,11 +109,10 @@ class OperatorListener {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> expired_{0};
-  std::mutex jobs_mu_;
-  std::condition_variable jobs_ready_;
-  std::deque<Job> queued_;  // for the handler thread
-  std::vector<Job> done_;   // for the loop
-  size_t in_handler_ = 0;   // queued or running; read and written by the loop thread only
+  absl::Mutex jobs_mu_;
+  std::deque<Job> queued_ ABSL_GUARDED_BY(jobs_mu_);  // for the handler thread
+  std::vector<Job> done_ ABSL_GUARDED_BY(jobs_mu_);   // for the loop
+  size_t in_handler_ = 0;  // queued or running; read and written by the loop thread only
   std::thread thread_;
   std::thread handler_thread_;
 };
