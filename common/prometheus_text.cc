@@ -52,14 +52,14 @@ void MetricsText::Sample(absl::string_view name, const std::vector<MetricLabel>&
 }
 
 void MetricsRegistry::Add(Collector collector) {
-  absl::MutexLock lock(&mu_);
+  common::MutexLock lock(&mu_);
   collectors_.push_back(std::move(collector));
 }
 
 std::string MetricsRegistry::Render() const {
   std::string out;
   MetricsText text(out);
-  absl::MutexLock lock(&mu_);
+  common::MutexLock lock(&mu_);
   for (const Collector& collect : collectors_) collect(text);
   return out;
 }

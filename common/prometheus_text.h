@@ -20,7 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 
 namespace common {
 
@@ -62,7 +62,7 @@ class MetricsRegistry {
   std::string Render() const;
 
  private:
-  mutable absl::Mutex mu_;
+  mutable common::Mutex mu_;
   std::vector<Collector> collectors_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/time.h"
 
 namespace server {
 
@@ -18,9 +17,10 @@ FileWatcher::FileWatcher(std::vector<std::string> paths, std::chrono::millisecon
 
 FileWatcher::~FileWatcher() {
   {
-    absl::MutexLock lock(&mu_);
+    common::MutexLock lock(&mu_);
     stop_ = true;
   }
+  stopped_.NotifyAll();
   thread_.join();
 }
 
@@ -38,14 +38,23 @@ std::string FileWatcher::Fingerprint() const {
   return out;
 }
 
+bool FileWatcher::Sleep() {
+  common::MutexLock lock(&mu_);
+  const auto until = std::chrono::steady_clock::now() + interval_;
+  while (!stop_) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds::zero()) return false;
+    stopped_.WaitFor(&mu_, left);
+  }
+  return true;
+}
+
 void FileWatcher::Run() {
   std::string seen = std::move(seen_);
   std::string pending;
   while (true) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::FromChrono(interval_))) return;
-    }
+    if (Sleep()) return;
     std::string now = Fingerprint();
     if (now == seen) {
       pending.clear();

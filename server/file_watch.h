@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 
 namespace server {
 
@@ -28,12 +28,15 @@ class FileWatcher {
  private:
   std::string Fingerprint() const;
   void Run();
+  // Waits one interval; true when the watcher is being stopped.
+  bool Sleep();
 
   std::vector<std::string> paths_;
   std::chrono::milliseconds interval_;
   std::string seen_;  // the fingerprint at construction, for the thread to start from
   std::function<void()> on_change_;
-  absl::Mutex mu_;
+  common::Mutex mu_;
+  common::CondVar stopped_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

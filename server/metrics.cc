@@ -56,7 +56,7 @@ void RequestMetrics::Collect(common::MetricsText& out) const {
 }
 
 void LabeledCounter::Add(const std::vector<absl::string_view>& label_values, uint64_t n) {
-  absl::MutexLock lock(&mu_);
+  common::MutexLock lock(&mu_);
   auto it = values_.find(label_values);
   if (it == values_.end()) {
     it = values_.emplace(std::vector<std::string>(label_values.begin(), label_values.end()), 0)
@@ -67,7 +67,7 @@ void LabeledCounter::Add(const std::vector<absl::string_view>& label_values, uin
 
 void LabeledCounter::Collect(common::MetricsText& out) const {
   out.Family(name_, common::MetricsText::kCounter, help_);
-  absl::MutexLock lock(&mu_);
+  common::MutexLock lock(&mu_);
   std::vector<common::MetricLabel> labels;
   for (const auto& [values, n] : values_) {
     labels.clear();

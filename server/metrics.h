@@ -15,7 +15,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 #include "common/prometheus_text.h"
 
 namespace server {
@@ -64,7 +64,7 @@ class LabeledCounter {
   };
   std::string name_, help_;
   std::vector<std::string> label_names_;
-  mutable absl::Mutex mu_;
+  mutable common::Mutex mu_;
   std::map<std::vector<std::string>, uint64_t, ValuesLess> values_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -163,9 +163,10 @@ void OperatorListener::Wake() {
 void OperatorListener::Stop() {
   if (stopping_.exchange(true)) return;
   {
-    // Releasing the lock makes the handler thread's Await look at the flag again.
-    absl::MutexLock lock(&jobs_mu_);
+    // Under the lock, so the handler thread cannot miss the flag between its check and wait.
+    common::MutexLock lock(&jobs_mu_);
   }
+  jobs_ready_.NotifyAll();
   if (wake_fd_ >= 0) Wake();
   if (thread_.joinable()) thread_.join();
   if (handler_thread_.joinable()) handler_thread_.join();
@@ -177,15 +178,15 @@ void OperatorListener::RunHandlers() {
   while (true) {
     Job job;
     {
-      absl::MutexLock lock(&jobs_mu_);
-      jobs_mu_.Await(absl::Condition(this, &OperatorListener::HandlerHasWork));
+      common::MutexLock lock(&jobs_mu_);
+      while (!HandlerHasWork()) jobs_ready_.Wait(&jobs_mu_);
       if (stopping_.load()) return;
       job = std::move(queued_.front());
       queued_.pop_front();
     }
     job.reply = Serialize(Call(*job.route, job.query), job.head_only);
     {
-      absl::MutexLock lock(&jobs_mu_);
+      common::MutexLock lock(&jobs_mu_);
       done_.push_back(std::move(job));
     }
     Wake();
@@ -225,9 +226,10 @@ void OperatorListener::Answer(Connection& c, size_t head_end) {
         reply = JsonError(503, "too many requests waiting; retry later");
       } else {
         {
-          absl::MutexLock lock(&jobs_mu_);
+          common::MutexLock lock(&jobs_mu_);
           queued_.push_back(Job{c.id, &*route, head_only, std::string(query), {}});
         }
+        jobs_ready_.NotifyOne();
         ++in_handler_;
         c.stage = Connection::Stage::kWaiting;
         return;
@@ -286,7 +288,7 @@ void OperatorListener::Run() {
       (void)!read(wake_fd_, &count, sizeof(count));
     }
     {
-      absl::MutexLock lock(&jobs_mu_);
+      common::MutexLock lock(&jobs_mu_);
       finished.swap(done_);
     }
     for (Job& job : finished) {

@@ -31,7 +31,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 
 namespace server {
 
@@ -109,7 +109,8 @@ class OperatorListener {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> expired_{0};
-  absl::Mutex jobs_mu_;
+  common::Mutex jobs_mu_;
+  common::CondVar jobs_ready_;
   std::deque<Job> queued_ ABSL_GUARDED_BY(jobs_mu_);  // for the handler thread
   std::vector<Job> done_ ABSL_GUARDED_BY(jobs_mu_);   // for the loop
   size_t in_handler_ = 0;  // queued or running; read and written by the loop thread only
