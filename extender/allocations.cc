@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/prometheus_text.h"
+#include "extender/dra_partitions.h"
 #include "extender/inventory.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -137,6 +138,70 @@ void AddClaims(const topology::ModelState& state, TenantOf tenant_of) {
   }
 }
 
+void WriteMemorySlices(Writer& w, const topology::DraDevice& d, const std::string& set) {
+  w.Key("memorySlices");
+  w.StartArray();
+  for (int i : MemorySlices(d, set)) w.Int(i);
+  w.EndArray();
+}
+
+// {"device", "migProfile", "memorySlices"} of one placement on `gpu`, then the caller's keys.
+void StartPlacement(Writer& w, const topology::DraDevice& d, const PartitionedGpu& gpu) {
+  w.StartObject();
+  w.Key("device");
+  String(w, d.name);
+  if (!d.profile.empty()) {
+    w.Key("migProfile");
+    String(w, d.profile);
+  }
+  WriteMemorySlices(w, d, gpu.counter_set);
+}
+
+// Each partitioned GPU: what allocated claims hold of it (and whose), what could still be cut,
+// and what the held placements block.
+void WritePartitionedGpus(Writer& w, const topology::ModelState& state) {
+  w.Key("partitionedGpus");
+  w.StartArray();
+  for (const PartitionedGpu& gpu : PartitionedGpus(state.snapshot->dra())) {
+    w.StartObject();
+    for (auto [key, value] : {std::pair{"node", &gpu.node},
+                              {"driver", &gpu.driver},
+                              {"pool", &gpu.pool},
+                              {"counterSet", &gpu.counter_set}}) {
+      w.Key(key);
+      String(w, *value);
+    }
+    w.Key("held");
+    w.StartArray();
+    for (const HeldPlacement& h : gpu.held) {
+      StartPlacement(w, *h.device, gpu);
+      if (h.claim) {
+        w.Key("claim");
+        String(w, absl::StrCat(h.claim->namespace_name, "/", h.claim->name));
+        w.Key("tenant");
+        String(w, topology::ResolveTenant(*state.policy, h.claim->namespace_name,
+                                          state.snapshot->NamespaceLabels(h.claim->namespace_name))
+                      .name);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("canStillCut");
+    w.StartArray();
+    for (const topology::DraDevice* d : gpu.can_cut) {
+      StartPlacement(w, *d, gpu);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("blocked");
+    w.StartArray();
+    for (const topology::DraDevice* d : gpu.blocked) String(w, d->name);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void WriteClaim(Writer& w, const ClaimAllocation& a) {
   const topology::DraClaim& c = *a.claim;
   w.StartObject();
@@ -167,6 +232,13 @@ void WriteClaim(Writer& w, const ClaimAllocation& a) {
     if (d->memory_mib) {
       w.Key("memoryMiB");
       w.Int64(*d->memory_mib);
+    }
+    // A partitionable placement: the GPU (counter set) it is a slice of, and where on it.
+    if (!d->consumes_counters.empty()) {
+      const std::string& set = d->consumes_counters.front().counter_set;
+      w.Key("partitionOf");
+      String(w, set);
+      WriteMemorySlices(w, *d, set);
     }
     w.EndObject();
   }
@@ -366,6 +438,7 @@ std::string AllocationsJson(const topology::ModelState& state,
     w.EndObject();
   }
   w.EndArray();
+  WritePartitionedGpus(w, state);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
