@@ -20,9 +20,9 @@ struct HeldPlacement {
 
 struct PartitionedGpu {
   std::string node, driver, pool, counter_set;
-  std::vector<HeldPlacement> held;                   // by device name
-  std::vector<const topology::DraDevice*> can_cut;   // by device name
-  std::vector<const topology::DraDevice*> blocked;   // by device name
+  std::vector<HeldPlacement> held;                  // by device name
+  std::vector<const topology::DraDevice*> can_cut;  // by device name
+  std::vector<const topology::DraDevice*> blocked;  // by device name
 };
 
 // Every counter set some device consumes, by node, driver, pool and set name.

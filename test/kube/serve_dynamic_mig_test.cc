@@ -117,9 +117,9 @@ TEST_F(ServeDynamicMigTest, TheInventoryShowsEachPlacementAsASliceOfItsGpu) {
 
 TEST_F(ServeDynamicMigTest, ExplainAgreesWithTheCounters) {
   auto explain = [&](const std::string& pod) {
-    return testing_support::RunShell(absl::StrCat(
-        testing_support::ShellQuote(GT_BINARY), " explain --cluster-file '", DynamicMigCluster(),
-        "' --policy '", Policy(), "' --pod team/", pod));
+    return testing_support::RunShell(absl::StrCat(testing_support::ShellQuote(GT_BINARY),
+                                                  " explain --cluster-file '", DynamicMigCluster(),
+                                                  "' --policy '", Policy(), "' --pod team/", pod));
   };
   // The second 3g.40gb: the other one holds slices 0-3 and the 1g.10gb slice 4.
   testing_support::CommandResult big2 = explain("wants-3g");
@@ -136,8 +136,8 @@ TEST_F(ServeDynamicMigTest, ExplainAgreesWithTheCounters) {
       << whole.out;
   // A 1g.10gb: slices 5 and 6 are still free.
   testing_support::CommandResult small2 = explain("wants-1g");
-  EXPECT_TRUE(absl::StrContains(small2.out,
-                                "dm-node  yes      r (mig.nvidia.com): 1 wanted, 2 free match"))
+  EXPECT_TRUE(
+      absl::StrContains(small2.out, "dm-node  yes      r (mig.nvidia.com): 1 wanted, 2 free match"))
       << small2.out;
   testing_support::CommandResult gpu = explain("wants-gpu");
   EXPECT_TRUE(absl::StrContains(
