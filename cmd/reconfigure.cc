@@ -173,8 +173,7 @@ void PrintPlan(const kube::GateReport& r) {
   for (const std::string& p : r.evictions) std::cout << "    " << p << "\n";
 }
 
-absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ParsedFlags& flags,
-                                                    kube::ApiClient& api) {
+absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ParsedFlags& flags, kube::Api& api) {
   if (flags.Has("mig-parted-config")) {
     std::string path = flags.Get("mig-parted-config");
     absl::StatusOr<std::string> text = ReadFile(path);

@@ -42,6 +42,7 @@
 #include "kube/config.h"
 #include "kube/leader.h"
 #include "kube/live_source.h"
+#include "kube/objects.h"
 #include "kube/usage_record.h"
 #include "server/dev_certs.h"
 #include "server/file_watch.h"
@@ -350,12 +351,13 @@ int RunServe(const std::vector<std::string>& args) {
         // kube-scheduler always reaches the one replica whose assume cache is authoritative.
         std::string pod_path =
             absl::StrCat("/api/v1/namespaces/", pod_namespace, "/pods/", pod_name);
-        kube::ApiClient* client = api.get();
+        kube::Api* client = api.get();
         lo.on_change = [client, pod_path](bool leader) {
-          std::string patch = absl::StrCat(R"({"metadata":{"labels":{")", topology::kLeaderLabel,
-                                           R"(":")", leader ? "true" : "false", R"("}}})");
           absl::StatusOr<kube::ApiResponse> r =
-              client->Patch(pod_path, patch, "application/merge-patch+json");
+              client->Patch(pod_path,
+                            kube::LabelsPatchJson(
+                                {{std::string(topology::kLeaderLabel), leader ? "true" : "false"}}),
+                            "application/merge-patch+json");
           if (!r.ok() || r->status != 200) {
             common::Log(
                 common::LogLevel::kWarn, "cannot label own pod as extender leader",

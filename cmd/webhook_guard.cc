@@ -30,7 +30,7 @@ constexpr Target kTargets[2] = {
 
 }  // namespace
 
-WebhookGuard::WebhookGuard(kube::ApiClient& api, WebhookGuardOptions options)
+WebhookGuard::WebhookGuard(kube::Api& api, WebhookGuardOptions options)
     : api_(api), options_(std::move(options)) {}
 
 WebhookGuard::~WebhookGuard() { Stop(); }

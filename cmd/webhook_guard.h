@@ -26,7 +26,7 @@
 #include <thread>
 
 #include "common/prometheus_text.h"
-#include "kube/api_client.h"
+#include "kube/api.h"
 #include "topology/policy.h"
 
 namespace cmd {
@@ -39,7 +39,7 @@ struct WebhookGuardOptions {
 
 class WebhookGuard {
  public:
-  WebhookGuard(kube::ApiClient& api, WebhookGuardOptions options);
+  WebhookGuard(kube::Api& api, WebhookGuardOptions options);
   ~WebhookGuard();  // Stop()
 
   void Start(std::shared_ptr<const topology::Policy> policy);
@@ -54,7 +54,7 @@ class WebhookGuard {
   void Run();
   void CheckAll(const topology::Policy& policy);
 
-  kube::ApiClient& api_;
+  kube::Api& api_;
   const WebhookGuardOptions options_;
   std::mutex mu_;
   std::condition_variable wake_;

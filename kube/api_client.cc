@@ -7,10 +7,10 @@
 
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "common/json.h"
 
 namespace kube {
 
@@ -27,6 +27,13 @@ struct ApiClient::OpenSsl {
 
 struct ApiClient::IdlePool {
   std::vector<std::unique_ptr<httplib::SSLClient>> clients;
+};
+
+// The client a stream handle keeps between its streams.
+struct ApiClient::StreamConnection final : Api::Stream::Connection {
+  void Stop() override { client->stop(); }
+  std::unique_ptr<httplib::SSLClient> client;
+  int read_timeout_seconds = 0;
 };
 
 namespace {
@@ -197,19 +204,20 @@ absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
   std::unique_ptr<httplib::SSLClient> own;
   httplib::SSLClient* cli = nullptr;
   if (cancel_handle) {
-    std::lock_guard<std::mutex> lock(cancel_handle->mu_);
-    if (cancel_handle->cancelled()) return absl::CancelledError("watch cancelled");
-    if (cancel_handle->interrupt_pending_) {
-      cancel_handle->interrupt_pending_ = false;
-      return absl::AbortedError("watch interrupted");
-    }
-    if (!cancel_handle->client_ || cancel_handle->read_timeout_seconds_ != read_timeout_seconds) {
-      cancel_handle->client_ = NewConnection(read_timeout_seconds);
-      cancel_handle->client_->set_keep_alive(false);
-      cancel_handle->read_timeout_seconds_ = read_timeout_seconds;
-    }
-    cancel_handle->interrupted_.store(false);
-    cancel_handle->active_ = cli = cancel_handle->client_.get();
+    absl::Status begun = cancel_handle->Begin([&](std::unique_ptr<Stream::Connection>& kept) {
+      auto* mine = dynamic_cast<StreamConnection*>(kept.get());
+      if (mine == nullptr || mine->read_timeout_seconds != read_timeout_seconds) {
+        auto fresh = std::make_unique<StreamConnection>();
+        fresh->client = NewConnection(read_timeout_seconds);
+        fresh->client->set_keep_alive(false);
+        fresh->read_timeout_seconds = read_timeout_seconds;
+        mine = fresh.get();
+        kept = std::move(fresh);
+      }
+      cli = mine->client.get();
+      return mine;
+    });
+    if (!begun.ok()) return begun;
   } else {
     own = NewConnection(read_timeout_seconds);
     own->set_keep_alive(false);
@@ -223,9 +231,7 @@ absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
   bool stopped = false;
   // Cancel() may come before the connection exists (stop() then has nothing to close): the
   // handlers check it, so a cancelled watch ends at its first byte instead of its timeout.
-  auto cancelled = [cancel_handle] {
-    return cancel_handle && (cancel_handle->cancelled() || cancel_handle->interrupted_.load());
-  };
+  auto cancelled = [cancel_handle] { return cancel_handle && cancel_handle->stopping(); };
   httplib::Result r = cli->Get(
       path.c_str(), headers,
       [&](const httplib::Response& res) {
@@ -247,10 +253,7 @@ absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
         pending.erase(0, start);
         return true;
       });
-  if (cancel_handle) {
-    std::lock_guard<std::mutex> lock(cancel_handle->mu_);
-    cancel_handle->active_ = nullptr;
-  }
+  if (cancel_handle) cancel_handle->End();
   if (status != 200 && !pending.empty()) on_line(pending);
   // As in Send(): after a 401 the token file is read again for the next attempt.
   if (status == 401 && !config_.token_file.empty()) Token(/*reread=*/true);
@@ -261,34 +264,6 @@ absl::StatusOr<int> ApiClient::StreamLines(const std::string& path,
         absl::StrCat("watch ", path, ": ", httplib::to_string(r.error())));
   }
   return status;
-}
-
-ApiClient::Stream::Stream() = default;
-ApiClient::Stream::~Stream() = default;
-
-void ApiClient::Stream::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
-  cancelled_.store(true);
-  if (active_) active_->stop();
-}
-
-void ApiClient::Stream::Interrupt() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (active_) {
-    interrupted_.store(true);
-    active_->stop();
-  } else {
-    interrupt_pending_ = true;
-  }
-}
-
-std::string DescribeError(const ApiResponse& response) {
-  absl::StatusOr<rapidjson::Document> doc = common::ParseJson(response.body);
-  if (doc.ok()) {
-    absl::string_view message = common::StringOr(*doc, "message");
-    if (!message.empty()) return absl::StrCat("HTTP ", response.status, ": ", message);
-  }
-  return absl::StrCat("HTTP ", response.status, ": ", response.body.substr(0, 200));
 }
 
 }  // namespace kube

@@ -8,7 +8,7 @@
 
 #include "common/audit_log.h"
 #include "extender/bind.h"
-#include "kube/api_client.h"
+#include "kube/api.h"
 #include "kube/clock.h"
 #include "kube/cluster_state.h"
 #include "kube/event_recorder.h"
@@ -19,7 +19,7 @@ class ApiBinder : public extender::BindBackend {
  public:
   // `events` may be null (no Events posted). Assumptions expire `assume_ttl` after bind on
   // `clock`, the one the LiveSource expiring them reads (its reflector.clock).
-  ApiBinder(ApiClient& client, ClusterState& state, std::chrono::milliseconds assume_ttl,
+  ApiBinder(Api& client, ClusterState& state, std::chrono::milliseconds assume_ttl,
             EventRecorder* events = nullptr, Clock* clock = &Clock::Real())
       : client_(client), state_(state), assume_ttl_(assume_ttl), events_(events), clock_(clock) {}
 
@@ -41,7 +41,7 @@ class ApiBinder : public extender::BindBackend {
               absl::string_view error) override;
 
  private:
-  ApiClient& client_;
+  Api& client_;
   ClusterState& state_;
   std::chrono::milliseconds assume_ttl_;
   EventRecorder* events_;

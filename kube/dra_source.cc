@@ -98,7 +98,7 @@ common::ClaimAudit ClaimAuditEvent(const ClaimTransition& transition,
   return r;
 }
 
-DraSource::DraSource(ApiClient& client, ClusterState& state, ReflectorOptions options)
+DraSource::DraSource(Api& client, ClusterState& state, ReflectorOptions options)
     : client_(client), state_(state), options_(options) {}
 
 DraSource::~DraSource() { Stop(); }

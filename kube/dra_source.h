@@ -31,7 +31,7 @@
 
 #include "common/audit_log.h"
 #include "common/json.h"
-#include "kube/api_client.h"
+#include "kube/api.h"
 #include "kube/cluster_state.h"
 #include "kube/dra_store.h"
 #include "kube/reflector.h"
@@ -53,7 +53,7 @@ common::ClaimAudit ClaimAuditEvent(const ClaimTransition& transition,
 
 class DraSource {
  public:
-  DraSource(ApiClient& client, ClusterState& state, ReflectorOptions options = {});
+  DraSource(Api& client, ClusterState& state, ReflectorOptions options = {});
   ~DraSource();  // Stop()
 
   void Start();
@@ -84,7 +84,7 @@ class DraSource {
   void Audit(const std::vector<ClaimTransition>& transitions, const topology::DraState& before,
              const topology::DraState& after);
 
-  ApiClient& client_;
+  Api& client_;
   ClusterState& state_;
   ReflectorOptions options_;
   common::AuditLog* audit_ = nullptr;

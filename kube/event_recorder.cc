@@ -8,7 +8,7 @@
 
 namespace kube {
 
-EventRecorder::EventRecorder(ApiClient& client, size_t max_pending)
+EventRecorder::EventRecorder(Api& client, size_t max_pending)
     : client_(client), max_pending_(max_pending) {
   thread_ = std::thread([this] { Run(); });
 }

@@ -11,14 +11,14 @@
 #include <string>
 #include <thread>
 
-#include "kube/api_client.h"
+#include "kube/api.h"
 #include "kube/objects.h"
 
 namespace kube {
 
 class EventRecorder {
  public:
-  explicit EventRecorder(ApiClient& client, size_t max_pending = 1000);
+  explicit EventRecorder(Api& client, size_t max_pending = 1000);
   ~EventRecorder();  // posts what is queued (briefly), then stops
 
   void Record(PodEvent event);
@@ -28,7 +28,7 @@ class EventRecorder {
  private:
   void Run();
 
-  ApiClient& client_;
+  Api& client_;
   size_t max_pending_;
   std::mutex mu_;
   std::condition_variable cv_;

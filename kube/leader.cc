@@ -57,7 +57,7 @@ std::string LeaseBody(const LeaderOptions& o, const LeaseRecord& r) {
 
 }  // namespace
 
-LeaderElector::LeaderElector(ApiClient& client, LeaderOptions options)
+LeaderElector::LeaderElector(Api& client, LeaderOptions options)
     : client_(client), options_(std::move(options)) {
   path_ =
       absl::StrCat("/apis/coordination.k8s.io/v1/namespaces/", options_.namespace_name, "/leases");

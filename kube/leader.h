@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "kube/api_client.h"
+#include "kube/api.h"
 #include "kube/clock.h"
 
 namespace kube {
@@ -35,7 +35,7 @@ struct LeaderOptions {
 
 class LeaderElector {
  public:
-  LeaderElector(ApiClient& client, LeaderOptions options);
+  LeaderElector(Api& client, LeaderOptions options);
   ~LeaderElector();  // stops; a leader releases the lease so a peer takes over at once
 
   void Start();
@@ -52,7 +52,7 @@ class LeaderElector {
   void SetLeader(bool leader);
   void Release();
 
-  ApiClient& client_;
+  Api& client_;
   LeaderOptions options_;
   std::string path_;
   std::atomic<bool> leader_{false};

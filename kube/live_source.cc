@@ -28,7 +28,7 @@ std::string UidOrKey(const common::JsonValue& object) {
 
 }  // namespace
 
-LiveSource::LiveSource(ApiClient& client, ClusterState& state, LiveSourceOptions options)
+LiveSource::LiveSource(Api& client, ClusterState& state, LiveSourceOptions options)
     : state_(state), options_(options) {
   state_.RequireNamespaces();
   if (options.dra) {

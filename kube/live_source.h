@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "kube/api_client.h"
+#include "kube/api.h"
 #include "kube/cluster_state.h"
 #include "kube/dra_source.h"
 #include "kube/reflector.h"
@@ -30,7 +30,7 @@ struct LiveSourceOptions {
 
 class LiveSource {
  public:
-  LiveSource(ApiClient& client, ClusterState& state, LiveSourceOptions options = {});
+  LiveSource(Api& client, ClusterState& state, LiveSourceOptions options = {});
   ~LiveSource();
 
   void Start();

@@ -5,8 +5,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/json.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
+#include "kube/objects.h"
 #include "topology/quantity.h"
 #include "topology/reconfigure_rules.h"
 #include "topology/status_macros.h"
@@ -21,13 +20,6 @@ using common::JsonValue;
 using common::StringOr;
 
 constexpr char kMergePatch[] = "application/merge-patch+json";
-
-std::string Quote(absl::string_view s) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  return std::string(buf.GetString(), buf.GetSize());
-}
 
 // `what` names the call in the error, e.g. "get node gpu-1".
 absl::Status CallError(absl::string_view what, const ApiResponse& r) {
@@ -110,7 +102,7 @@ PodFacts ParsePod(const JsonValue& pod) {
   return p;
 }
 
-absl::StatusOr<std::vector<PodFacts>> ListPods(ApiClient& api, const std::string& path) {
+absl::StatusOr<std::vector<PodFacts>> ListPods(Api& api, const std::string& path) {
   absl::StatusOr<ApiResponse> r = api.Get(path);
   RETURN_IF_ERROR(Expect("list pods", r, {200}));
   ASSIGN_OR_RETURN(rapidjson::Document doc, common::ParseJson(r->body));
@@ -155,21 +147,21 @@ absl::StatusOr<NodeFacts> ParseNode(absl::string_view json) {
   return n;
 }
 
-absl::StatusOr<NodeFacts> GetNode(ApiClient& api, const std::string& node) {
+absl::StatusOr<NodeFacts> GetNode(Api& api, const std::string& node) {
   absl::StatusOr<ApiResponse> r = api.Get(absl::StrCat("/api/v1/nodes/", node));
   RETURN_IF_ERROR(Expect(absl::StrCat("get node ", node), r, {200}));
   return ParseNode(r->body);
 }
 
-absl::StatusOr<std::vector<PodFacts>> ListPodsOnNode(ApiClient& api, const std::string& node) {
+absl::StatusOr<std::vector<PodFacts>> ListPodsOnNode(Api& api, const std::string& node) {
   return ListPods(api, absl::StrCat("/api/v1/pods?fieldSelector=spec.nodeName%3D", node));
 }
 
-absl::StatusOr<std::vector<PodFacts>> ListPodsInNamespace(ApiClient& api, const std::string& ns) {
+absl::StatusOr<std::vector<PodFacts>> ListPodsInNamespace(Api& api, const std::string& ns) {
   return ListPods(api, absl::StrCat("/api/v1/namespaces/", ns, "/pods"));
 }
 
-absl::StatusOr<int> OwnerReplicas(ApiClient& api, const std::string& ns, const PodOwner& owner) {
+absl::StatusOr<int> OwnerReplicas(Api& api, const std::string& ns, const PodOwner& owner) {
   std::string plural;
   if (owner.kind == "ReplicaSet") plural = "replicasets";
   if (owner.kind == "StatefulSet") plural = "statefulsets";
@@ -189,34 +181,26 @@ absl::StatusOr<int> OwnerReplicas(ApiClient& api, const std::string& ns, const P
   return replicas->GetInt();
 }
 
-absl::Status SetUnschedulable(ApiClient& api, const std::string& node, bool value) {
-  // null removes the field, as `kubectl uncordon` leaves the node.
-  std::string body = absl::StrCat(R"({"spec":{"unschedulable":)", value ? "true" : "null", "}}");
-  return Expect(absl::StrCat(value ? "cordon " : "uncordon ", node),
-                api.Patch(absl::StrCat("/api/v1/nodes/", node), body, kMergePatch), {200});
+absl::Status SetUnschedulable(Api& api, const std::string& node, bool value) {
+  return Expect(
+      absl::StrCat(value ? "cordon " : "uncordon ", node),
+      api.Patch(absl::StrCat("/api/v1/nodes/", node), UnschedulablePatchJson(value), kMergePatch),
+      {200});
 }
 
 absl::Status SetNodeLabels(
-    ApiClient& api, const std::string& node,
+    Api& api, const std::string& node,
     const std::vector<std::pair<std::string, std::optional<std::string>>>& labels) {
-  std::string body = R"({"metadata":{"labels":{)";
-  for (size_t i = 0; i < labels.size(); ++i) {
-    absl::StrAppend(&body, i ? "," : "", Quote(labels[i].first), ":",
-                    labels[i].second ? Quote(*labels[i].second) : "null");
-  }
-  body += "}}}";
-  return Expect(absl::StrCat("label node ", node),
-                api.Patch(absl::StrCat("/api/v1/nodes/", node), body, kMergePatch), {200});
+  return Expect(
+      absl::StrCat("label node ", node),
+      api.Patch(absl::StrCat("/api/v1/nodes/", node), LabelsPatchJson(labels), kMergePatch), {200});
 }
 
-absl::StatusOr<Eviction> EvictPod(ApiClient& api, const PodFacts& pod) {
-  std::string body =
-      absl::StrCat(R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":)",
-                   Quote(pod.name), R"(,"namespace":)", Quote(pod.namespace_name), "}}");
+absl::StatusOr<Eviction> EvictPod(Api& api, const PodFacts& pod) {
   std::string what = absl::StrCat("evict pod ", pod.Key());
   absl::StatusOr<ApiResponse> r = api.Post(
       absl::StrCat("/api/v1/namespaces/", pod.namespace_name, "/pods/", pod.name, "/eviction"),
-      body);
+      EvictionJson(pod.namespace_name, pod.name));
   if (!r.ok()) return absl::UnavailableError(absl::StrCat(what, ": ", r.status().message()));
   if (r->status == 200 || r->status == 201) return Eviction{EvictionResult::kEvicted, ""};
   if (r->status == 404) return Eviction{EvictionResult::kGone, ""};
@@ -224,9 +208,8 @@ absl::StatusOr<Eviction> EvictPod(ApiClient& api, const PodFacts& pod) {
   return CallError(what, *r);
 }
 
-absl::Status WatchNode(ApiClient& api, const std::string& node, const std::string& resource_version,
-                       const std::function<bool(const NodeFacts&)>& on_node,
-                       ApiClient::Stream* stream) {
+absl::Status WatchNode(Api& api, const std::string& node, const std::string& resource_version,
+                       const std::function<bool(const NodeFacts&)>& on_node, Api::Stream* stream) {
   std::string path = absl::StrCat("/api/v1/nodes?watch=1&fieldSelector=metadata.name%3D", node,
                                   "&resourceVersion=", resource_version, "&timeoutSeconds=300");
   absl::Status bad;
@@ -259,39 +242,24 @@ absl::Status WatchNode(ApiClient& api, const std::string& node, const std::strin
   return absl::OkStatus();
 }
 
-absl::Status PostNodeEvent(ApiClient& api, const NodeFacts& node, bool warning,
-                           absl::string_view reason, absl::string_view message) {
-  std::string now = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
-  std::string body = absl::StrCat(
-      R"({"apiVersion":"v1","kind":"Event","metadata":{"generateName":)",
-      Quote(absl::StrCat(node.name, ".")), R"(,"namespace":"default"},)",
-      R"("involvedObject":{"apiVersion":"v1","kind":"Node","name":)", Quote(node.name),
-      R"(,"uid":)", Quote(node.uid), R"(},"reason":)", Quote(reason), R"(,"message":)",
-      Quote(message), R"(,"type":)", warning ? R"("Warning")" : R"("Normal")",
-      R"(,"source":{"component":"gpu-tenancy"},"firstTimestamp":)", Quote(now),
-      R"(,"lastTimestamp":)", Quote(now),
-      R"(,"count":1,"reportingComponent":"gpu-tenancy","reportingInstance":"gpu-tenancy"})");
+absl::Status PostNodeEvent(Api& api, const NodeFacts& node, bool warning, absl::string_view reason,
+                           absl::string_view message) {
+  std::string body =
+      EventJson(NodeEvent{node.name, node.uid, warning, std::string(reason), std::string(message)},
+                absl::Now());
   return Expect("post event", api.Post("/api/v1/namespaces/default/events", body), {200, 201});
 }
 
-absl::StatusOr<std::string> GetConfigMap(ApiClient& api, const std::string& ns,
-                                         const std::string& name) {
+absl::StatusOr<std::string> GetConfigMap(Api& api, const std::string& ns, const std::string& name) {
   absl::StatusOr<ApiResponse> r =
       api.Get(absl::StrCat("/api/v1/namespaces/", ns, "/configmaps/", name));
   RETURN_IF_ERROR(Expect(absl::StrCat("get configmap ", ns, "/", name), r, {200}));
   return r->body;
 }
 
-absl::StatusOr<std::string> CreateSmokePod(ApiClient& api, const std::string& ns,
-                                           const std::string& node, const std::string& image,
-                                           const std::string& resource) {
-  std::string limits = absl::StrCat("{", Quote(resource), R"(:"1"})");
-  std::string body = absl::StrCat(
-      R"({"apiVersion":"v1","kind":"Pod","metadata":{"generateName":"gpu-tenancy-smoke-",)",
-      R"("labels":{"app.kubernetes.io/name":"gpu-tenancy-smoke"}},"spec":{"nodeName":)",
-      Quote(node), R"(,"restartPolicy":"Never","tolerations":[{"operator":"Exists"}],)",
-      R"("containers":[{"name":"smoke","image":)", Quote(image), R"(,"resources":{"limits":)",
-      limits, R"(,"requests":)", limits, "}}]}}");
+absl::StatusOr<std::string> CreateSmokePod(Api& api, const std::string& ns, const std::string& node,
+                                           const std::string& image, const std::string& resource) {
+  std::string body = SmokePodJson(node, image, resource);
   absl::StatusOr<ApiResponse> r = api.Post(absl::StrCat("/api/v1/namespaces/", ns, "/pods"), body);
   RETURN_IF_ERROR(Expect("create smoke pod", r, {200, 201}));
   ASSIGN_OR_RETURN(rapidjson::Document doc, common::ParseJson(r->body));
@@ -300,14 +268,14 @@ absl::StatusOr<std::string> CreateSmokePod(ApiClient& api, const std::string& ns
   return created.name;
 }
 
-absl::StatusOr<PodFacts> GetPod(ApiClient& api, const std::string& ns, const std::string& name) {
+absl::StatusOr<PodFacts> GetPod(Api& api, const std::string& ns, const std::string& name) {
   absl::StatusOr<ApiResponse> r = api.Get(absl::StrCat("/api/v1/namespaces/", ns, "/pods/", name));
   RETURN_IF_ERROR(Expect(absl::StrCat("get pod ", ns, "/", name), r, {200}));
   ASSIGN_OR_RETURN(rapidjson::Document doc, common::ParseJson(r->body));
   return ParsePod(doc);
 }
 
-absl::Status DeletePod(ApiClient& api, const std::string& ns, const std::string& name) {
+absl::Status DeletePod(Api& api, const std::string& ns, const std::string& name) {
   return Expect(absl::StrCat("delete pod ", ns, "/", name),
                 api.Delete(absl::StrCat("/api/v1/namespaces/", ns, "/pods/", name)),
                 {200, 202, 404});

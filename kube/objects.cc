@@ -9,11 +9,11 @@ namespace kube {
 namespace {
 
 // The shape every object shares: apiVersion and kind first, then nested objects of string
-// fields.
+// fields. Patches have neither.
 class ObjectWriter {
  public:
-  ObjectWriter(absl::string_view api_version, absl::string_view kind) {
-    w_.StartObject();
+  ObjectWriter() { w_.StartObject(); }
+  ObjectWriter(absl::string_view api_version, absl::string_view kind) : ObjectWriter() {
     Field("apiVersion", api_version);
     Field("kind", kind);
   }
@@ -29,11 +29,26 @@ class ObjectWriter {
     Key(key);
     w_.Int64(value);
   }
+  void Bool(absl::string_view key, bool value) {
+    Key(key);
+    w_.Bool(value);
+  }
+  void Null(absl::string_view key) {
+    Key(key);
+    w_.Null();
+  }
   void Begin(absl::string_view key) {
     Key(key);
     w_.StartObject();
   }
   void End() { w_.EndObject(); }
+  // An array of objects: BeginArray(key), then Element() ... End() per object, EndArray().
+  void BeginArray(absl::string_view key) {
+    Key(key);
+    w_.StartArray();
+  }
+  void Element() { w_.StartObject(); }
+  void EndArray() { w_.EndArray(); }
   void Map(absl::string_view key, const auto& entries) {
     Begin(key);
     for (const auto& [k, v] : entries) Field(k, v);
@@ -87,35 +102,56 @@ std::string LeaseJson(const LeaseObject& lease) {
   return o.Done();
 }
 
-std::string EventJson(const PodEvent& e, absl::Time now) {
+namespace {
+
+// What a pod's and a node's Event share. `action` empty leaves out eventTime and action.
+struct InvolvedObject {
+  absl::string_view kind, namespace_name, name, uid;
+};
+std::string WriteEvent(absl::string_view event_namespace, const InvolvedObject& about, bool warning,
+                       absl::string_view reason, absl::string_view message,
+                       absl::string_view action, absl::Time now) {
   const std::string seconds = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
-  const std::string micro = absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", now, absl::UTCTimeZone());
   ObjectWriter o("v1", "Event");
   o.Begin("metadata");
-  o.Field("generateName", absl::StrCat(e.pod_name, "."));
-  o.Field("namespace", e.pod_namespace);
+  o.Field("generateName", absl::StrCat(about.name, "."));
+  o.Field("namespace", event_namespace);
   o.End();
   o.Begin("involvedObject");
   o.Field("apiVersion", "v1");
-  o.Field("kind", "Pod");
-  o.Field("namespace", e.pod_namespace);
-  o.Field("name", e.pod_name);
-  o.Field("uid", e.pod_uid);
+  o.Field("kind", about.kind);
+  o.OptionalField("namespace", about.namespace_name);
+  o.Field("name", about.name);
+  o.Field("uid", about.uid);
   o.End();
-  o.Field("reason", e.reason);
-  o.Field("message", e.message);
-  o.Field("type", e.warning ? "Warning" : "Normal");
+  o.Field("reason", reason);
+  o.Field("message", message);
+  o.Field("type", warning ? "Warning" : "Normal");
   o.Begin("source");
   o.Field("component", "gpu-tenancy");
   o.End();
   o.Field("firstTimestamp", seconds);
   o.Field("lastTimestamp", seconds);
-  o.Field("eventTime", micro);
-  o.Field("action", "Binding");
+  if (!action.empty()) {
+    o.Field("eventTime", absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", now, absl::UTCTimeZone()));
+    o.Field("action", action);
+  }
   o.Field("reportingComponent", "gpu-tenancy");
   o.Field("reportingInstance", "gpu-tenancy");
   o.Int("count", 1);
   return o.Done();
+}
+
+}  // namespace
+
+std::string EventJson(const PodEvent& e, absl::Time now) {
+  return WriteEvent(e.pod_namespace, {"Pod", e.pod_namespace, e.pod_name, e.pod_uid}, e.warning,
+                    e.reason, e.message, "Binding", now);
+}
+
+std::string EventJson(const NodeEvent& e, absl::Time now) {
+  return WriteEvent("default", {"Node", "", e.node, e.node_uid}, e.warning, e.reason, e.message, "",
+                    now);
 }
 
 std::string ConfigMapJson(const std::string& namespace_name, const std::string& name,
@@ -131,6 +167,75 @@ std::string ConfigMapJson(const std::string& namespace_name, const std::string& 
   o.OptionalField("resourceVersion", resource_version);
   o.End();
   o.Map("data", data);
+  return o.Done();
+}
+
+std::string EvictionJson(const std::string& pod_namespace, const std::string& pod_name) {
+  ObjectWriter o("policy/v1", "Eviction");
+  o.Begin("metadata");
+  o.Field("name", pod_name);
+  o.Field("namespace", pod_namespace);
+  o.End();
+  return o.Done();
+}
+
+std::string SmokePodJson(const std::string& node, const std::string& image,
+                         const std::string& resource) {
+  const std::map<std::string, std::string> one = {{resource, "1"}};
+  ObjectWriter o("v1", "Pod");
+  o.Begin("metadata");
+  o.Field("generateName", "gpu-tenancy-smoke-");
+  o.Begin("labels");
+  o.Field("app.kubernetes.io/name", "gpu-tenancy-smoke");
+  o.End();
+  o.End();
+  o.Begin("spec");
+  o.Field("nodeName", node);
+  o.Field("restartPolicy", "Never");
+  o.BeginArray("tolerations");
+  o.Element();
+  o.Field("operator", "Exists");
+  o.End();
+  o.EndArray();
+  o.BeginArray("containers");
+  o.Element();
+  o.Field("name", "smoke");
+  o.Field("image", image);
+  o.Begin("resources");
+  o.Map("limits", one);
+  o.Map("requests", one);
+  o.End();
+  o.End();
+  o.EndArray();
+  o.End();
+  return o.Done();
+}
+
+std::string LabelsPatchJson(const LabelChanges& labels) {
+  ObjectWriter o;
+  o.Begin("metadata");
+  o.Begin("labels");
+  for (const auto& [key, value] : labels) {
+    if (value) {
+      o.Field(key, *value);
+    } else {
+      o.Null(key);
+    }
+  }
+  o.End();
+  o.End();
+  return o.Done();
+}
+
+std::string UnschedulablePatchJson(bool unschedulable) {
+  ObjectWriter o;
+  o.Begin("spec");
+  if (unschedulable) {
+    o.Bool("unschedulable", true);
+  } else {
+    o.Null("unschedulable");
+  }
+  o.End();
   return o.Done();
 }
 

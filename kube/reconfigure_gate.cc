@@ -69,7 +69,7 @@ struct ReconfigureGate::Context {
   bool applied = false;            // nvidia.com/mig.config has been changed
 };
 
-ReconfigureGate::ReconfigureGate(ApiClient& api, const topology::Catalog& catalog, Clock& clock)
+ReconfigureGate::ReconfigureGate(Api& api, const topology::Catalog& catalog, Clock& clock)
     : api_(api), catalog_(catalog), clock_(clock) {}
 
 void ReconfigureGate::Cancel() {

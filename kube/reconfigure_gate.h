@@ -26,7 +26,7 @@
 
 #include "absl/time/time.h"
 #include "common/audit_log.h"
-#include "kube/api_client.h"
+#include "kube/api.h"
 #include "kube/clock.h"
 #include "kube/node_ops.h"
 #include "topology/catalog.h"
@@ -79,7 +79,7 @@ struct GateReport {
 
 class ReconfigureGate {
  public:
-  ReconfigureGate(ApiClient& api, const topology::Catalog& catalog, Clock& clock);
+  ReconfigureGate(Api& api, const topology::Catalog& catalog, Clock& clock);
 
   void SetAuditLog(common::AuditLog* audit) { audit_ = audit; }
   // Called after each step, on the thread running Run().
@@ -116,7 +116,7 @@ class ReconfigureGate {
   Clock::TimePoint Deadline(absl::Duration d) const;
   bool cancelled();
 
-  ApiClient& api_;
+  Api& api_;
   const topology::Catalog& catalog_;
   Clock& clock_;
   common::AuditLog* audit_ = nullptr;
@@ -124,7 +124,7 @@ class ReconfigureGate {
   std::mutex mu_;
   std::condition_variable cv_;
   bool cancelled_ = false;
-  ApiClient::Stream stream_;
+  Api::Stream stream_;
 };
 
 // "1.2s", "250ms", "3m4s": how step durations are printed.

@@ -54,7 +54,7 @@ struct ListPage {
 
 }  // namespace
 
-Reflector::Reflector(ApiClient& client, std::string path, ReflectorHandler handler,
+Reflector::Reflector(Api& client, std::string path, ReflectorHandler handler,
                      ReflectorOptions options)
     : client_(client),
       path_(std::move(path)),

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/json.h"
-#include "kube/api_client.h"
+#include "kube/api.h"
 #include "kube/clock.h"
 
 namespace kube {
@@ -50,8 +50,7 @@ struct ReflectorCounters {
 class Reflector {
  public:
   // `path` is the collection, e.g. "/api/v1/pods".
-  Reflector(ApiClient& client, std::string path, ReflectorHandler handler,
-            ReflectorOptions options = {});
+  Reflector(Api& client, std::string path, ReflectorHandler handler, ReflectorOptions options = {});
   ~Reflector();  // stops and joins
 
   void Start();
@@ -71,7 +70,7 @@ class Reflector {
   WatchEnd WatchOnce();
   void Sleep(std::chrono::milliseconds d);  // wakes early on Stop()
 
-  ApiClient& client_;
+  Api& client_;
   std::string path_;
   ReflectorHandler handler_;
   ReflectorOptions options_;
@@ -83,7 +82,7 @@ class Reflector {
   std::atomic<uint64_t> lists_begun_{0};   // numbers the lists as they begin
   std::atomic<uint64_t> applied_list_{0};  // the number of the latest list applied
   ReflectorCounters counters_;
-  ApiClient::Stream stream_;
+  Api::Stream stream_;
   std::unique_ptr<char[]> event_buffer_;  // each watch event is parsed in here (see WatchOnce)
   std::mutex sleep_mu_;
   std::condition_variable sleep_cv_;

@@ -9,7 +9,7 @@
 
 namespace kube {
 
-absl::StatusOr<std::string> RunSmokePod(ApiClient& api, Clock& clock, const SmokeRequest& request,
+absl::StatusOr<std::string> RunSmokePod(Api& api, Clock& clock, const SmokeRequest& request,
                                         const std::function<absl::Status(absl::Duration)>& sleep) {
   const std::string& ns = request.namespace_name;
   ASSIGN_OR_RETURN(std::string pod,

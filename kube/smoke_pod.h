@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "kube/api_client.h"
+#include "kube/api.h"
 #include "kube/clock.h"
 
 namespace kube {
@@ -27,7 +27,7 @@ struct SmokeRequest {
 // it is still pending after `timeout`, the API's error, or `sleep`'s (Cancelled: Ctrl-C).
 // `sleep` waits between reads of the pod (100 ms doubling to 2 s).
 [[nodiscard]] absl::StatusOr<std::string> RunSmokePod(
-    ApiClient& api, Clock& clock, const SmokeRequest& request,
+    Api& api, Clock& clock, const SmokeRequest& request,
     const std::function<absl::Status(absl::Duration)>& sleep);
 
 }  // namespace kube

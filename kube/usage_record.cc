@@ -15,7 +15,7 @@ absl::Status ReplyError(absl::string_view what, const ApiResponse& r) {
 
 }  // namespace
 
-ConfigMapRecords::ConfigMapRecords(ApiClient& api, std::string namespace_name, int max_attempts)
+ConfigMapRecords::ConfigMapRecords(Api& api, std::string namespace_name, int max_attempts)
     : api_(api), namespace_name_(std::move(namespace_name)), max_attempts_(max_attempts) {}
 
 absl::Status ConfigMapRecords::Update(const std::string& name,

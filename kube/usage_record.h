@@ -14,7 +14,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "kube/api_client.h"
+#include "kube/api.h"
 
 namespace kube {
 
@@ -23,7 +23,7 @@ class ConfigMapRecords {
   // Records live in `namespace_name` (the service's own). At most `max_attempts` reads per
   // update: each conflict means another write succeeded, so only as many retries are needed
   // as there are writers racing for the same record.
-  ConfigMapRecords(ApiClient& api, std::string namespace_name, int max_attempts = 16);
+  ConfigMapRecords(Api& api, std::string namespace_name, int max_attempts = 16);
 
   using Data = std::map<std::string, std::string>;
   // `decide` gets the record's data (empty when the ConfigMap does not exist) and returns the
@@ -35,7 +35,7 @@ class ConfigMapRecords {
                       const std::function<std::optional<Data>(const Data&)>& decide, bool dry_run);
 
  private:
-  ApiClient& api_;
+  Api& api_;
   std::string namespace_name_;
   int max_attempts_;
 };
