@@ -6,7 +6,10 @@
 //     catalog;
 //   - the JSON inventory served at GET /debug/allocations: tenant -> node -> pods, with the
 //     devices, MIG profile, shared GPU index and memory of each; and tenant -> DRA claim ->
-//     devices (driver, pool, name, UUID, MIG profile, memory) with the pods it is reserved for.
+//     devices (driver, pool, name, UUID, MIG profile, memory) with the pods it is reserved for;
+//     a partitionable device also names the GPU (counter set) it is a slice of and its memory
+//     slices, and `partitionedGpus` lists per such GPU the placements held, blocked and still
+//     cuttable (extender/dra_partitions.h).
 // Both are computed from the same records the scheduler decides on, so they cannot disagree
 // with the free counts in /metrics. Pure: no I/O.
 #ifndef GPU_TENANCY_EXTENDER_ALLOCATIONS_H_
