@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "extender/dra_partitions.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "topology/dra_counters.h"
@@ -180,6 +181,13 @@ class MapWriter {
     // A partitionable device no claim holds whose shared counters held devices use up.
     w_.Key("blocked");
     w_.Bool(blocked_.contains(&d));
+    // Where on its GPU a partitionable placement sits (empty for other devices).
+    w_.Key("memorySlices");
+    w_.StartArray();
+    if (!d.consumes_counters.empty()) {
+      for (int i : MemorySlices(d, d.consumes_counters.front().counter_set)) w_.Int(i);
+    }
+    w_.EndArray();
     w_.EndObject();
   }
 

@@ -137,6 +137,18 @@ function drawNode(node, colours, tenantFilter) {
   el('p', { class: 'node-free' }, `Free: ${free.length ? free.join(', ') : 'nothing'}`));
 }
 
+// "3g.40gb, slices 0-3": a partitionable placement's profile and where on its GPU it sits.
+function profileOf(d) {
+  const slices = d.memorySlices || [];
+  if (!slices.length) return d.profile || '';
+  const first = slices[0];
+  const last = slices[slices.length - 1];
+  const contiguous = last - first + 1 === slices.length;
+  const where = slices.length === 1 ? `slice ${first}`
+    : `slices ${contiguous ? `${first}-${last}` : slices.join(', ')}`;
+  return d.profile ? `${d.profile}, ${where}` : where;
+}
+
 function drawDevices(devices, colours) {
   const heldBy = (d) => {
     if (d.tenant) {
@@ -152,7 +164,7 @@ function drawDevices(devices, colours) {
       ['Device', 'Type', 'Profile', 'Held by'].map((h) => el('th', { scope: 'col' }, h)))),
     el('tbody', {}, devices.map((d) =>
       el('tr', { 'data-device': d.device, 'data-tenant': d.tenant },
-        el('td', {}, d.device), el('td', {}, d.type), el('td', {}, d.profile || ''),
+        el('td', {}, d.device), el('td', {}, d.type), el('td', {}, profileOf(d)),
         el('td', {}, heldBy(d)))))));
 }
 

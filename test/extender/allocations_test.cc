@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -359,6 +360,17 @@ TEST_F(AllocationsTest, TheGpuMapMarksPartitionsTheHeldOnesBlock) {
   EXPECT_EQ(devices["gpu.nvidia.com/dm-node/gpu-0"], Row("", true));
   EXPECT_EQ(devices["gpu.nvidia.com/dm-node/gpu-0-mig-3g40gb-9-0"], Row("research/big", false));
   EXPECT_EQ(devices["gpu.nvidia.com/dm-node/gpu-0-mig-3g40gb-9-4"], Row("", false));
+  // Where on the GPU each sits.
+  std::map<std::string, std::vector<int>> slices;
+  for (const rapidjson::Value& n : map["nodes"].GetArray()) {
+    for (const rapidjson::Value& d : n["draDevices"].GetArray()) {
+      for (const rapidjson::Value& i : d["memorySlices"].GetArray()) {
+        slices[d["device"].GetString()].push_back(i.GetInt());
+      }
+    }
+  }
+  EXPECT_EQ(slices["gpu.nvidia.com/dm-node/gpu-0"], (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(slices["gpu.nvidia.com/dm-node/gpu-0-mig-3g40gb-9-4"], (std::vector<int>{4, 5, 6, 7}));
 }
 
 }  // namespace
