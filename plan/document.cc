@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "topology/mig_layout.h"
 
 namespace plan {
 namespace {
@@ -265,24 +266,10 @@ absl::string_view TrustName(Trust t) { return t == Trust::kUntrusted ? "untruste
 absl::string_view LatencyName(Latency l) { return l == Latency::kSla ? "sla" : "best-effort"; }
 
 std::vector<std::pair<std::string, int>> MigDevices(const GpuPlan& gpu) {
-  std::vector<std::pair<const MigProfile*, int>> counts;
-  for (const PlannedInstance& inst : gpu.instances) {
-    auto it = std::find_if(counts.begin(), counts.end(),
-                           [&](const auto& c) { return c.first == inst.profile; });
-    if (it == counts.end()) {
-      counts.push_back({inst.profile, 1});
-    } else {
-      ++it->second;
-    }
-  }
-  std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
-    if (a.first->memory_slices != b.first->memory_slices) {
-      return a.first->memory_slices > b.first->memory_slices;
-    }
-    return a.first->compute_slices > b.first->compute_slices;
-  });
+  std::vector<const MigProfile*> profiles;
+  for (const PlannedInstance& inst : gpu.instances) profiles.push_back(inst.profile);
   std::vector<std::pair<std::string, int>> out;
-  for (const auto& [p, n] : counts) out.push_back({p->name, n});
+  for (const auto& [p, n] : topology::CountProfiles(profiles)) out.push_back({p->name, n});
   return out;
 }
 

@@ -12,31 +12,17 @@
 namespace plan {
 namespace {
 
-using topology::MigProfile;
 using topology::PlacedInstance;
 
 std::string Plural(int n, absl::string_view one, absl::string_view many) {
   return absl::StrCat(n, " ", n == 1 ? one : many);
 }
 
-// Profile -> instances on one GPU, largest first, as mig-parted configs list them.
+// Profile name -> instances on one GPU, as mig-parted configs list them.
 std::vector<std::pair<std::string, int>> Counts(const std::vector<PlacedInstance>& layout) {
-  std::vector<std::pair<const MigProfile*, int>> counts;
-  for (const PlacedInstance& i : layout) {
-    auto it = std::find_if(counts.begin(), counts.end(),
-                           [&](const auto& c) { return c.first == i.profile; });
-    if (it == counts.end()) {
-      counts.emplace_back(i.profile, 1);
-    } else {
-      ++it->second;
-    }
-  }
-  std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
-    return std::make_pair(a.first->memory_slices, a.first->compute_slices) >
-           std::make_pair(b.first->memory_slices, b.first->compute_slices);
-  });
   std::vector<std::pair<std::string, int>> out;
-  for (const auto& [profile, n] : counts) out.emplace_back(profile->name, n);
+  for (const auto& [profile, n] : topology::CountProfiles(layout))
+    out.emplace_back(profile->name, n);
   return out;
 }
 
@@ -44,6 +30,12 @@ std::string Command(const RecutInput& input, const NodeRecut& recut) {
   const std::string& node = input.problem.nodes[recut.node].name;
   return absl::StrCat("gpu-tenancy reconfigure ", node, " --to ", RecutConfigName(node),
                       " --mig-parted-config ", kRecutConfigFile);
+}
+
+int ServedByRecuts(const RecutProposal& proposal) {
+  int served = 0;
+  for (const NodeRecut& r : proposal.recuts) served += static_cast<int>(r.pods.size());
+  return served;
 }
 
 std::string UnservedReason(const RecutPod& pod) {
@@ -92,8 +84,7 @@ std::string DrainText(const RecutNode& node) {
 
 Tree RecutTree(const RecutInput& input, const RecutProposal& proposal) {
   const RecutProblem& problem = input.problem;
-  int by_recuts = 0;
-  for (const NodeRecut& r : proposal.recuts) by_recuts += static_cast<int>(r.pods.size());
+  const int by_recuts = ServedByRecuts(proposal);
   Tree summary = Tree::Map();
   summary.SetInt("pendingGpuPods", input.pending_pods)
       .SetInt("pendingMigPods", static_cast<int64_t>(problem.pods.size()))
@@ -144,8 +135,7 @@ Tree RecutTree(const RecutInput& input, const RecutProposal& proposal) {
 
 absl::StatusOr<std::string> RecutText(const RecutInput& input, const RecutProposal& proposal) {
   const RecutProblem& problem = input.problem;
-  int by_recuts = 0;
-  for (const NodeRecut& r : proposal.recuts) by_recuts += static_cast<int>(r.pods.size());
+  const int by_recuts = ServedByRecuts(proposal);
   std::string out = absl::StrCat("pending MIG pods: ", problem.pods.size(), " (",
                                  proposal.fits_now.size(), " fit now, ", by_recuts, " served by ",
                                  Plural(proposal.cost.recut_nodes, "re-cut", "re-cuts"), ", ",

@@ -79,4 +79,30 @@ std::optional<std::vector<PlacedInstance>> PlaceProfiles(
   return placed;
 }
 
+std::vector<std::pair<const MigProfile*, int>> CountProfiles(
+    const std::vector<const MigProfile*>& profiles) {
+  std::vector<std::pair<const MigProfile*, int>> counts;
+  for (const MigProfile* p : profiles) {
+    auto it =
+        std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == p; });
+    if (it == counts.end()) {
+      counts.emplace_back(p, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+    return std::make_pair(a.first->memory_slices, a.first->compute_slices) >
+           std::make_pair(b.first->memory_slices, b.first->compute_slices);
+  });
+  return counts;
+}
+
+std::vector<std::pair<const MigProfile*, int>> CountProfiles(
+    const std::vector<PlacedInstance>& layout) {
+  std::vector<const MigProfile*> profiles;
+  for (const PlacedInstance& i : layout) profiles.push_back(i.profile);
+  return CountProfiles(profiles);
+}
+
 }  // namespace topology

@@ -6,6 +6,7 @@
 #define GPU_TENANCY_TOPOLOGY_MIG_LAYOUT_H_
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,6 +26,13 @@ absl::Status CheckLayout(const GpuModel& gpu, const std::vector<PlacedInstance>&
 // Returns the layout sorted by start, or nullopt when no valid layout holds them all.
 std::optional<std::vector<PlacedInstance>> PlaceProfiles(
     const GpuModel& gpu, const std::vector<const MigProfile*>& profiles);
+
+// How many of each profile, largest first (memory slices, then compute slices; ties keep the
+// order first seen), as mig-parted configs and people list a GPU's cut.
+std::vector<std::pair<const MigProfile*, int>> CountProfiles(
+    const std::vector<const MigProfile*>& profiles);
+std::vector<std::pair<const MigProfile*, int>> CountProfiles(
+    const std::vector<PlacedInstance>& layout);
 
 }  // namespace topology
 

@@ -204,25 +204,9 @@ std::vector<std::string> DescribeGeometry(const NodeGeometry& geometry) {
       out.push_back(absl::StrCat("GPU ", g.index, ": MIG disabled"));
       continue;
     }
-    // Largest profile first, as mig-parted configs and `plan` list them.
-    std::vector<std::pair<const MigProfile*, int>> counts;
-    for (const PlacedInstance& inst : g.instances) {
-      auto it = std::find_if(counts.begin(), counts.end(),
-                             [&](const auto& c) { return c.first == inst.profile; });
-      if (it == counts.end()) {
-        counts.emplace_back(inst.profile, 1);
-      } else {
-        ++it->second;
-      }
-    }
-    std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
-      if (a.first->memory_slices != b.first->memory_slices) {
-        return a.first->memory_slices > b.first->memory_slices;
-      }
-      return a.first->compute_slices > b.first->compute_slices;
-    });
     std::vector<std::string> parts;
-    for (const auto& [profile, n] : counts) parts.push_back(absl::StrCat(n, "x ", profile->name));
+    for (const auto& [profile, n] : CountProfiles(g.instances))
+      parts.push_back(absl::StrCat(n, "x ", profile->name));
     out.push_back(
         absl::StrCat("GPU ", g.index, ": ",
                      parts.empty() ? "MIG enabled, no instances" : absl::StrJoin(parts, " + ")));
