@@ -270,15 +270,13 @@ struct DraDeviceSet {
   // Per device, its place in its node's DraNodeCounts::results.
   std::vector<uint32_t> slot_on_node;
   // Nodes with partitionable devices (devices that consume shared counters): the node's
-  // devices (indices in `devices`) and the counter sets of its pools. A claim event there
-  // recounts which of the node's devices still fit (DraClassOnNode::blocked).
+  // devices (indices in `devices`) and the counter sets of its pools, compiled so that the
+  // recount a claim event there makes (DraClassOnNode::blocked) compares integers instead of
+  // looking up names: each counter of the node's sets is a slot of `capacity` (in
+  // milli-units); entry i of `devices` consumes uses[uses_begin[i]] .. uses[uses_begin[i + 1] -
+  // 1] as (slot, amount). A device consuming a set or counter its pool lacks never fits.
   struct Partitions {
     std::vector<uint32_t> devices;
-    DraCounterSets sets;
-    // The same compiled for the per-event recount, which then compares integers instead of
-    // looking up names: each counter of `sets` is a slot of `capacity` (in milli-units); entry
-    // i of `devices` consumes uses[uses_begin[i]] .. uses[uses_begin[i + 1] - 1] as (slot,
-    // amount). A device consuming a set or counter its pool lacks never fits.
     std::vector<int64_t> capacity;
     std::vector<std::pair<uint32_t, int64_t>> uses;
     std::vector<uint32_t> uses_begin;

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 
 namespace topology {
@@ -48,10 +49,11 @@ bool CountersFit(const DraDevice& device, const DraCounterSets& left) {
 
 namespace {
 
-// Fills the compiled form of `p` from its devices and sets.
-void CompilePartitions(const DraDeviceSet& set, DraDeviceSet::Partitions& p) {
+// Fills the compiled form of `p` from its devices and `sets`, the counter sets of its pools.
+void CompilePartitions(const DraDeviceSet& set, const DraCounterSets& sets,
+                       DraDeviceSet::Partitions& p) {
   std::map<std::pair<DraCounterSetKey, std::string>, uint32_t, std::less<>> slots;
-  for (const auto& [key, counters] : p.sets) {
+  for (const auto& [key, counters] : sets) {
     for (const auto& [name, amount] : counters) {
       slots.emplace(std::make_pair(key, name), static_cast<uint32_t>(p.capacity.size()));
       p.capacity.push_back(amount.milli());
@@ -71,7 +73,7 @@ void CompilePartitions(const DraDeviceSet& set, DraDeviceSet::Partitions& p) {
         }
         p.uses.emplace_back(slot->second, amount.milli());
       }
-      never = never || !p.sets.contains(key);
+      never = never || !sets.contains(key);
     }
     p.never_fits.push_back(never);
   }
@@ -87,18 +89,22 @@ void IndexDraPartitions(DraDeviceSet& set, const std::vector<DraSlice>& slices) 
   }
   if (set.partitioned_nodes.empty()) return;
   const DraCounterSets sets = CurrentCounterSets(slices);
+  absl::flat_hash_map<std::string, DraCounterSets> sets_of_node;
   for (size_t k = 0; k < set.devices.size(); ++k) {
     const DraDevice& d = set.devices[k];
     auto node = set.partitioned_nodes.find(d.node);
     if (node == set.partitioned_nodes.end()) continue;
     node->second.devices.push_back(static_cast<uint32_t>(k));
     // The sets of the device's pool; a pool seen before adds nothing new.
+    DraCounterSets& of_node = sets_of_node[d.node];
     for (auto it = sets.lower_bound({d.driver, d.pool, ""});
          it != sets.end() && it->first.driver == d.driver && it->first.pool == d.pool; ++it) {
-      node->second.sets.insert(*it);
+      of_node.insert(*it);
     }
   }
-  for (auto& [node, partitions] : set.partitioned_nodes) CompilePartitions(set, partitions);
+  for (auto& [node, partitions] : set.partitioned_nodes) {
+    CompilePartitions(set, sets_of_node[node], partitions);
+  }
 }
 
 namespace {
