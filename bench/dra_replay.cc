@@ -44,24 +44,37 @@ constexpr int kClaims = 1000;
 
 std::string NodeName(int n) { return absl::StrCat("dra-node-", n); }
 
-topology::DraSlice GpuSlice(int n) {
+// Node n's slice of NVIDIA's driver, without devices yet.
+topology::DraSlice EmptySlice(int n) {
   topology::DraSlice s;
   s.name = NodeName(n) + "-gpu.nvidia.com";
   s.driver = "gpu.nvidia.com";
   s.pool = NodeName(n);
   s.node = NodeName(n);
   s.generation = 1;
+  return s;
+}
+
+// A device of `s` with its type, as a type attribute too.
+topology::DraDevice SliceDevice(const topology::DraSlice& s, std::string name,
+                                const std::string& type) {
+  topology::DraDevice d;
+  d.driver = s.driver;
+  d.pool = s.pool;
+  d.node = s.node;
+  d.name = std::move(name);
+  d.type = type;
+  d.attributes["gpu.nvidia.com/type"] = topology::DraAttribute::String(type);
+  return d;
+}
+
+topology::DraSlice GpuSlice(int n) {
+  topology::DraSlice s = EmptySlice(n);
   for (int i = 0; i < kGpusPerNode; ++i) {
-    topology::DraDevice d;
-    d.driver = s.driver;
-    d.pool = s.pool;
-    d.node = s.node;
-    d.name = absl::StrCat("gpu-", i);
-    d.type = "gpu";
+    topology::DraDevice d = SliceDevice(s, absl::StrCat("gpu-", i), "gpu");
     d.uuid = absl::StrCat("GPU-", n, "-", i);
     d.product = "NVIDIA H100 80GB HBM3";
     d.memory_mib = 81559;
-    d.attributes["gpu.nvidia.com/type"] = topology::DraAttribute::String("gpu");
     d.attributes["gpu.nvidia.com/uuid"] = topology::DraAttribute::String(d.uuid);
     d.attributes["gpu.nvidia.com/productName"] = topology::DraAttribute::String(d.product);
     s.devices.push_back(std::move(d));
@@ -83,21 +96,10 @@ std::string SmallPlacement(int k) {
 topology::DraSlice DynamicMigSlice(int n) {
   const topology::GpuModel* model = common::BuiltinCatalog().FindModel("H100-80GB");
   if (model == nullptr) std::abort();
-  topology::DraSlice s;
-  s.name = NodeName(n) + "-gpu.nvidia.com";
-  s.driver = "gpu.nvidia.com";
-  s.pool = NodeName(n);
-  s.node = NodeName(n);
-  s.generation = 1;
+  topology::DraSlice s = EmptySlice(n);
   auto device = [&](std::string name, const std::string& type, const std::string& set,
                     int first_slice, int slices) {
-    topology::DraDevice d;
-    d.driver = s.driver;
-    d.pool = s.pool;
-    d.node = s.node;
-    d.name = std::move(name);
-    d.type = type;
-    d.attributes["gpu.nvidia.com/type"] = topology::DraAttribute::String(type);
+    topology::DraDevice d = SliceDevice(s, std::move(name), type);
     topology::DraCounters takes;
     for (int i = first_slice; i < first_slice + slices; ++i) {
       takes[absl::StrCat("memory-slice-", i)] = topology::Quantity::FromUnits(1);
