@@ -196,8 +196,8 @@ TEST_F(LeaderTest, ACrashedLeaderIsReplacedOnlyAfterItsLeaseExpires) {
   EXPECT_EQ(watch.overlaps(), 0) << "two leaders at once";
 }
 
-// One gpu-tenancy replica as cmd/serve.cc wires it for several replicas: cache, binder, and an
-// elector whose leadership (with the fence's fresh pod list) gates the bind path.
+// One gpu-tenancy replica as cmd/serve_cluster.cc wires it for several replicas: cache, binder,
+// and an elector whose leadership (with the fence's fresh pod list) gates the bind path.
 struct LeadingReplica {
   LeadingReplica(const FakeApiServer& api, const std::string& token, const std::string& identity,
                  kube::Clock& clock)
@@ -219,7 +219,7 @@ struct LeadingReplica {
     }
     raw->Start();
   }
-  // As serve.cc shuts down: requests in flight finish first, then the lease is released.
+  // As serve shuts down: requests in flight finish first, then the lease is released.
   void StopElector() {
     std::lock_guard<std::mutex> lock(serving);
     if (elector) elector->Stop();

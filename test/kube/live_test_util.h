@@ -155,7 +155,7 @@ inline kube::LiveSourceOptions FastOptions(kube::Clock* clock = &kube::Clock::Re
   return o;
 }
 
-// One gpu-tenancy replica's cluster-facing half, as cmd/serve.cc wires it.
+// One gpu-tenancy replica's cluster-facing half, as cmd/serve_cluster.cc wires it.
 struct Replica {
   explicit Replica(kube::ApiConfig config, kube::LiveSourceOptions options = FastOptions(),
                    std::chrono::milliseconds assume_ttl = 30s) {
