@@ -37,7 +37,7 @@ WebhookGuard::~WebhookGuard() { Stop(); }
 
 void WebhookGuard::Start(std::shared_ptr<const topology::Policy> policy) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     policy_ = std::move(policy);
     recheck_ = true;
   }
@@ -46,32 +46,40 @@ void WebhookGuard::Start(std::shared_ptr<const topology::Policy> policy) {
 
 void WebhookGuard::Recheck(std::shared_ptr<const topology::Policy> policy) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     policy_ = std::move(policy);
     recheck_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 void WebhookGuard::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void WebhookGuard::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_) {
-    wake_.wait_for(lock, options_.period, [this] { return stop_ || recheck_; });
-    if (stop_) break;
-    recheck_ = false;
-    std::shared_ptr<const topology::Policy> policy = policy_;
-    lock.unlock();  // no lock across API calls
-    if (policy) CheckAll(*policy);
-    lock.lock();
+  while (true) {
+    std::shared_ptr<const topology::Policy> policy;
+    {
+      common::MutexLock lock(&mu_);
+      // Waits out the period, unless a recheck or Stop() comes first.
+      const auto until = std::chrono::steady_clock::now() + options_.period;
+      while (!stop_ && !recheck_) {
+        const auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+        if (left <= std::chrono::milliseconds::zero()) break;
+        wake_.WaitFor(&mu_, left);
+      }
+      if (stop_) return;
+      recheck_ = false;
+      policy = policy_;
+    }
+    if (policy) CheckAll(*policy);  // no lock across API calls
   }
 }
 

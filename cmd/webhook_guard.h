@@ -13,18 +13,19 @@
 //   guard.Recheck(new_policy);  // after a reload
 //   guard.Collect(metrics_text);
 //
-// Thread-safe.
+// Thread-safe. The gauge's values are atomics; everything else the checking thread shares is
+// guarded by mu_.
 #ifndef GPU_TENANCY_CMD_WEBHOOK_GUARD_H_
 #define GPU_TENANCY_CMD_WEBHOOK_GUARD_H_
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 #include "common/prometheus_text.h"
 #include "kube/api.h"
 #include "topology/policy.h"
@@ -56,11 +57,13 @@ class WebhookGuard {
 
   kube::Api& api_;
   const WebhookGuardOptions options_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::shared_ptr<const topology::Policy> policy_;  // guarded by mu_
-  bool recheck_ = false;                            // guarded by mu_
-  bool stop_ = false;                               // guarded by mu_
+  // Guards the policy to check against and the requests to the checking thread (a recheck, a
+  // stop); wake_ tells that thread one of them changed. Never held across an API call.
+  common::Mutex mu_;
+  common::CondVar wake_;
+  std::shared_ptr<const topology::Policy> policy_ ABSL_GUARDED_BY(mu_);
+  bool recheck_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
   // Per webhook (validate, mutate): -1 unknown, 0 stale or missing, 1 current.
   std::atomic<int> current_[2] = {-1, -1};

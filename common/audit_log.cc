@@ -33,7 +33,7 @@ void AuditLog::Write(const AuditEvent& event) {
   std::string line = AuditLine(event, absl::Now());
   ssize_t n;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     do {
       n = ::write(fd_, line.data(), line.size());
     } while (n < 0 && errno == EINTR);

@@ -19,11 +19,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "common/audit_events.h"
+#include "common/mutex.h"
 
 namespace common {
 
@@ -45,10 +46,12 @@ class AuditLog {
 
  private:
   AuditLog(int fd, bool owned, std::string path);
-  int fd_;
-  bool owned_;
-  std::string path_;
-  std::mutex mu_;
+  // Serialises the writes on fd_ (a record is one write(2), and stdout is shared with whatever
+  // else the process prints there). The counters are atomics, path_ and owned_ never change.
+  Mutex mu_;
+  const int fd_ ABSL_GUARDED_BY(mu_);
+  const bool owned_;
+  const std::string path_;
   std::atomic<uint64_t> records_{0};
   std::atomic<uint64_t> write_errors_{0};
 };

@@ -2,17 +2,20 @@
 
 #include <atomic>
 #include <cstdio>
-#include <mutex>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 
 namespace common {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
-std::mutex g_write_mutex;
+// Guards no variable: it keeps two threads' lines on stderr from interleaving (one fwrite is not
+// atomic against another's). Constant-initialised, so logging works during static init too.
+ABSL_CONST_INIT common::Mutex g_write_mutex;  // qualified: .ci/thread-safety greps for it
 
 absl::string_view LevelName(LogLevel level) {
   switch (level) {
@@ -78,7 +81,7 @@ void Log(LogLevel level, absl::string_view message, std::initializer_list<LogFie
     AppendValue(line, value);
   }
   line.push_back('\n');
-  std::lock_guard<std::mutex> lock(g_write_mutex);
+  MutexLock lock(&g_write_mutex);
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

@@ -51,16 +51,20 @@ std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const Nod
                                                                        bool from_scratch) const {
   auto state = std::make_shared<topology::NodeState>();
   state->facts = facts;
-  state->supply = topology::BuildNodeSupply(facts, catalog_, *policy_);
+  const topology::Policy& policy = *policy_;
+  state->supply = topology::BuildNodeSupply(facts, catalog_, policy);
   auto apply = [&](const std::shared_ptr<const topology::PodHold>& hold) {
-    topology::AddHold(*state, hold, *policy_);
+    topology::AddHold(*state, hold, policy);
   };
   if (from_scratch) {
     for (const auto& [uid, r] : bound_) {
       if (r.node == facts.name) apply(r.hold);
     }
+    // ForEach calls the lambda synchronously, still under mu_, which the analysis cannot see
+    // through the template: the lambda reads bound_ through a pointer taken here.
+    const auto* bound = &bound_;
     assumed_.ForEach([&](const std::string& uid, const AssumeCache::Assumption& a) {
-      if (a.node == facts.name && !bound_.contains(uid)) apply(a.hold);
+      if (a.node == facts.name && !bound->contains(uid)) apply(a.hold);
     });
     topology::SortHolds(state->holds);
     return state;
@@ -177,7 +181,7 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
 // everything every resync period re-allocated the whole model each time and left the heap more
 // fragmented after every relist.
 void ClusterState::ReplaceNodes(std::vector<NodeFacts> nodes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   absl::flat_hash_set<std::string> listed;
   absl::flat_hash_set<std::string> touched;
   listed.reserve(nodes.size());
@@ -238,14 +242,15 @@ void ClusterState::ReplacePods(std::vector<PodFacts> pods) {
 // microseconds each): readers never wait for it, and each pod's facts are freed as soon as they
 // are applied, which is what keeps a relist's memory from fragmenting the heap.
 void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (!policy_) {
     common::Log(common::LogLevel::kError, "pods received before the policy; ignored");
     return;
   }
   ++list_generation_;
   absl::flat_hash_set<std::string> touched;
-  list([&](PodFacts pod) {
+  // `list` calls the sink synchronously, under mu_.
+  list([&](PodFacts pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     std::string uid = PodKey(pod);
     if (MarkIfUnchangedLocked(uid, pod)) return;
     const bool was_bound = bound_.contains(uid);
@@ -276,7 +281,7 @@ void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
 
 void ClusterState::ReplaceNamespaces(
     absl::flat_hash_map<std::string, topology::Labels> namespaces) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (namespaces_synced_ && namespaces == *namespaces_) return;
   if (namespaces_synced_) ++counters_.resync_corrections;
   namespaces_ = std::make_shared<const topology::ClusterSnapshot::NamespaceMap>(
@@ -286,12 +291,12 @@ void ClusterState::ReplaceNamespaces(
 }
 
 void ClusterState::RequireNamespaces() {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   namespaces_required_ = true;
 }
 
 void ClusterState::RequireDra() {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   dra_required_ = true;
 }
 
@@ -300,7 +305,7 @@ void ClusterState::ReplaceDra(topology::DraState dra) {
 }
 
 void ClusterState::ReplaceDra(std::shared_ptr<const topology::DraState> dra) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (!dra) dra = std::make_shared<const topology::DraState>();
   auto names = [](const topology::DraState& d) {
     std::vector<std::string> out;
@@ -318,7 +323,7 @@ void ClusterState::ReplaceDra(std::shared_ptr<const topology::DraState> dra) {
 }
 
 void ClusterState::ReplaceDisruptionBudgets(std::vector<topology::DisruptionBudget> budgets) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   budgets_.clear();
   for (topology::DisruptionBudget& b : budgets) {
     std::string key = absl::StrCat(b.namespace_name, "/", b.name);
@@ -328,7 +333,7 @@ void ClusterState::ReplaceDisruptionBudgets(std::vector<topology::DisruptionBudg
 }
 
 void ClusterState::UpsertDisruptionBudget(topology::DisruptionBudget budget) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   std::string key = absl::StrCat(budget.namespace_name, "/", budget.name);
   budgets_.insert_or_assign(std::move(key), std::move(budget));
   PublishBudgetsLocked();
@@ -336,7 +341,7 @@ void ClusterState::UpsertDisruptionBudget(topology::DisruptionBudget budget) {
 
 void ClusterState::DeleteDisruptionBudget(absl::string_view namespace_name,
                                           absl::string_view name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   budgets_.erase(absl::StrCat(namespace_name, "/", name));
   PublishBudgetsLocked();
 }
@@ -363,20 +368,20 @@ void ClusterState::ReplaceAll(topology::ClusterData data) {
 }
 
 void ClusterState::UpsertNode(NodeFacts node) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   std::string name = node.name;
   nodes_.insert_or_assign(name, std::move(node));
   PublishNodesLocked({name});
 }
 
 void ClusterState::DeleteNode(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   nodes_.erase(name);
   PublishNodesLocked({name});
 }
 
 void ClusterState::UpsertPod(PodFacts pod) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (!policy_) return;
   absl::flat_hash_set<std::string> touched;
   AddPodLocked(std::move(pod), touched);
@@ -384,14 +389,14 @@ void ClusterState::UpsertPod(PodFacts pod) {
 }
 
 void ClusterState::DeletePod(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   absl::flat_hash_set<std::string> touched;
   RemovePodLocked(uid, touched);
   if (!touched.empty()) PublishNodesLocked(touched);
 }
 
 void ClusterState::UpsertNamespace(const std::string& name, topology::Labels labels) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   auto next = std::make_shared<topology::ClusterSnapshot::NamespaceMap>(*namespaces_);
   next->insert_or_assign(name, std::move(labels));
   namespaces_ = std::move(next);
@@ -399,7 +404,7 @@ void ClusterState::UpsertNamespace(const std::string& name, topology::Labels lab
 }
 
 void ClusterState::DeleteNamespace(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   auto next = std::make_shared<topology::ClusterSnapshot::NamespaceMap>(*namespaces_);
   next->erase(name);
   namespaces_ = std::move(next);
@@ -407,7 +412,7 @@ void ClusterState::DeleteNamespace(const std::string& name) {
 }
 
 void ClusterState::SetPolicy(std::shared_ptr<const topology::Policy> policy) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (policy_ && (policy_->memory_resources != policy->memory_resources ||
                   policy_->memory_annotation != policy->memory_annotation ||
                   policy_->shared_resources != policy->shared_resources)) {
@@ -422,7 +427,7 @@ void ClusterState::SetPolicy(std::shared_ptr<const topology::Policy> policy) {
 absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
                                                             const std::string& node,
                                                             Clock::TimePoint expiry) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (!current_.load()) return absl::UnavailableError("cache not synced");
   absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemandWithDra(pod, *policy_, *dra_);
   if (!demand.ok()) return demand.status();
@@ -462,13 +467,13 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
 }
 
 void ClusterState::Forget(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   absl::flat_hash_set<std::string> touched;
   if (DropAssumptionLocked(uid, touched)) PublishNodesLocked(touched);
 }
 
 int ClusterState::ExpireAssumptions(Clock::TimePoint now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   absl::flat_hash_set<std::string> touched;
   std::vector<std::pair<std::string, AssumeCache::Assumption>> expired = assumed_.TakeExpired(now);
   for (const auto& [uid, a] : expired) {
@@ -490,24 +495,24 @@ bool ClusterState::DropAssumptionLocked(const std::string& uid,
 }
 
 std::optional<PodFacts> ClusterState::PendingPod(const std::string& uid) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   auto it = pending_.find(uid);
   if (it == pending_.end()) return std::nullopt;
   return it->second.facts;
 }
 
 StateCounters ClusterState::counters() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   return counters_;
 }
 
 size_t ClusterState::assumption_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   return assumed_.size();
 }
 
 bool ClusterState::OccupancyConsistent() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (!policy_) return true;
   bool ok = true;
   for (const auto& [name, facts] : nodes_) {

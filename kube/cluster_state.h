@@ -1,7 +1,8 @@
 // ClusterState: turns list/watch events (or a cluster file) and the policy into immutable
 // ModelState snapshots and publishes them with one atomic store. Readers take one atomic load
-// and never block writers. Writers serialise on one mutex held only for the microseconds of an
-// update; no lock is ever held across an API call.
+// and never block writers. Writers serialise on one mutex (mu_, which guards all the bookkeeping
+// behind the published snapshot: facts, pods, assumptions, namespaces, DRA state, budgets and
+// counters) held only for the microseconds of an update; no lock is ever held across an API call.
 //
 // Pods are keyed by UID. A pod counts on a node while it is bound there and not terminal, or
 // while bind has assumed it there and the watch has not confirmed it yet. Publishing after one
@@ -12,15 +13,16 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "kube/assume_cache.h"
 #include "kube/clock.h"
 #include "topology/catalog.h"
@@ -119,49 +121,69 @@ class ClusterState {
     uint64_t listed = 0;
   };
 
-  void RebuildAllLocked();
+  void RebuildAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Rebuilds these nodes' states from facts + pods + assumptions and publishes.
-  void PublishNodesLocked(const absl::flat_hash_set<std::string>& touched);
-  void PublishLocked(topology::ClusterSnapshot snapshot);
-  void PublishBudgetsLocked();
+  void PublishNodesLocked(const absl::flat_hash_set<std::string>& touched)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PublishLocked(topology::ClusterSnapshot snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PublishBudgetsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::shared_ptr<const topology::NodeState> RecountLocked(const topology::NodeFacts& facts,
-                                                           bool from_scratch) const;
-  std::shared_ptr<const topology::NodeState> BuildNodeLocked(
-      const topology::NodeFacts& facts) const;
+                                                           bool from_scratch) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::shared_ptr<const topology::NodeState> BuildNodeLocked(const topology::NodeFacts& facts) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // True (and marks it listed) when a relisted pod is already recorded exactly so: pending with
   // the same facts, or bound to the same node with the same demand and GPU.
-  bool MarkIfUnchangedLocked(const std::string& uid, const topology::PodFacts& pod);
-  void AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std::string>& touched);
-  void RemovePodLocked(const std::string& uid, absl::flat_hash_set<std::string>& touched);
+  bool MarkIfUnchangedLocked(const std::string& uid, const topology::PodFacts& pod)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std::string>& touched)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemovePodLocked(const std::string& uid, absl::flat_hash_set<std::string>& touched)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // uids_by_node_, the index that says which nodes an event touches; occupancy itself is
   // recounted from the holds when a node is rebuilt.
-  void IndexOnNode(const std::string& uid, const std::string& node);
-  void UnindexFromNode(const std::string& uid, const std::string& node);
+  void IndexOnNode(const std::string& uid, const std::string& node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnindexFromNode(const std::string& uid, const std::string& node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops uid's assumption, if any, and marks its node touched.
-  bool DropAssumptionLocked(const std::string& uid, absl::flat_hash_set<std::string>& touched);
+  bool DropAssumptionLocked(const std::string& uid, absl::flat_hash_set<std::string>& touched)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const topology::Catalog& catalog_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const topology::Policy> policy_;
-  bool nodes_synced_ = false, pods_synced_ = false;
-  bool namespaces_required_ = false, namespaces_synced_ = false;
-  bool dra_required_ = false, dra_synced_ = false;
-  absl::flat_hash_map<std::string, topology::NodeFacts> nodes_;
-  absl::flat_hash_map<std::string, PodRecord> bound_;        // uid -> bound GPU pod
-  absl::flat_hash_map<std::string, PendingRecord> pending_;  // uid -> unbound GPU pod
-  AssumeCache assumed_;  // uid -> placement bind assumed, until the watch confirms it
-  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> uids_by_node_;
-  std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ =
+  // mu_ serialises writers and guards everything below it except current_, which readers load
+  // without it (writers store it under mu_, in PublishLocked).
+  mutable common::Mutex mu_;
+  std::shared_ptr<const topology::Policy> policy_ ABSL_GUARDED_BY(mu_);
+  bool nodes_synced_ ABSL_GUARDED_BY(mu_) = false;
+  bool pods_synced_ ABSL_GUARDED_BY(mu_) = false;
+  bool namespaces_required_ ABSL_GUARDED_BY(mu_) = false;
+  bool namespaces_synced_ ABSL_GUARDED_BY(mu_) = false;
+  bool dra_required_ ABSL_GUARDED_BY(mu_) = false;
+  bool dra_synced_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_map<std::string, topology::NodeFacts> nodes_ ABSL_GUARDED_BY(mu_);
+  // uid -> bound GPU pod
+  absl::flat_hash_map<std::string, PodRecord> bound_ ABSL_GUARDED_BY(mu_);
+  // uid -> unbound GPU pod
+  absl::flat_hash_map<std::string, PendingRecord> pending_ ABSL_GUARDED_BY(mu_);
+  // uid -> placement bind assumed, until the watch confirms it
+  AssumeCache assumed_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> uids_by_node_
+      ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ ABSL_GUARDED_BY(mu_) =
       std::make_shared<const topology::ClusterSnapshot::NamespaceMap>();
-  std::shared_ptr<const topology::DraState> dra_ = std::make_shared<const topology::DraState>();
-  absl::flat_hash_map<std::string, topology::DisruptionBudget> budgets_;  // "namespace/name"
-  std::shared_ptr<const std::vector<topology::DisruptionBudget>> budget_list_ =
+  std::shared_ptr<const topology::DraState> dra_ ABSL_GUARDED_BY(mu_) =
+      std::make_shared<const topology::DraState>();
+  // "namespace/name"
+  absl::flat_hash_map<std::string, topology::DisruptionBudget> budgets_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const std::vector<topology::DisruptionBudget>> budget_list_ ABSL_GUARDED_BY(mu_) =
       std::make_shared<const std::vector<topology::DisruptionBudget>>();
-  std::shared_ptr<const topology::ClusterSnapshot> snapshot_ =
+  std::shared_ptr<const topology::ClusterSnapshot> snapshot_ ABSL_GUARDED_BY(mu_) =
       std::make_shared<const topology::ClusterSnapshot>();
-  bool demand_stale_ = false;
-  uint64_t list_generation_ = 0;  // counts pod relists, for their `listed` marks
-  StateCounters counters_;
+  bool demand_stale_ ABSL_GUARDED_BY(mu_) = false;
+  // counts pod relists, for their `listed` marks
+  uint64_t list_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  StateCounters counters_ ABSL_GUARDED_BY(mu_);
   std::atomic<std::shared_ptr<const topology::ModelState>> current_;
 };
 

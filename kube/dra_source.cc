@@ -104,7 +104,7 @@ DraSource::DraSource(Api& client, ClusterState& state, ReflectorOptions options)
 DraSource::~DraSource() { Stop(); }
 
 void DraSource::SetAuditLog(common::AuditLog* audit, std::function<bool()> gate) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   audit_ = audit;
   gate_ = std::move(gate);
 }
@@ -122,7 +122,7 @@ void DraSource::Stop() {
   if (thread_.joinable()) thread_.join();
   std::vector<std::unique_ptr<Reflector>> reflectors;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     reflectors.swap(reflectors_);
   }
   // Without mu_: a reflector being stopped may be waiting for it in a handler.
@@ -130,12 +130,12 @@ void DraSource::Stop() {
 }
 
 std::string DraSource::version() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   return version_;
 }
 
 uint64_t DraSource::watch_restarts() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   uint64_t n = 0;
   for (const auto& r : reflectors_) n += r->counters().watch_restarts.load();
   return n;
@@ -192,7 +192,7 @@ void DraSource::Run() {
 }
 
 void DraSource::StartReflectors(const std::string& version) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (stop_.load()) return;
   version_ = version;
   const char* plurals[kKinds] = {"resourceslices", "resourceclaims", "deviceclasses",
@@ -213,12 +213,12 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
             auto slices = ParseAll<topology::DraSlice>(
                 items, "ResourceSlice",
                 [](const common::JsonValue& v) { return common::ParseResourceSlice(v); });
-            std::lock_guard<std::mutex> lock(mu_);
+            common::MutexLock lock(&mu_);
             store_.ReplaceSlices(std::move(slices));
             PublishLocked(kSlices, {});
           },
           [this](absl::string_view type, const common::JsonValue& object) {
-            std::lock_guard<std::mutex> lock(mu_);
+            common::MutexLock lock(&mu_);
             if (type == "DELETED") {
               store_.DeleteSlice(NameOf(object).name);
             } else if (absl::StatusOr<topology::DraSlice> s = common::ParseResourceSlice(object);
@@ -236,7 +236,7 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
             auto claims = ParseAll<topology::DraClaim>(
                 items, "ResourceClaim",
                 [](const common::JsonValue& v) { return common::ParseResourceClaim(v); });
-            std::lock_guard<std::mutex> lock(mu_);
+            common::MutexLock lock(&mu_);
             std::vector<ClaimTransition> changes = store_.ReplaceClaims(std::move(claims));
             // The first list is where watching starts: what it holds was allocated before.
             if (!claims_baseline_) changes.clear();
@@ -244,7 +244,7 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
             PublishLocked(kClaims, std::move(changes));
           },
           [this](absl::string_view type, const common::JsonValue& object) {
-            std::lock_guard<std::mutex> lock(mu_);
+            common::MutexLock lock(&mu_);
             std::vector<ClaimTransition> changes;
             if (type == "DELETED") {
               ObjectName n = NameOf(object);
@@ -263,12 +263,12 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
                 auto classes = ParseAll<topology::DraDeviceClass>(
                     items, "DeviceClass",
                     [](const common::JsonValue& v) { return common::ParseDeviceClass(v); });
-                std::lock_guard<std::mutex> lock(mu_);
+                common::MutexLock lock(&mu_);
                 store_.ReplaceClasses(std::move(classes));
                 PublishLocked(kClasses, {});
               },
               [this](absl::string_view type, const common::JsonValue& object) {
-                std::lock_guard<std::mutex> lock(mu_);
+                common::MutexLock lock(&mu_);
                 if (type == "DELETED") {
                   store_.DeleteClass(NameOf(object).name);
                 } else if (absl::StatusOr<topology::DraDeviceClass> c =
@@ -289,12 +289,12 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
             auto templates = ParseAll<topology::DraClaim>(
                 items, "ResourceClaimTemplate",
                 [](const common::JsonValue& v) { return common::ParseResourceClaimTemplate(v); });
-            std::lock_guard<std::mutex> lock(mu_);
+            common::MutexLock lock(&mu_);
             store_.ReplaceTemplates(std::move(templates));
             PublishLocked(kTemplates, {});
           },
           [this](absl::string_view type, const common::JsonValue& object) {
-            std::lock_guard<std::mutex> lock(mu_);
+            common::MutexLock lock(&mu_);
             if (type == "DELETED") {
               ObjectName n = NameOf(object);
               store_.DeleteTemplate(n.namespace_name, n.name);

@@ -29,8 +29,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "common/audit_log.h"
 #include "common/json.h"
+#include "common/mutex.h"
 #include "kube/api.h"
 #include "kube/cluster_state.h"
 #include "kube/dra_store.h"
@@ -80,29 +82,37 @@ class DraSource {
   ReflectorHandler HandlerFor(Kind kind);
   // Under mu_: marks `kind` listed and, once all are, publishes the store and audits
   // `transitions` (resolved against the state before and after).
-  void PublishLocked(Kind kind, std::vector<ClaimTransition> transitions);
+  void PublishLocked(Kind kind, std::vector<ClaimTransition> transitions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Audit(const std::vector<ClaimTransition>& transitions, const topology::DraState& before,
-             const topology::DraState& after);
+             const topology::DraState& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Api& client_;
   ClusterState& state_;
   ReflectorOptions options_;
-  common::AuditLog* audit_ = nullptr;
-  std::function<bool()> gate_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
   std::thread thread_;
+  // Guards no data: Stop() takes it between setting stop_ and notifying sleep_cv_, so a Sleep()
+  // about to wait cannot miss the wakeup. A std::mutex because Clock::WaitFor waits on one.
   std::mutex sleep_mu_;
   std::condition_variable sleep_cv_;
 
-  mutable std::mutex mu_;  // guards what follows
-  std::string version_;
-  std::vector<std::unique_ptr<Reflector>> reflectors_;
-  DraStore store_;
-  bool listed_[kKinds] = {};
-  bool claims_baseline_ = false;              // the first claim list was taken as the baseline
-  std::vector<ClaimTransition> unpublished_;  // seen before every kind was listed
-  std::shared_ptr<const topology::DraState> published_ =
+  // Guards the audit sink, the reflectors and everything they feed: the store, which kinds have
+  // been listed, and what has been published. Handlers run on the reflectors' threads under it;
+  // ClusterState's lock is taken inside it (ReplaceDra), never the other way round.
+  mutable common::Mutex mu_;
+  common::AuditLog* audit_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::function<bool()> gate_ ABSL_GUARDED_BY(mu_);
+  std::string version_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Reflector>> reflectors_ ABSL_GUARDED_BY(mu_);
+  DraStore store_ ABSL_GUARDED_BY(mu_);
+  bool listed_[kKinds] ABSL_GUARDED_BY(mu_) = {};
+  // the first claim list was taken as the baseline
+  bool claims_baseline_ ABSL_GUARDED_BY(mu_) = false;
+  // seen before every kind was listed
+  std::vector<ClaimTransition> unpublished_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const topology::DraState> published_ ABSL_GUARDED_BY(mu_) =
       std::make_shared<const topology::DraState>();
 };
 
