@@ -9,13 +9,13 @@ Api::Stream::Stream() = default;
 Api::Stream::~Stream() = default;
 
 void Api::Stream::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   cancelled_.store(true);
   if (active_) active_->Stop();
 }
 
 void Api::Stream::Interrupt() {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (active_) {
     interrupted_.store(true);
     active_->Stop();
@@ -26,7 +26,7 @@ void Api::Stream::Interrupt() {
 
 absl::Status Api::Stream::Begin(
     absl::FunctionRef<Connection*(std::unique_ptr<Connection>& kept)> connect) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (cancelled()) return absl::CancelledError("watch cancelled");
   if (interrupt_pending_) {
     interrupt_pending_ = false;
@@ -38,7 +38,7 @@ absl::Status Api::Stream::Begin(
 }
 
 void Api::Stream::End() {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   active_ = nullptr;
 }
 

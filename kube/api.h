@@ -15,13 +15,14 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/mutex.h"
 
 namespace kube {
 
@@ -90,10 +91,15 @@ class Api::Stream {
   void End();
 
  private:
-  std::mutex mu_;
-  std::unique_ptr<Connection> kept_;  // reused by each stream through this handle
-  Connection* active_ = nullptr;
-  bool interrupt_pending_ = false;        // an Interrupt() that found no stream running
+  // Guards the connections and the pending interrupt; Cancel() and Interrupt() stop the active
+  // connection under it, so it cannot end (End()) or be replaced (Begin()) meanwhile. The flags
+  // are atomics, for stopping() to read without it.
+  common::Mutex mu_;
+  // reused by each stream through this handle
+  std::unique_ptr<Connection> kept_ ABSL_GUARDED_BY(mu_);
+  Connection* active_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // an Interrupt() that found no stream running
+  bool interrupt_pending_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> interrupted_{false};  // the running stream was interrupted
   std::atomic<bool> cancelled_{false};
 };

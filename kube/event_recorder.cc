@@ -15,33 +15,35 @@ EventRecorder::EventRecorder(Api& client, size_t max_pending)
 
 EventRecorder::~EventRecorder() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   thread_.join();
 }
 
 void EventRecorder::Record(PodEvent event) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     if (queue_.size() >= max_pending_) {
       queue_.pop_front();
       dropped_.fetch_add(1);
     }
     queue_.push_back(std::move(event));
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void EventRecorder::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping with nothing left
-    PodEvent event = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
+    PodEvent event;
+    {
+      common::MutexLock lock(&mu_);
+      while (!stop_ && queue_.empty()) cv_.Wait(&mu_);
+      if (queue_.empty()) return;  // stopping with nothing left
+      event = std::move(queue_.front());
+      queue_.pop_front();
+    }
     absl::StatusOr<ApiResponse> r =
         client_.Post(absl::StrCat("/api/v1/namespaces/", event.pod_namespace, "/events"),
                      EventJson(event, absl::Now()));
@@ -53,8 +55,6 @@ void EventRecorder::Run() {
                   {{"pod", event.pod_name},
                    {"error", r.ok() ? DescribeError(*r) : std::string(r.status().message())}});
     }
-    lock.lock();
-    if (stop_ && queue_.empty()) return;
   }
 }
 

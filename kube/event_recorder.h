@@ -5,12 +5,12 @@
 #define GPU_TENANCY_KUBE_EVENT_RECORDER_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 #include "kube/api.h"
 #include "kube/objects.h"
 
@@ -30,10 +30,12 @@ class EventRecorder {
 
   Api& client_;
   size_t max_pending_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<PodEvent> queue_;
-  bool stop_ = false;
+  // Guards the queue and the stop request; cv_ tells the posting thread either changed. Never
+  // held across a POST. The counters are atomics.
+  common::Mutex mu_;
+  common::CondVar cv_;
+  std::deque<PodEvent> queue_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> posted_{0};
   std::atomic<uint64_t> dropped_{0};
   std::thread thread_;

@@ -154,22 +154,33 @@ void LiveSource::Start() {
   budgets_->Start();
   if (dra_) dra_->Start();
   expiry_thread_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, options_.expiry_poll, [this] { return stop_.load(); })) {
-      lock.unlock();
+    while (true) {
+      {
+        common::MutexLock lock(&mu_);
+        const auto until = std::chrono::steady_clock::now() + options_.expiry_poll;
+        while (!stop_.load()) {
+          const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+              until - std::chrono::steady_clock::now());
+          if (left <= std::chrono::milliseconds::zero()) break;
+          cv_.WaitFor(&mu_, left);
+        }
+        if (stop_.load()) return;
+      }
       int expired = state_.ExpireAssumptions(options_.reflector.clock->Now());
       if (expired > 0) {
         common::Log(common::LogLevel::kWarn, "bind assumptions expired unconfirmed",
                     {{"count", absl::StrCat(expired)}});
       }
-      lock.lock();
     }
   });
 }
 
 void LiveSource::Stop() {
   stop_.store(true);
-  cv_.notify_all();
+  {
+    common::MutexLock lock(&mu_);  // so the expiry thread cannot miss the wakeup
+  }
+  cv_.NotifyAll();
   if (expiry_thread_.joinable()) expiry_thread_.join();
   if (dra_) dra_->Stop();
   for (Reflector* r : {budgets_.get(), pods_.get(), nodes_.get(), namespaces_.get()}) {

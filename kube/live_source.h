@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "kube/api.h"
 #include "kube/cluster_state.h"
 #include "kube/dra_source.h"
@@ -57,8 +58,10 @@ class LiveSource {
   std::unique_ptr<DraSource> dra_;
   LiveSourceOptions options_;
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::condition_variable cv_;
+  // Guards no data (stop_ is atomic): Stop() takes it between setting stop_ and notifying cv_,
+  // so the expiry thread, which checks stop_ under it, cannot miss the wakeup.
+  common::Mutex mu_;
+  common::CondVar cv_;
   std::thread expiry_thread_;
 };
 

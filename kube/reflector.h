@@ -84,6 +84,9 @@ class Reflector {
   ReflectorCounters counters_;
   Api::Stream stream_;
   std::unique_ptr<char[]> event_buffer_;  // each watch event is parsed in here (see WatchOnce)
+  // Guards no data: Stop() and RequestRelist() take it between setting their flag and notifying
+  // sleep_cv_, so a backoff Sleep() about to wait cannot miss the wakeup. A std::mutex because
+  // Clock::WaitFor waits on one.
   std::mutex sleep_mu_;
   std::condition_variable sleep_cv_;
   std::thread thread_;
