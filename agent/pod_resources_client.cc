@@ -17,17 +17,17 @@ absl::StatusCode FromGrpc(grpc::StatusCode code) {
   return static_cast<absl::StatusCode>(static_cast<int>(code));
 }
 
-std::vector<ResourceDevices> Devices(
+std::vector<topology::ResourceDevices> Devices(
     const google::protobuf::RepeatedPtrField<v1::ContainerDevices>& devices) {
-  std::vector<ResourceDevices> out;
+  std::vector<topology::ResourceDevices> out;
   for (const v1::ContainerDevices& d : devices) {
     if (d.device_ids().empty()) continue;
     // Several entries of one resource (one per NUMA node) become one.
-    ResourceDevices* into = nullptr;
-    for (ResourceDevices& seen : out) {
+    topology::ResourceDevices* into = nullptr;
+    for (topology::ResourceDevices& seen : out) {
       if (seen.resource == d.resource_name()) into = &seen;
     }
-    if (!into) into = &out.emplace_back(ResourceDevices{d.resource_name(), {}});
+    if (!into) into = &out.emplace_back(topology::ResourceDevices{d.resource_name(), {}});
     into->ids.insert(into->ids.end(), d.device_ids().begin(), d.device_ids().end());
   }
   return out;
@@ -74,7 +74,8 @@ absl::Status Invoke(const std::string& socket_path, absl::Duration timeout, Call
 
 }  // namespace
 
-absl::StatusOr<std::vector<PodDevices>> PodResourcesClient::List(absl::Duration timeout) const {
+absl::StatusOr<std::vector<topology::PodDevices>> PodResourcesClient::List(
+    absl::Duration timeout) const {
   v1::ListPodResourcesResponse response;
   absl::Status status = Invoke<v1::ListPodResourcesRequest>(
       socket_path_, timeout,
@@ -82,11 +83,11 @@ absl::StatusOr<std::vector<PodDevices>> PodResourcesClient::List(absl::Duration 
              v1::ListPodResourcesResponse* out) { return stub_->get().List(c, r, out); },
       response);
   if (!status.ok()) return status;
-  std::vector<PodDevices> pods;
+  std::vector<topology::PodDevices> pods;
   for (const v1::PodResources& pod : response.pod_resources()) {
-    PodDevices p{pod.namespace_(), pod.name(), {}};
+    topology::PodDevices p{pod.namespace_(), pod.name(), {}};
     for (const v1::ContainerResources& container : pod.containers()) {
-      std::vector<ResourceDevices> devices = Devices(container.devices());
+      std::vector<topology::ResourceDevices> devices = Devices(container.devices());
       if (!devices.empty()) p.containers.push_back({container.name(), std::move(devices)});
     }
     pods.push_back(std::move(p));
@@ -94,7 +95,7 @@ absl::StatusOr<std::vector<PodDevices>> PodResourcesClient::List(absl::Duration 
   return pods;
 }
 
-absl::StatusOr<std::vector<ResourceDevices>> PodResourcesClient::Allocatable(
+absl::StatusOr<std::vector<topology::ResourceDevices>> PodResourcesClient::Allocatable(
     absl::Duration timeout) const {
   v1::AllocatableResourcesResponse response;
   absl::Status status = Invoke<v1::AllocatableResourcesRequest>(

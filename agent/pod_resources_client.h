@@ -6,7 +6,7 @@
 //   DeadlineExceeded  no answer within the deadline (a socket that accepts and stays silent)
 //
 //   PodResourcesClient kubelet("/var/lib/kubelet/pod-resources/kubelet.sock");
-//   absl::StatusOr<std::vector<agent::PodDevices>> pods = kubelet.List(absl::Seconds(5));
+//   absl::StatusOr<std::vector<topology::PodDevices>> pods = kubelet.List(absl::Seconds(5));
 //
 // Thread-safe.
 #ifndef GPU_TENANCY_AGENT_POD_RESOURCES_CLIENT_H_
@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "agent/kubelet_devices.h"
+#include "topology/device_ids.h"
 
 namespace agent {
 
@@ -31,9 +31,9 @@ class PodResourcesClient {
 
   // Every pod the kubelet holds resources for, with each container's device-plugin devices
   // (containers and resources without devices are left out).
-  absl::StatusOr<std::vector<PodDevices>> List(absl::Duration timeout) const;
+  absl::StatusOr<std::vector<topology::PodDevices>> List(absl::Duration timeout) const;
   // The node's device-plugin devices the kubelet may hand out, per resource.
-  absl::StatusOr<std::vector<ResourceDevices>> Allocatable(absl::Duration timeout) const;
+  absl::StatusOr<std::vector<topology::ResourceDevices>> Allocatable(absl::Duration timeout) const;
 
   const std::string& socket_path() const { return socket_path_; }
 

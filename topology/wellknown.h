@@ -39,6 +39,10 @@ inline constexpr absl::string_view kPoolAnnotation = "gpu-tenancy.io/pool";
 inline constexpr absl::string_view kMigProfileAnnotation = "gpu-tenancy.io/mig-profile";
 inline constexpr absl::string_view kGpuIndexAnnotation = "gpu-tenancy.io/gpu-index";
 inline constexpr absl::string_view kSchedulingPolicyAnnotation = "gpu-tenancy.io/scheduling-policy";
+// Ours, written by the node agent from the kubelet's PodResources API (topology/device_ids.h):
+// on a pod, the device IDs each container got; on a node, its GPUs' device IDs.
+inline constexpr absl::string_view kPodDevicesAnnotation = "gpu-tenancy.io/devices";
+inline constexpr absl::string_view kNodeDevicesAnnotation = "gpu-tenancy.io/gpu-devices";
 
 // Ours, defaults of configurable policy fields.
 inline constexpr absl::string_view kDefaultPoolLabel = "gpu-tenancy.io/pool";

@@ -26,7 +26,7 @@ std::string SocketPath(const std::string& name) {
   return "/tmp/gt-agent-" + std::to_string(getpid()) + "-" + name + ".sock";
 }
 
-const std::vector<PodDevices> kPods = {
+const std::vector<topology::PodDevices> kPods = {
     {"acme", "llm", {{"server", {{"nvidia.com/mig-3g.40gb", {"MIG-5c1d3a2e-aaaa"}}}}}},
     {"research",
      "train",
@@ -40,7 +40,7 @@ TEST(PodResourcesClientTest, ListsWhatTheKubeletAssigned) {
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   (*kubelet)->SetPods(kPods);
   PodResourcesClient client((*kubelet)->socket_path());
-  absl::StatusOr<std::vector<PodDevices>> pods = client.List(absl::Seconds(5));
+  absl::StatusOr<std::vector<topology::PodDevices>> pods = client.List(absl::Seconds(5));
   ASSERT_TRUE(pods.ok()) << pods.status();
   EXPECT_EQ(*pods, kPods);
   EXPECT_EQ((*kubelet)->list_calls(), 1);
@@ -48,19 +48,19 @@ TEST(PodResourcesClientTest, ListsWhatTheKubeletAssigned) {
   (*kubelet)->SetPods({kPods[0]});
   pods = client.List(absl::Seconds(5));
   ASSERT_TRUE(pods.ok()) << pods.status();
-  EXPECT_EQ(*pods, std::vector<PodDevices>{kPods[0]});
+  EXPECT_EQ(*pods, std::vector<topology::PodDevices>{kPods[0]});
 }
 
 TEST(PodResourcesClientTest, AllocatableDevicesComeBackPerResource) {
   absl::StatusOr<std::unique_ptr<FakeKubelet>> kubelet = FakeKubelet::Start(SocketPath("alloc"));
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
-  std::vector<ResourceDevices> devices = {
+  std::vector<topology::ResourceDevices> devices = {
       {"nvidia.com/gpu.shared", {"GPU-77aa::0", "GPU-77aa::1", "GPU-88bb::0", "GPU-88bb::1"}},
       {"nvidia.com/mig-1g.10gb", {"MIG-GPU-0f2b/7/0", "MIG-GPU-0f2b/8/0"}},
   };
   (*kubelet)->SetAllocatable(devices);
   PodResourcesClient client((*kubelet)->socket_path());
-  absl::StatusOr<std::vector<ResourceDevices>> got = client.Allocatable(absl::Seconds(5));
+  absl::StatusOr<std::vector<topology::ResourceDevices>> got = client.Allocatable(absl::Seconds(5));
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, devices);
   EXPECT_EQ((*kubelet)->allocatable_calls(), 1);
@@ -70,7 +70,7 @@ TEST(PodResourcesClientTest, AnAbsentSocketIsUnavailableNamingIt) {
   const std::string path = SocketPath("absent");
   unlink(path.c_str());
   PodResourcesClient client(path);
-  absl::StatusOr<std::vector<PodDevices>> pods = client.List(absl::Seconds(2));
+  absl::StatusOr<std::vector<topology::PodDevices>> pods = client.List(absl::Seconds(2));
   ASSERT_FALSE(pods.ok());
   EXPECT_EQ(pods.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(absl::StrContains(pods.status().message(), path)) << pods.status();
@@ -89,7 +89,7 @@ TEST(PodResourcesClientTest, ASocketThatIsNotAKubeletIsAnErrorNotAHang) {
     ASSERT_TRUE(other.ok()) << other.status();
     PodResourcesClient client(SocketPath(name));
     auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<std::vector<PodDevices>> pods = client.List(absl::Seconds(1));
+    absl::StatusOr<std::vector<topology::PodDevices>> pods = client.List(absl::Seconds(1));
     auto took = std::chrono::steady_clock::now() - start;
     ASSERT_FALSE(pods.ok());
     EXPECT_EQ(pods.status().code(), code) << pods.status();

@@ -22,9 +22,9 @@ class GrpcServerHolder {
 
 namespace {
 
-void FillDevices(const std::vector<agent::ResourceDevices>& from,
+void FillDevices(const std::vector<topology::ResourceDevices>& from,
                  google::protobuf::RepeatedPtrField<v1::ContainerDevices>* to) {
-  for (const agent::ResourceDevices& r : from) {
+  for (const topology::ResourceDevices& r : from) {
     v1::ContainerDevices* d = to->Add();
     d->set_resource_name(r.resource);
     for (const std::string& id : r.ids) d->add_device_ids(id);
@@ -40,11 +40,11 @@ class FakeKubelet::Service final : public v1::PodResourcesLister::Service {
                     v1::ListPodResourcesResponse* response) override {
     common::MutexLock lock(&mu_);
     ++list_calls_;
-    for (const agent::PodDevices& pod : pods_) {
+    for (const topology::PodDevices& pod : pods_) {
       v1::PodResources* p = response->add_pod_resources();
       p->set_namespace_(pod.namespace_name);
       p->set_name(pod.name);
-      for (const agent::ContainerDevices& c : pod.containers) {
+      for (const topology::ContainerDevices& c : pod.containers) {
         v1::ContainerResources* container = p->add_containers();
         container->set_name(c.container);
         FillDevices(c.resources, container->mutable_devices());
@@ -61,8 +61,8 @@ class FakeKubelet::Service final : public v1::PodResourcesLister::Service {
   }
 
   mutable common::Mutex mu_;
-  std::vector<agent::PodDevices> pods_ ABSL_GUARDED_BY(mu_);
-  std::vector<agent::ResourceDevices> allocatable_ ABSL_GUARDED_BY(mu_);
+  std::vector<topology::PodDevices> pods_ ABSL_GUARDED_BY(mu_);
+  std::vector<topology::ResourceDevices> allocatable_ ABSL_GUARDED_BY(mu_);
   int list_calls_ ABSL_GUARDED_BY(mu_) = 0;
   int allocatable_calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
@@ -94,12 +94,12 @@ void FakeKubelet::Stop() {
   }
 }
 
-void FakeKubelet::SetPods(std::vector<agent::PodDevices> pods) {
+void FakeKubelet::SetPods(std::vector<topology::PodDevices> pods) {
   common::MutexLock lock(&service_->mu_);
   service_->pods_ = std::move(pods);
 }
 
-void FakeKubelet::SetAllocatable(std::vector<agent::ResourceDevices> devices) {
+void FakeKubelet::SetAllocatable(std::vector<topology::ResourceDevices> devices) {
   common::MutexLock lock(&service_->mu_);
   service_->allocatable_ = std::move(devices);
 }

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/kubelet_devices.h"
+#include "topology/device_ids.h"
 
 namespace testing_support {
 
@@ -28,8 +28,8 @@ class FakeKubelet {
       const std::string& socket_path);
   ~FakeKubelet();  // Stop()
 
-  void SetPods(std::vector<agent::PodDevices> pods);
-  void SetAllocatable(std::vector<agent::ResourceDevices> devices);
+  void SetPods(std::vector<topology::PodDevices> pods);
+  void SetAllocatable(std::vector<topology::ResourceDevices> devices);
   // Calls answered so far, of List and of GetAllocatableResources.
   int list_calls() const;
   int allocatable_calls() const;

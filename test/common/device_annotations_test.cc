@@ -1,0 +1,86 @@
+// common/device_annotations: the node agent's pod and node annotations round-trip byte for byte
+// (so an unchanged assignment is never written again), keep the kubelet's order, and a value a
+// tenant could have typed by hand is refused naming the field.
+#include "common/device_annotations.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+namespace common {
+namespace {
+
+TEST(DeviceAnnotationsTest, APodsDevicesRoundTrip) {
+  PodDevicesAnnotation value{
+      "gpu-a",
+      {{"main", {{"nvidia.com/gpu", {"GPU-b", "GPU-a"}}, {"nvidia.com/mig-1g.10gb", {"MIG-x"}}}},
+       {"sidecar", {{"nvidia.com/gpu.shared", {"GPU-c::3"}}}}}};
+  const std::string json = EncodePodDevices(value);
+  EXPECT_EQ(json, R"({"node":"gpu-a","containers":[{"name":"main","devices":{"nvidia.com/gpu":)"
+                  R"(["GPU-b","GPU-a"],"nvidia.com/mig-1g.10gb":["MIG-x"]}},{"name":"sidecar",)"
+                  R"("devices":{"nvidia.com/gpu.shared":["GPU-c::3"]}}]})");
+  absl::StatusOr<PodDevicesAnnotation> back = DecodePodDevices(json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, value);
+  EXPECT_EQ(EncodePodDevices(*back), json);
+}
+
+TEST(DeviceAnnotationsTest, ANodesGpusRoundTrip) {
+  topology::NodeGpus value{{{"GPU-a", {"MIG-GPU-a/1/0", "MIG-GPU-a/2/0"}}, {"GPU-b", {}}},
+                           {"MIG-x"}};
+  const std::string json = EncodeNodeGpus(value);
+  EXPECT_EQ(json,
+            R"({"gpus":[{"id":"GPU-a","mig":["MIG-GPU-a/1/0","MIG-GPU-a/2/0"]},{"id":"GPU-b"}],)"
+            R"("unplacedMig":["MIG-x"]})");
+  absl::StatusOr<topology::NodeGpus> back = DecodeNodeGpus(json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, value);
+  EXPECT_EQ(EncodeNodeGpus(topology::NodeGpus{}), R"({"gpus":[]})");
+}
+
+TEST(DeviceAnnotationsTest, MalformedValuesAreRefusedNamingTheField) {
+  struct Row {
+    std::string json;
+    std::string error;
+  };
+  std::vector<Row> pods = {
+      {"GPU-a", "gpu-tenancy.io/devices: "},
+      {"[]", "gpu-tenancy.io/devices: must be a JSON object"},
+      {R"({"containers":[]})", "gpu-tenancy.io/devices: node must be a string"},
+      {R"({"node":"a"})", "gpu-tenancy.io/devices: containers must be a list"},
+      {R"({"node":"a","containers":[{"devices":{}}]})",
+       "gpu-tenancy.io/devices: containers[0].name must be a string"},
+      {R"({"node":"a","containers":[{"name":"c"}]})",
+       "gpu-tenancy.io/devices: containers[0].devices must be an object"},
+      {R"({"node":"a","containers":[{"name":"c","devices":{"nvidia.com/gpu":"GPU-a"}}]})",
+       "gpu-tenancy.io/devices: containers[0].devices[\"nvidia.com/gpu\"] must be a list of IDs"},
+      {R"({"node":"a","containers":[{"name":"c","devices":{"nvidia.com/gpu":[1]}}]})",
+       "gpu-tenancy.io/devices: containers[0].devices[\"nvidia.com/gpu\"] must hold strings "
+       "only"},
+  };
+  for (const Row& row : pods) {
+    SCOPED_TRACE(row.json);
+    absl::StatusOr<PodDevicesAnnotation> got = DecodePodDevices(row.json);
+    ASSERT_FALSE(got.ok());
+    EXPECT_TRUE(absl::StartsWith(got.status().message(), row.error)) << got.status();
+  }
+  std::vector<Row> nodes = {
+      {R"({})", "gpu-tenancy.io/gpu-devices: gpus must be a list"},
+      {R"({"gpus":[{"mig":[]}]})", "gpu-tenancy.io/gpu-devices: gpus[0].id must be a string"},
+      {R"({"gpus":[{"id":"GPU-a","mig":"MIG-x"}]})",
+       "gpu-tenancy.io/gpu-devices: gpus[0].mig must be a list of IDs"},
+      {R"({"gpus":[],"unplacedMig":[true]})",
+       "gpu-tenancy.io/gpu-devices: unplacedMig must hold strings only"},
+  };
+  for (const Row& row : nodes) {
+    SCOPED_TRACE(row.json);
+    absl::StatusOr<topology::NodeGpus> got = DecodeNodeGpus(row.json);
+    ASSERT_FALSE(got.ok());
+    EXPECT_TRUE(absl::StartsWith(got.status().message(), row.error)) << got.status();
+  }
+}
+
+}  // namespace
+}  // namespace common
