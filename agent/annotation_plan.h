@@ -1,0 +1,50 @@
+// What the node agent writes in one round, decided from what the kubelet says and what
+// kube-apiserver holds: the pods on this node whose gpu-tenancy.io/devices annotation differs
+// from the devices the kubelet assigned them, and the Node's gpu-tenancy.io/gpu-devices when
+// its GPUs differ. Only NVIDIA device-plugin resources count (nvidia.com/...); a pod with none
+// gets nothing. An unchanged assignment encodes to the same bytes, so a second round over the
+// same state plans nothing. Pure.
+#ifndef GPU_TENANCY_AGENT_ANNOTATION_PLAN_H_
+#define GPU_TENANCY_AGENT_ANNOTATION_PLAN_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "topology/device_ids.h"
+
+namespace agent {
+
+// A pod kube-apiserver has bound to this node, with the annotation as it stands.
+struct BoundPod {
+  std::string namespace_name;
+  std::string name;
+  std::optional<std::string> devices;  // gpu-tenancy.io/devices, when set
+};
+
+struct PodAnnotation {
+  std::string namespace_name;
+  std::string name;
+  std::string value;  // the new gpu-tenancy.io/devices
+  bool operator==(const PodAnnotation&) const = default;
+};
+
+// The pods to annotate, in the kubelet's order. Pods the kubelet lists that kube-apiserver does
+// not (yet, or any more) bind to `node` are skipped: the next round sees them.
+std::vector<PodAnnotation> PlanPodAnnotations(absl::string_view node,
+                                              const std::vector<topology::PodDevices>& kubelet,
+                                              const std::vector<BoundPod>& bound);
+
+// The Node's new gpu-tenancy.io/gpu-devices, or nullopt when `current` already says it. A node
+// whose kubelet offers no NVIDIA devices says so with an empty GPU list.
+std::optional<std::string> PlanNodeAnnotation(
+    const std::vector<topology::ResourceDevices>& allocatable,
+    const std::optional<std::string>& current);
+
+// Whether `resource` is an NVIDIA device-plugin resource (nvidia.com/gpu, .shared, mig-...).
+bool IsNvidiaResource(absl::string_view resource);
+
+}  // namespace agent
+
+#endif  // GPU_TENANCY_AGENT_ANNOTATION_PLAN_H_

@@ -1,0 +1,69 @@
+// agent/annotation_plan: one round's writes. A GPU pod the kubelet served and kube-apiserver
+// binds here gets its devices (NVIDIA resources only); an annotation already right, a pod
+// without GPUs and a pod not bound here get nothing; a second round over what the first wrote
+// plans nothing; the Node's GPUs are written once.
+#include "agent/annotation_plan.h"
+
+#include <string>
+#include <vector>
+
+#include "common/device_annotations.h"
+#include "gtest/gtest.h"
+
+namespace agent {
+namespace {
+
+const std::vector<topology::PodDevices> kKubelet = {
+    {"acme",
+     "llm",
+     {{"server", {{"nvidia.com/mig-3g.40gb", {"MIG-5c1d"}}, {"example.com/nic", {"eth1"}}}}}},
+    {"research", "train", {{"main", {{"nvidia.com/gpu", {"GPU-a", "GPU-b"}}}}}},
+    {"research", "notebook", {{"main", {{"nvidia.com/gpu.shared", {"GPU-c::3"}}}}}},
+    {"web", "frontend", {{"nginx", {{"example.com/nic", {"eth2"}}}}}},
+    {"acme", "not-bound-yet", {{"c", {{"nvidia.com/gpu", {"GPU-d"}}}}}},
+};
+
+std::string Devices(std::vector<topology::ContainerDevices> containers) {
+  return common::EncodePodDevices({"gpu-a", std::move(containers)});
+}
+
+TEST(PlanPodAnnotationsTest, WritesWhatIsMissingOrWrongAndNothingElse) {
+  std::vector<BoundPod> bound = {
+      {"acme", "llm", std::nullopt},
+      {"research", "train", Devices({{"main", {{"nvidia.com/gpu", {"GPU-a", "GPU-b"}}}}})},
+      {"research", "notebook", std::string("{\"forged\":true}")},
+      {"web", "frontend", std::nullopt},
+  };
+  std::vector<PodAnnotation> plan = PlanPodAnnotations("gpu-a", kKubelet, bound);
+  std::vector<PodAnnotation> want = {
+      {"acme", "llm", Devices({{"server", {{"nvidia.com/mig-3g.40gb", {"MIG-5c1d"}}}}})},
+      {"research", "notebook", Devices({{"main", {{"nvidia.com/gpu.shared", {"GPU-c::3"}}}}})},
+  };
+  EXPECT_EQ(plan, want);
+  // What the round wrote, read back: the next round plans nothing.
+  for (const PodAnnotation& p : plan) {
+    for (BoundPod& b : bound) {
+      if (b.namespace_name == p.namespace_name && b.name == p.name) b.devices = p.value;
+    }
+  }
+  EXPECT_TRUE(PlanPodAnnotations("gpu-a", kKubelet, bound).empty());
+  // A pod the kubelet no longer lists is left as it is: nothing is planned for it.
+  EXPECT_TRUE(PlanPodAnnotations("gpu-a", {}, bound).empty());
+}
+
+TEST(PlanNodeAnnotationTest, TheNodesGpusOnceThenNothing) {
+  std::vector<topology::ResourceDevices> allocatable = {
+      {"nvidia.com/gpu.shared", {"GPU-a::0", "GPU-a::1", "GPU-b::0", "GPU-b::1"}},
+      {"nvidia.com/mig-1g.10gb", {"MIG-GPU-c/7/0"}},
+      {"example.com/nic", {"eth1"}},
+  };
+  std::optional<std::string> value = PlanNodeAnnotation(allocatable, std::nullopt);
+  ASSERT_TRUE(value.has_value());
+  EXPECT_EQ(*value,
+            R"({"gpus":[{"id":"GPU-a"},{"id":"GPU-b"},{"id":"GPU-c","mig":["MIG-GPU-c/7/0"]}]})");
+  EXPECT_FALSE(PlanNodeAnnotation(allocatable, value).has_value());
+  EXPECT_EQ(PlanNodeAnnotation({}, value), std::optional<std::string>(R"({"gpus":[]})"));
+}
+
+}  // namespace
+}  // namespace agent
