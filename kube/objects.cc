@@ -211,11 +211,14 @@ std::string SmokePodJson(const std::string& node, const std::string& image,
   return o.Done();
 }
 
-std::string LabelsPatchJson(const LabelChanges& labels) {
+namespace {
+
+// {"metadata":{"<field>":{...}}}: a value of nullopt removes the key.
+std::string MetadataMapPatch(absl::string_view field, const LabelChanges& changes) {
   ObjectWriter o;
   o.Begin("metadata");
-  o.Begin("labels");
-  for (const auto& [key, value] : labels) {
+  o.Begin(field);
+  for (const auto& [key, value] : changes) {
     if (value) {
       o.Field(key, *value);
     } else {
@@ -225,6 +228,16 @@ std::string LabelsPatchJson(const LabelChanges& labels) {
   o.End();
   o.End();
   return o.Done();
+}
+
+}  // namespace
+
+std::string LabelsPatchJson(const LabelChanges& labels) {
+  return MetadataMapPatch("labels", labels);
+}
+
+std::string AnnotationsPatchJson(const LabelChanges& annotations) {
+  return MetadataMapPatch("annotations", annotations);
 }
 
 std::string UnschedulablePatchJson(bool unschedulable) {

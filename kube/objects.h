@@ -71,10 +71,12 @@ std::string EvictionJson(const std::string& pod_namespace, const std::string& po
 std::string SmokePodJson(const std::string& node, const std::string& image,
                          const std::string& resource);
 
-// JSON merge patches (application/merge-patch+json). Labels: a value of nullopt removes the
-// label. Unschedulable: false writes null, which removes the field as `kubectl uncordon` does.
+// JSON merge patches (application/merge-patch+json). Labels and annotations: a value of nullopt
+// removes the key. Unschedulable: false writes null, which removes the field as `kubectl
+// uncordon` does.
 using LabelChanges = std::vector<std::pair<std::string, std::optional<std::string>>>;
 std::string LabelsPatchJson(const LabelChanges& labels);
+std::string AnnotationsPatchJson(const LabelChanges& annotations);
 std::string UnschedulablePatchJson(bool unschedulable);
 
 }  // namespace kube

@@ -117,7 +117,7 @@ TEST(ObjectsTest, TheSmokePodIsPinnedToleratesEverythingAndAsksForOneDevice) {
   }
 }
 
-TEST(ObjectsTest, MergePatchesSetOrRemoveLabelsAndTheCordon) {
+TEST(ObjectsTest, MergePatchesSetOrRemoveLabelsAnnotationsAndTheCordon) {
   absl::StatusOr<rapidjson::Document> labels = common::ParseJson(
       kube::LabelsPatchJson({{"nvidia.com/mig.config", "all-1g"}, {"gone", std::nullopt}}));
   ASSERT_TRUE(labels.ok()) << labels.status();
@@ -125,6 +125,14 @@ TEST(ObjectsTest, MergePatchesSetOrRemoveLabelsAndTheCordon) {
   EXPECT_EQ(common::StringOr(set, "nvidia.com/mig.config"), "all-1g");
   EXPECT_TRUE(At(set, "gone").IsNull());
   EXPECT_EQ(common::FindMember(*labels, "kind"), nullptr);
+  // A value that is itself JSON stays one string.
+  absl::StatusOr<rapidjson::Document> annotations = common::ParseJson(
+      kube::AnnotationsPatchJson({{"gpu-tenancy.io/devices", R"({"node":"a"})"}}));
+  ASSERT_TRUE(annotations.ok()) << annotations.status();
+  EXPECT_EQ(
+      common::StringOr(At(At(*annotations, "metadata"), "annotations"), "gpu-tenancy.io/devices"),
+      R"({"node":"a"})");
+  EXPECT_EQ(common::FindMember(At(*annotations, "metadata"), "labels"), nullptr);
 
   absl::StatusOr<rapidjson::Document> cordon =
       common::ParseJson(kube::UnschedulablePatchJson(true));
