@@ -21,7 +21,7 @@ FROM debian:bookworm-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       ca-certificates libcpp-httplib0.11 libssl3 libyaml-cpp0.7 libabsl20220623 libatomic1 \
-      libjemalloc2 \
+      libjemalloc2 libgrpc++1.51 libgrpc29 libprotobuf32 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/gpu-tenancy /usr/local/bin/gpu-tenancy
 # The same numeric user the Deployment runs as (runAsUser 65532); no home, no shell login.

@@ -14,6 +14,7 @@ namespace cmd {
 int RunAudit(const std::vector<std::string>& args);
 int RunCheck(const std::vector<std::string>& args);
 int RunExplain(const std::vector<std::string>& args);
+int RunNodeAgent(const std::vector<std::string>& args);
 int RunPlan(const std::vector<std::string>& args);
 int RunReconfigure(const std::vector<std::string>& args);
 int RunSchedulerConfig(const std::vector<std::string>& args);

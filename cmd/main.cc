@@ -28,6 +28,7 @@ constexpr char kUsage[] =
     "  plan              pick each workload's isolation, cut the cards, write the configuration\n"
     "  audit             each tenant's isolation deal and the go-live checklist\n"
     "  check             run the admission webhook's rules over manifest files, offline\n"
+    "  node-agent        write which devices each GPU pod on this node got (a DaemonSet)\n"
     "  reconfigure       change a node's MIG geometry safely (drain, apply, validate, roll back)\n"
     "  scheduler-config  the kube-scheduler extender entry for every GPU resource name\n"
     "  ui                the sharing-mode picker in a browser, on a local port\n"
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   if (command == "audit") return cmd::RunAudit(args);
   if (command == "check") return cmd::RunCheck(args);
   if (command == "serve") return cmd::RunServe(args);
+  if (command == "node-agent") return cmd::RunNodeAgent(args);
   if (command == "reconfigure") return cmd::RunReconfigure(args);
   if (command == "scheduler-config") return cmd::RunSchedulerConfig(args);
   if (command == "webhook-config") return cmd::RunWebhookConfig(args);

@@ -35,6 +35,7 @@ const std::vector<SubcommandFlags> kSubcommands = {
     {"scheduler-config", {"--layout LAYOUT", "--cluster-file FILE"}},
     {"ui", {"--listen HOST:PORT", "--policy FILE"}},
     {"webhook-config", {"--policy FILE"}},
+    {"node-agent", {"--node NAME", "--pod-resources-socket PATH", "--interval DURATION", "--once"}},
 };
 
 TEST(HelpTest, EveryCommandListsItsFlags) {

@@ -1,0 +1,120 @@
+// gpu-tenancy node-agent: the DaemonSet that tells kube-apiserver which devices the kubelet gave
+// each GPU pod on its node (agent/node_agent.h), on start and then every --interval.
+#include "agent/node_agent.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "agent/pod_resources_client.h"
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "common/log.h"
+#include "kube/api_client.h"
+#include "kube/config.h"
+
+namespace cmd {
+namespace {
+
+constexpr char kDefaultSocket[] = "/var/lib/kubelet/pod-resources/kubelet.sock";
+
+const common::FlagTable kFlags{
+    {"gpu-tenancy node-agent --node NAME [--pod-resources-socket PATH] [--interval DURATION]\n"
+     "                              [--kubeconfig FILE [--context NAME]] [--once]"},
+    "Reads the kubelet's PodResources API and writes which device IDs (GPU and MIG UUIDs,\n"
+    "time-slicing replicas) each GPU pod on this node got, as the pod's gpu-tenancy.io/devices\n"
+    "annotation, and the node's GPUs as its gpu-tenancy.io/gpu-devices annotation. Writes only\n"
+    "what changed. Without --kubeconfig, kube-apiserver is reached with the pod's service\n"
+    "account.",
+    {{"node", "NAME", "this node's name (default $NODE_NAME)"},
+     {"pod-resources-socket", "PATH",
+      "the kubelet's PodResources socket\n(default /var/lib/kubelet/pod-resources/kubelet.sock)"},
+     {"interval", "DURATION", "time between rounds, 1s..1h (default 10s)"},
+     {"kubelet-timeout", "DURATION", "the deadline of each PodResources call (default 5s)"},
+     {"kubeconfig", "FILE", "the API server to write to (default: in-cluster service account)"},
+     {"context", "NAME", "the kubeconfig context (default: its current-context)"},
+     {"once", "", "one round, then exit: 0 when it wrote all it had to, 1 otherwise"},
+     {"log-level", "LEVEL", "debug, info, warn or error (default info)"}}};
+
+struct AgentOptions {
+  agent::NodeAgentOptions round;
+  std::string socket = kDefaultSocket;
+  absl::Duration interval = absl::Seconds(10);
+  bool once = false;
+};
+
+absl::StatusOr<absl::Duration> Duration(const ParsedFlags& flags, const std::string& name,
+                                        absl::Duration fallback, absl::Duration low,
+                                        absl::Duration high) {
+  if (!flags.Has(name)) return fallback;
+  absl::Duration d;
+  if (!absl::ParseDuration(flags.Get(name), &d) || d < low || d > high) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, " takes a duration from ",
+                                                   absl::FormatDuration(low), " to ",
+                                                   absl::FormatDuration(high)));
+  }
+  return d;
+}
+
+absl::StatusOr<AgentOptions> ParseOptions(const ParsedFlags& flags) {
+  AgentOptions o;
+  const char* node_env = std::getenv("NODE_NAME");
+  o.round.node = flags.Get("node", node_env ? node_env : "");
+  if (o.round.node.empty()) {
+    return absl::InvalidArgumentError("--node is required (or set NODE_NAME from spec.nodeName)");
+  }
+  o.socket = flags.Get("pod-resources-socket", kDefaultSocket);
+  absl::StatusOr<absl::Duration> interval =
+      Duration(flags, "interval", o.interval, absl::Seconds(1), absl::Hours(1));
+  if (!interval.ok()) return interval.status();
+  o.interval = *interval;
+  absl::StatusOr<absl::Duration> timeout = Duration(
+      flags, "kubelet-timeout", o.round.kubelet_timeout, absl::Milliseconds(100), absl::Minutes(1));
+  if (!timeout.ok()) return timeout.status();
+  o.round.kubelet_timeout = *timeout;
+  o.once = flags.Has("once");
+  return o;
+}
+
+}  // namespace
+
+int RunNodeAgent(const std::vector<std::string>& args) {
+  ParsedFlags flags;
+  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, flags)) return *exit_code;
+  if (flags.Has("log-level")) {
+    absl::StatusOr<common::LogLevel> level = common::ParseLogLevel(flags.Get("log-level"));
+    if (!level.ok()) return kFlags.Refuse(level.status());
+    common::SetLogLevel(*level);
+  }
+  absl::StatusOr<AgentOptions> options = ParseOptions(flags);
+  if (!options.ok()) return kFlags.Refuse(options.status());
+  absl::StatusOr<kube::ApiConfig> config =
+      flags.Has("kubeconfig") ? kube::LoadKubeconfig(flags.Get("kubeconfig"), flags.Get("context"))
+                              : kube::InClusterConfig();
+  if (!config.ok()) return Fail(config.status());
+  absl::StatusOr<std::unique_ptr<kube::ApiClient>> api = kube::ApiClient::Create(*config);
+  if (!api.ok()) return Fail(api.status());
+  agent::PodResourcesClient kubelet(options->socket);
+  agent::NodeAgent node_agent(**api, kubelet, options->round);
+  if (options->once) return node_agent.RunOnce().ok() ? 0 : 1;
+
+  sigset_t signals = BlockShutdownSignals();
+  common::Log(common::LogLevel::kInfo, "node agent started",
+              {{"node", options->round.node}, {"socket", options->socket}});
+  const timespec wait = absl::ToTimespec(options->interval);
+  for (;;) {
+    // A failed round has been logged and counted; the next one tries again.
+    node_agent.RunOnce().IgnoreError();
+    if (sigtimedwait(&signals, nullptr, &wait) > 0) break;
+  }
+  common::Log(common::LogLevel::kInfo, "node agent stopped", {{"node", options->round.node}});
+  return 0;
+}
+
+}  // namespace cmd

@@ -1,0 +1,135 @@
+// gpu-tenancy node-agent, the binary: against a fake kubelet (real gRPC on a unix socket) and the
+// fake kube-apiserver over HTTPS. A MIG pod, a whole-GPU pod and a time-slice replica pod get
+// their devices, the Node its GPUs; a second run writes nothing; a kubelet socket that is absent
+// or answers garbage exits 1 with the socket named, and writes nothing.
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/device_annotations.h"
+#include "common/json.h"
+#include "gtest/gtest.h"
+#include "test/support/apiserver_objects.h"
+#include "test/support/fake_apiserver.h"
+#include "test/support/fake_kubelet.h"
+#include "test/support/serve_process.h"
+#include "test/support/shell.h"
+#include "topology/wellknown.h"
+
+namespace {
+
+using testing_support::CommandResult;
+using testing_support::FakeApiServer;
+using testing_support::FakeKubelet;
+using testing_support::Resource;
+using testing_support::RunShell;
+using testing_support::ShellQuote;
+
+std::string BoundPod(const std::string& ns, const std::string& name) {
+  return absl::StrCat(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")", name,
+                      R"(","namespace":")", ns, R"(","uid":"uid-)", name,
+                      R"("},"spec":{"nodeName":"gpu-a","containers":[{"name":"main"}]}})");
+}
+
+class NodeAgentBinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<FakeApiServer>> api = FakeApiServer::Start({});
+    ASSERT_TRUE(api.ok()) << api.status();
+    api_ = *std::move(api);
+    for (const char* ns : {"acme", "research"}) ASSERT_TRUE(api_->AddNamespace(ns).ok());
+    ASSERT_TRUE(
+        api_->AddNode(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"gpu-a"}})").ok());
+    ASSERT_TRUE(api_->AddPod(BoundPod("acme", "llm")).ok());
+    ASSERT_TRUE(api_->AddPod(BoundPod("research", "train")).ok());
+    ASSERT_TRUE(api_->AddPod(BoundPod("research", "notebook")).ok());
+    std::ofstream(dir_.File("kubeconfig")) << api_->Kubeconfig("    token: test-token");
+    socket_ = "/tmp/gt-agent-bin-" + std::to_string(getpid()) + ".sock";
+    absl::StatusOr<std::unique_ptr<FakeKubelet>> kubelet = FakeKubelet::Start(socket_);
+    ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+    kubelet_ = *std::move(kubelet);
+    kubelet_->SetPods({
+        {"acme", "llm", {{"main", {{"nvidia.com/mig-3g.40gb", {"MIG-GPU-a1/2/0"}}}}}},
+        {"research", "train", {{"main", {{"nvidia.com/gpu", {"GPU-b2"}}}}}},
+        {"research", "notebook", {{"main", {{"nvidia.com/gpu.shared", {"GPU-c3::5"}}}}}},
+    });
+    kubelet_->SetAllocatable({{"nvidia.com/mig-3g.40gb", {"MIG-GPU-a1/2/0", "MIG-GPU-a1/1/0"}},
+                              {"nvidia.com/gpu", {"GPU-b2"}},
+                              {"nvidia.com/gpu.shared", {"GPU-c3::4", "GPU-c3::5"}}});
+  }
+
+  CommandResult Run(const std::string& socket) {
+    return RunShell(absl::StrCat(GT_BINARY, " node-agent --once --node gpu-a --kubeconfig ",
+                                 ShellQuote(dir_.File("kubeconfig")),
+                                 " --kubelet-timeout 1s --pod-resources-socket ",
+                                 ShellQuote(socket)));
+  }
+
+  std::string Annotation(Resource resource, const std::string& ns, const std::string& name,
+                         absl::string_view key) {
+    absl::StatusOr<rapidjson::Document> doc =
+        common::ParseJson(api_->GetObject(resource, ns, name));
+    if (!doc.ok()) return "";
+    const common::JsonValue* annotations = common::FindNonNull((*doc)["metadata"], "annotations");
+    return annotations ? std::string(common::StringOr(*annotations, key)) : "";
+  }
+
+  std::string PodDevices(const std::string& ns, const std::string& name) {
+    return Annotation(Resource::kPods, ns, name, topology::kPodDevicesAnnotation);
+  }
+
+  testing_support::TempDir dir_;
+  std::unique_ptr<FakeApiServer> api_;
+  std::unique_ptr<FakeKubelet> kubelet_;
+  std::string socket_;
+};
+
+TEST_F(NodeAgentBinaryTest, AnnotatesEachGpuPodAndTheNodeThenWritesNothingMore) {
+  CommandResult first = Run(socket_);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  for (auto [ns, name, id] :
+       {std::tuple{"acme", "llm", "MIG-GPU-a1/2/0"}, std::tuple{"research", "train", "GPU-b2"},
+        std::tuple{"research", "notebook", "GPU-c3::5"}}) {
+    SCOPED_TRACE(name);
+    absl::StatusOr<common::PodDevicesAnnotation> devices =
+        common::DecodePodDevices(PodDevices(ns, name));
+    ASSERT_TRUE(devices.ok()) << devices.status();
+    EXPECT_EQ(devices->node, "gpu-a");
+    ASSERT_EQ(devices->containers.size(), 1u);
+    EXPECT_EQ(devices->containers[0].resources[0].ids, std::vector<std::string>{id});
+  }
+  EXPECT_EQ(Annotation(Resource::kNodes, "", "gpu-a", topology::kNodeDevicesAnnotation),
+            R"({"gpus":[{"id":"GPU-a1","mig":["MIG-GPU-a1/2/0","MIG-GPU-a1/1/0"]},)"
+            R"({"id":"GPU-b2"},{"id":"GPU-c3"}]})");
+
+  const int64_t patches = api_->CountRequests("PATCH", "/api/v1/");
+  EXPECT_EQ(patches, 4);
+  CommandResult second = Run(socket_);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(api_->CountRequests("PATCH", "/api/v1/"), patches) << "the second run wrote again";
+}
+
+TEST_F(NodeAgentBinaryTest, AKubeletThatCannotBeReadExitsOneNamingTheSocket) {
+  const std::string absent = socket_ + ".absent";
+  unlink(absent.c_str());
+  CommandResult r = Run(absent);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, absent)) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "does not exist")) << r.err;
+
+  const std::string garbage = socket_ + ".garbage";
+  absl::StatusOr<std::unique_ptr<testing_support::NotAKubelet>> other =
+      testing_support::NotAKubelet::Start(garbage,
+                                          testing_support::NotAKubelet::Behaviour::kGarbage);
+  ASSERT_TRUE(other.ok()) << other.status();
+  r = Run(garbage);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, garbage)) << r.err;
+  EXPECT_EQ(api_->CountRequests("PATCH", "/"), 0);
+}
+
+}  // namespace
