@@ -49,19 +49,6 @@ struct AgentOptions {
   bool once = false;
 };
 
-absl::StatusOr<absl::Duration> Duration(const ParsedFlags& flags, const std::string& name,
-                                        absl::Duration fallback, absl::Duration low,
-                                        absl::Duration high) {
-  if (!flags.Has(name)) return fallback;
-  absl::Duration d;
-  if (!absl::ParseDuration(flags.Get(name), &d) || d < low || d > high) {
-    return absl::InvalidArgumentError(absl::StrCat("--", name, " takes a duration from ",
-                                                   absl::FormatDuration(low), " to ",
-                                                   absl::FormatDuration(high)));
-  }
-  return d;
-}
-
 absl::StatusOr<AgentOptions> ParseOptions(const ParsedFlags& flags) {
   AgentOptions o;
   const char* node_env = std::getenv("NODE_NAME");
@@ -71,11 +58,12 @@ absl::StatusOr<AgentOptions> ParseOptions(const ParsedFlags& flags) {
   }
   o.socket = flags.Get("pod-resources-socket", kDefaultSocket);
   absl::StatusOr<absl::Duration> interval =
-      Duration(flags, "interval", o.interval, absl::Seconds(1), absl::Hours(1));
+      common::DurationFlag(flags, "interval", o.interval, absl::Seconds(1), absl::Hours(1), "10s");
   if (!interval.ok()) return interval.status();
   o.interval = *interval;
-  absl::StatusOr<absl::Duration> timeout = Duration(
-      flags, "kubelet-timeout", o.round.kubelet_timeout, absl::Milliseconds(100), absl::Minutes(1));
+  absl::StatusOr<absl::Duration> timeout =
+      common::DurationFlag(flags, "kubelet-timeout", o.round.kubelet_timeout,
+                           absl::Milliseconds(100), absl::Minutes(1), "5s");
   if (!timeout.ok()) return timeout.status();
   o.round.kubelet_timeout = *timeout;
   o.once = flags.Has("once");

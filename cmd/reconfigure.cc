@@ -67,18 +67,6 @@ const common::FlagTable kFlags{
      {"log-level", "LEVEL", "debug, info, warn or error (default warn)"},
      {"output", "FORMAT", "text or json (default text)", 'o'}}};
 
-absl::StatusOr<absl::Duration> DurationFlag(const ParsedFlags& flags, const std::string& name,
-                                            absl::Duration fallback) {
-  if (!flags.Has(name)) return fallback;
-  absl::Duration d;
-  if (!absl::ParseDuration(flags.Get(name), &d) || d <= absl::ZeroDuration() ||
-      d > absl::Hours(24)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--", name, " \"", flags.Get(name), "\" is not a duration such as 30m, 90s or 500ms"));
-  }
-  return d;
-}
-
 void Write(rapidjson::Writer<rapidjson::StringBuffer>& w, absl::string_view key,
            absl::string_view value) {
   w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
@@ -229,9 +217,11 @@ int RunReconfigure(const std::vector<std::string>& args) {
   options.skip_traffic_check = flags->Has("skip-traffic-check");
   options.smoke_image = flags->Get("smoke-image");
   options.smoke_namespace = flags->Get("smoke-namespace", "default");
-  absl::StatusOr<absl::Duration> timeout = DurationFlag(*flags, "timeout", absl::Minutes(30));
+  absl::StatusOr<absl::Duration> timeout = common::DurationFlag(
+      *flags, "timeout", absl::Minutes(30), absl::Milliseconds(1), absl::Hours(24), "30m");
   if (!timeout.ok()) return kFlags.Refuse(timeout.status());
-  absl::StatusOr<absl::Duration> settle = DurationFlag(*flags, "settle", absl::Minutes(2));
+  absl::StatusOr<absl::Duration> settle = common::DurationFlag(
+      *flags, "settle", absl::Minutes(2), absl::Milliseconds(1), absl::Hours(24), "90s");
   if (!settle.ok()) return kFlags.Refuse(settle.status());
   options.timeout = *timeout;
   options.settle = *settle;

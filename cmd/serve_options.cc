@@ -70,18 +70,6 @@ constexpr char kDemoFilterRequest[] =
     R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
     R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
 
-// A duration flag within [low, high], or `fallback` when it is not given; `error` otherwise.
-absl::StatusOr<absl::Duration> DurationFlag(const ParsedFlags& flags, const std::string& name,
-                                            absl::Duration fallback, absl::Duration low,
-                                            absl::Duration high, absl::string_view error) {
-  if (!flags.Has(name)) return fallback;
-  absl::Duration value;
-  if (!absl::ParseDuration(flags.Get(name), &value) || value < low || value > high) {
-    return absl::InvalidArgumentError(error);
-  }
-  return value;
-}
-
 int Millis(absl::Duration d) { return static_cast<int>(absl::ToInt64Milliseconds(d)); }
 
 // The listeners, their limits and the certificate files.
@@ -118,23 +106,20 @@ absl::Status ParseServerOptions(const ParsedFlags& flags, bool demo, ServeOption
   if (o.max_connections_per_ip > o.max_connections) o.max_connections_per_ip = o.max_connections;
   // After SIGTERM, /readyz fails at once but requests are still served this long, so the
   // endpoints controller can drop the pod before its listeners close.
-  ASSIGN_OR_RETURN(
-      absl::Duration delay,
-      DurationFlag(flags, "shutdown-delay", absl::ZeroDuration(), absl::ZeroDuration(),
-                   absl::Minutes(10), "--shutdown-delay takes a duration such as 5s (0s..10m)"));
+  ASSIGN_OR_RETURN(absl::Duration delay,
+                   common::DurationFlag(flags, "shutdown-delay", absl::ZeroDuration(),
+                                        absl::ZeroDuration(), absl::Minutes(10), "5s"));
   o.shutdown_delay_millis = Millis(delay);
   ASSIGN_OR_RETURN(
       absl::Duration deadline,
-      DurationFlag(flags, "request-deadline", absl::Milliseconds(o.request_deadline_millis),
-                   absl::Milliseconds(100), absl::Minutes(5),
-                   "--request-deadline takes a duration such as 10s (100ms..5m)"));
+      common::DurationFlag(flags, "request-deadline", absl::Milliseconds(o.request_deadline_millis),
+                           absl::Milliseconds(100), absl::Minutes(5), "10s"));
   o.request_deadline_millis = Millis(deadline);
   // Keep it above the callers' idle pool timeout (Go's 90 s), so they close first.
-  ASSIGN_OR_RETURN(
-      absl::Duration idle,
-      DurationFlag(flags, "keep-alive-timeout", absl::Milliseconds(o.keep_alive_timeout_millis),
-                   absl::Seconds(1), absl::Hours(1),
-                   "--keep-alive-timeout takes a duration such as 120s (1s..1h)"));
+  ASSIGN_OR_RETURN(absl::Duration idle,
+                   common::DurationFlag(flags, "keep-alive-timeout",
+                                        absl::Milliseconds(o.keep_alive_timeout_millis),
+                                        absl::Seconds(1), absl::Hours(1), "120s"));
   o.keep_alive_timeout_millis = Millis(idle);
   o.client_ca_file = flags.Get("client-ca");
   const bool cert = flags.Has("tls-cert"), key = flags.Has("tls-key");
@@ -191,13 +176,12 @@ absl::StatusOr<ServeOptions> ParseServeOptions(const ParsedFlags& flags) {
                                           : ClusterSource::kLive;
   out.kubeconfig = flags.Get("kubeconfig");
   out.context = flags.Get("context");
-  constexpr absl::string_view kTtlError =
-      "--assume-ttl and --resync take durations such as 30s or 5m";
   ASSIGN_OR_RETURN(out.assume_ttl,
-                   DurationFlag(flags, "assume-ttl", out.assume_ttl, absl::Milliseconds(1),
-                                absl::InfiniteDuration(), kTtlError));
-  ASSIGN_OR_RETURN(out.resync, DurationFlag(flags, "resync", out.resync, absl::Milliseconds(1),
-                                            absl::InfiniteDuration(), kTtlError));
+                   common::DurationFlag(flags, "assume-ttl", out.assume_ttl, absl::Milliseconds(1),
+                                        absl::InfiniteDuration(), "30s"));
+  ASSIGN_OR_RETURN(out.resync,
+                   common::DurationFlag(flags, "resync", out.resync, absl::Milliseconds(1),
+                                        absl::InfiniteDuration(), "5m"));
   // Any other value used to mean "off": a typo must not silently turn leader election off and
   // let two replicas bind at once.
   const std::string leader_elect = flags.Get("leader-elect", "true");

@@ -146,4 +146,28 @@ absl::StatusOr<int64_t> IntFlag(const ParsedFlags& flags, const std::string& nam
   return value;
 }
 
+namespace {
+
+// absl::FormatDuration, except that zero reads "0s".
+std::string DurationText(absl::Duration d) {
+  return d == absl::ZeroDuration() ? "0s" : absl::FormatDuration(d);
+}
+
+}  // namespace
+
+absl::StatusOr<absl::Duration> DurationFlag(const ParsedFlags& flags, const std::string& name,
+                                            absl::Duration fallback, absl::Duration low,
+                                            absl::Duration high, absl::string_view example) {
+  if (!flags.Has(name)) return fallback;
+  absl::Duration value;
+  if (!absl::ParseDuration(flags.Get(name), &value) || value < low || value > high) {
+    const std::string range = high == absl::InfiniteDuration()
+                                  ? absl::StrCat("at least ", DurationText(low))
+                                  : absl::StrCat(DurationText(low), "..", DurationText(high));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " takes a duration such as ", example, " (", range, ")"));
+  }
+  return value;
+}
+
 }  // namespace common

@@ -25,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace common {
 
@@ -72,6 +73,13 @@ struct FlagTable {
                                                 double fallback, double low, double high);
 [[nodiscard]] absl::StatusOr<int64_t> IntFlag(const ParsedFlags& flags, const std::string& name,
                                               int64_t fallback, int64_t low, int64_t high);
+// The same for a duration ("90s", "500ms", "2h"): "--NAME takes a duration such as EXAMPLE
+// (LOW..HIGH)"; an infinite `high` reads "(at least LOW)".
+[[nodiscard]] absl::StatusOr<absl::Duration> DurationFlag(const ParsedFlags& flags,
+                                                          const std::string& name,
+                                                          absl::Duration fallback,
+                                                          absl::Duration low, absl::Duration high,
+                                                          absl::string_view example);
 
 }  // namespace common
 

@@ -545,7 +545,7 @@ TEST_F(ReconfigureTest, BadInputIsAUsageErrorNamingTheFlag) {
   };
   for (const Case& c : std::vector<Case>{
            {"", "--to is required"},
-           {"--to all-1g.10gb --timeout soon", "--timeout \"soon\" is not a duration"},
+           {"--to all-1g.10gb --timeout soon", "--timeout takes a duration such as 30m (1ms..24h)"},
            {"--to nope", "--to nope: no such config"},
            {"--to all-1g.10gb -o yaml", "-o must be text or json"},
        }) {

@@ -115,7 +115,8 @@ TEST(ServeOptionsTest, EveryValueArrivesTyped) {
 }
 
 TEST(ServeOptionsTest, BadValuesAreRefusedNamingTheFlag) {
-  const std::string ttl = "--assume-ttl and --resync take durations such as 30s or 5m";
+  const std::string ttl = "--assume-ttl takes a duration such as 30s (at least 1ms)";
+  const std::string resync = "--resync takes a duration such as 5m (at least 1ms)";
   struct Row {
     std::vector<std::string> args;
     std::string error;
@@ -128,7 +129,7 @@ TEST(ServeOptionsTest, BadValuesAreRefusedNamingTheFlag) {
       {{"--assume-ttl", "0s"}, ttl},
       {{"--assume-ttl", "-1s"}, ttl},
       {{"--assume-ttl", "30"}, ttl},
-      {{"--resync", "soon"}, ttl},
+      {{"--resync", "soon"}, resync},
       {{"--threads", "1"}, "--threads must be 2..4096"},
       {{"--max-connections", "15"}, "--max-connections takes a whole number from 16 to 1000000"},
       {{"--max-body-bytes", "1023"}, "--max-body-bytes must be at least 1024"},

@@ -157,5 +157,26 @@ TEST(FlagTableTest, LongHelpContinuesAndWideFlagsWrap) {
   EXPECT_EQ(table.Find("help"), nullptr) << "--help is implied, not declared";
 }
 
+TEST(DurationFlagTest, ConvertsWithinItsRangeAndNamesTheFlagOtherwise) {
+  ParsedFlags flags;
+  flags.values["wait"] = {"90s"};
+  flags.values["bad"] = {"soon"};
+  flags.values["zero"] = {"0s"};
+  const absl::Duration low = absl::Seconds(1), high = absl::Hours(1);
+  EXPECT_EQ(*DurationFlag(flags, "wait", absl::Seconds(5), low, high, "10s"), absl::Seconds(90));
+  EXPECT_EQ(*DurationFlag(flags, "absent", absl::Seconds(5), low, high, "10s"), absl::Seconds(5));
+  EXPECT_EQ(DurationFlag(flags, "bad", absl::Seconds(5), low, high, "10s").status().message(),
+            "--bad takes a duration such as 10s (1s..1h)");
+  EXPECT_EQ(DurationFlag(flags, "zero", absl::Seconds(5), low, high, "10s").status().message(),
+            "--zero takes a duration such as 10s (1s..1h)");
+  EXPECT_EQ(DurationFlag(flags, "zero", absl::Seconds(5), absl::Milliseconds(1),
+                         absl::InfiniteDuration(), "30s")
+                .status()
+                .message(),
+            "--zero takes a duration such as 30s (at least 1ms)");
+  EXPECT_EQ(*DurationFlag(flags, "zero", absl::Seconds(5), absl::ZeroDuration(), high, "5s"),
+            absl::ZeroDuration());
+}
+
 }  // namespace
 }  // namespace common
