@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/json.h"
 #include "common/yaml_fields.h"
 #include "common/yaml_json.h"
@@ -92,6 +94,44 @@ absl::Status LoadPreemption(Fields& f, topology::PreemptionPolicy& preemption) {
     preemption.across_tenants.push_back(std::move(r));
     return absl::OkStatus();
   }));
+  return f.NoUnknownKeys();
+}
+
+// A DNS-1123 label (a namespace name): lowercase alphanumerics and '-', at most 63, starting
+// and ending alphanumeric.
+bool IsDnsLabel(absl::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s) {
+    if (!(absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '-')) return false;
+  }
+  return s.front() != '-' && s.back() != '-';
+}
+
+// A DNS-1123 subdomain (a ServiceAccount name): dot-separated labels, at most 253 in all.
+bool IsDnsSubdomain(absl::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  for (absl::string_view label : absl::StrSplit(s, '.')) {
+    if (!IsDnsLabel(label)) return false;
+  }
+  return true;
+}
+
+// nodeAgent: {serviceAccount: <namespace>/<name>}, the identity the webhook lets write the
+// device annotations (webhook/device_annotation_rules.h).
+absl::Status LoadNodeAgent(Fields& f, topology::NodeAgent& agent) {
+  ASSIGN_OR_RETURN(std::string account, f.String("serviceAccount", false));
+  if (f.Get("serviceAccount")) {
+    std::vector<absl::string_view> parts = absl::StrSplit(account, '/');
+    if (parts.size() != 2 || !IsDnsLabel(parts[0]) || !IsDnsSubdomain(parts[1])) {
+      return Fields::Bad(f.Path("serviceAccount"),
+                         absl::StrCat("expected <namespace>/<name> of a ServiceAccount (lowercase "
+                                      "DNS names, e.g. gpu-tenancy-system/gpu-tenancy-node-agent)"
+                                      ", got \"",
+                                      account, "\""));
+    }
+    agent.service_account_namespace = std::string(parts[0]);
+    agent.service_account_name = std::string(parts[1]);
+  }
   return f.NoUnknownKeys();
 }
 
@@ -281,6 +321,8 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
   }
   ASSIGN_OR_RETURN(std::optional<Fields> preemption, root.Object("preemption"));
   if (preemption) RETURN_IF_ERROR(LoadPreemption(*preemption, policy.preemption));
+  ASSIGN_OR_RETURN(std::optional<Fields> node_agent, root.Object("nodeAgent"));
+  if (node_agent) RETURN_IF_ERROR(LoadNodeAgent(*node_agent, policy.node_agent));
   RETURN_IF_ERROR(root.NoUnknownKeys());
   RETURN_IF_ERROR(policy.Validate());
   return policy;

@@ -130,6 +130,14 @@ struct PreemptionPolicy {
 // admission a pod over quota is only warned about (kScheduling) or denied (kAdmission).
 enum class QuotaEnforcement { kScheduling, kAdmission };
 
+// The node agent (agent/): the one identity that may write the device annotations
+// (kPodDevicesAnnotation, kNodeDevicesAnnotation), each only for its own node. Policy key
+// nodeAgent.serviceAccount, "<namespace>/<name>".
+struct NodeAgent {
+  std::string service_account_namespace = "gpu-tenancy-system";
+  std::string service_account_name = "gpu-tenancy-node-agent";
+};
+
 struct Policy {
   std::vector<Tier> tiers;
   std::vector<Tenant> tenants;
@@ -145,6 +153,7 @@ struct Policy {
   QuotaEnforcement quota_enforcement = QuotaEnforcement::kScheduling;
   std::optional<Canary> canary;
   PreemptionPolicy preemption;
+  NodeAgent node_agent;
 
   const Tier* FindTier(absl::string_view name) const;
   const Pool* FindPool(absl::string_view name) const;

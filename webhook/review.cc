@@ -1,5 +1,6 @@
 #include "webhook/review.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -9,7 +10,9 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "topology/status_macros.h"
+#include "topology/wellknown.h"
 #include "webhook/claim_rules.h"
+#include "webhook/device_annotation_rules.h"
 #include "webhook/pod_mutation.h"
 #include "webhook/pod_rules.h"
 #include "webhook/quota_rules.h"
@@ -112,6 +115,44 @@ bool IsDraClaimKind(const ObjectRequest& r) {
   return false;
 }
 
+// metadata.name, else generateName ("" when neither).
+std::string ObjectName(const JsonValue& object) {
+  const JsonValue* meta = FindNonNull(object, "metadata");
+  if (!meta || !meta->IsObject()) return "";
+  absl::string_view name = StringOr(*meta, "name");
+  return std::string(name.empty() ? StringOr(*meta, "generateName") : name);
+}
+
+// request.userInfo: the username and the node-name extra of a pod-bound ServiceAccount token.
+// kube-apiserver always sends it; absent (hand-made reviews) is an anonymous caller.
+absl::Status ReadUser(const JsonValue& req, UserIdentity& user) {
+  const JsonValue* info = FindNonNull(req, "userInfo");
+  if (!info) return absl::OkStatus();
+  if (!info->IsObject()) return absl::InvalidArgumentError("request.userInfo: expected object");
+  if (const JsonValue* name = FindNonNull(*info, "username")) {
+    if (!name->IsString()) {
+      return absl::InvalidArgumentError("request.userInfo.username: expected string");
+    }
+    user.username = std::string(common::AsStringView(*name));
+  }
+  const JsonValue* extra = FindNonNull(*info, "extra");
+  if (!extra) return absl::OkStatus();
+  if (!extra->IsObject()) {
+    return absl::InvalidArgumentError("request.userInfo.extra: expected object");
+  }
+  const JsonValue* nodes = FindNonNull(*extra, kNodeNameExtra);
+  if (!nodes) return absl::OkStatus();
+  const std::string path = absl::StrCat("request.userInfo.extra[\"", kNodeNameExtra, "\"]");
+  if (!nodes->IsArray()) return absl::InvalidArgumentError(path + ": expected a list of strings");
+  for (const JsonValue& node : nodes->GetArray()) {
+    if (!node.IsString()) {
+      return absl::InvalidArgumentError(path + ": expected a list of strings");
+    }
+    user.node_names.emplace_back(common::AsStringView(node));
+  }
+  return absl::OkStatus();
+}
+
 void FinishVerdict(const std::vector<Violation>& violations, ObjectOutcome& out) {
   if (violations.empty()) return;
   out.allowed = false;
@@ -130,6 +171,19 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
                        const topology::TenantRef& tenant, ObjectOutcome& out) {
   const bool update = r.operation == "UPDATE";
   const bool ephemeral = r.sub_resource == "ephemeralcontainers";
+  std::optional<Violation> forged;
+  if (kind == ReviewKind::kValidate && !ephemeral) {
+    // Read from the raw objects: PodView keeps only the annotations the other rules read.
+    DeviceAnnotationChange change;
+    change.annotation = topology::kPodDevicesAnnotation;
+    change.new_value = AnnotationOf(r.object, change.annotation);
+    if (update) change.old_value = AnnotationOf(r.old_object, change.annotation);
+    if (const JsonValue* spec = FindNonNull(*r.object, "spec")) {
+      change.node = std::string(StringOr(*spec, "nodeName"));
+    }
+    change.object = absl::StrCat("pod \"", r.namespace_name, "/", ObjectName(*r.object), "\"");
+    forged = CheckDeviceAnnotation(policy.node_agent, r.user, change);
+  }
   ASSIGN_OR_RETURN(PodView pod,
                    ParsePodView(*r.object, policy, r.namespace_name, "request.object"));
   if (r.dra) pod.gpu_claims = NvidiaClaimUses(pod.facts, *r.dra);
@@ -151,6 +205,8 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
   const PodView no_old_pod;
   const PodView* old = update ? (old_pod ? &*old_pod : &no_old_pod) : nullptr;
   PodValidation v = ValidatePod(pod, old, policy, tenant, r.namespace_name, ephemeral);
+  // First: a forged device annotation is the gravest thing a request can do.
+  if (forged) v.violations.insert(v.violations.begin(), *std::move(forged));
   if (!update && !ephemeral && r.tenant_held) {
     CheckTenantQuota(pod, policy, tenant, *r.tenant_held, v.violations, v.warnings);
   }
@@ -174,6 +230,22 @@ void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy
   ClaimValidation v = ValidateClaim(claim, policy, tenant, r.namespace_name);
   out.warnings = std::move(v.warnings);
   FinishVerdict(v.violations, out);
+}
+
+// A Node's own device annotation (validation only): no tenant, no other rule.
+void ReviewNode(const ObjectRequest& r, const topology::Policy& policy, ObjectOutcome& out) {
+  DeviceAnnotationChange change;
+  change.annotation = topology::kNodeDevicesAnnotation;
+  change.new_value = AnnotationOf(r.object, change.annotation);
+  if (r.operation == "UPDATE") change.old_value = AnnotationOf(r.old_object, change.annotation);
+  change.node = ObjectName(*r.object);
+  change.object = absl::StrCat("node \"", change.node, "\"");
+  change.is_node = true;
+  std::vector<Violation> violations;
+  if (std::optional<Violation> v = CheckDeviceAnnotation(policy.node_agent, r.user, change)) {
+    violations.push_back(*std::move(v));
+  }
+  FinishVerdict(violations, out);
 }
 
 // group/version/kind from {"group","version","kind"}.
@@ -209,6 +281,12 @@ absl::StatusOr<ObjectOutcome> ReviewObject(const ObjectRequest& r, ReviewKind ki
   }
   const bool pod = r.group.empty() && r.version == "v1" && r.kind == "Pod";
   const bool claim = IsDraClaimKind(r);
+  if (r.group.empty() && r.version == "v1" && r.kind == "Node") {
+    if (kind != ReviewKind::kValidate || !r.sub_resource.empty()) return out;
+    out.handled = true;
+    ReviewNode(r, policy, out);
+    return out;
+  }
   if (!pod && !claim) return out;
   if (!r.sub_resource.empty() &&
       !(pod && kind == ReviewKind::kValidate && r.sub_resource == "ephemeralcontainers")) {
@@ -256,6 +334,7 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
   r.object = FindNonNull(req, "object");
   r.old_object = FindNonNull(req, "oldObject");
   r.sub_resource = std::string(StringOr(req, "subResource"));
+  if (absl::Status user = ReadUser(req, r.user); !user.ok()) return BadRequest(user.message());
   if (const JsonValue* gvk = common::FindMember(req, "kind")) {
     if (!gvk->IsObject()) return BadRequest("request.kind: expected object");
     ReadGvk(*gvk, r);
@@ -309,8 +388,11 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
       if (out.name.empty()) out.name = std::string(StringOr(*meta, "generateName"));
     }
   }
-  out.tenant = tenant.name;
-  out.tier = tenant.tier ? tenant.tier->name : "";
+  // A Node belongs to no tenant.
+  if (!(r.group.empty() && r.kind == "Node")) {
+    out.tenant = tenant.name;
+    out.tier = tenant.tier ? tenant.tier->name : "";
+  }
   return out;
 }
 

@@ -9,7 +9,9 @@
 //
 // What is handled: CREATE and UPDATE of core/v1 Pods (pod_rules.h, pod_mutation.h) and of
 // resource.k8s.io ResourceClaims / ResourceClaimTemplates (claim_rules.h); for the validating
-// webhook also the pods/ephemeralcontainers subresource (device access of debug containers).
+// webhook also the pods/ephemeralcontainers subresource (device access of debug containers)
+// and core/v1 Nodes, whose device annotation, like a pod's, only the node agent may write
+// (device_annotation_rules.h; request.userInfo says who asks).
 // Everything else (DELETE, CONNECT, other kinds, other subresources) is allowed unchanged.
 //
 // Reply: apiVersion, kind, response.uid copied from the request, response.allowed; a denial
@@ -36,6 +38,7 @@
 #include "topology/quota.h"
 #include "topology/snapshot.h"
 #include "webhook/claim_quota.h"
+#include "webhook/device_annotation_rules.h"
 #include "webhook/json_patch.h"
 
 namespace webhook {
@@ -87,6 +90,9 @@ struct ObjectRequest {
   // The cluster's DRA claims and templates, so a pod's claims for NVIDIA GPUs make it a GPU
   // pod; null when not known.
   const topology::DraState* dra = nullptr;
+  // request.userInfo: the device annotations' rule reads who asks. Empty when not known
+  // (`gpu-tenancy check`), which no rule takes for the node agent.
+  UserIdentity user;
 };
 
 struct ObjectOutcome {

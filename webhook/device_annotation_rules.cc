@@ -1,0 +1,67 @@
+#include "webhook/device_annotation_rules.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace webhook {
+
+std::string NodeAgentUsername(const topology::NodeAgent& agent) {
+  return absl::StrCat("system:serviceaccount:", agent.service_account_namespace, ":",
+                      agent.service_account_name);
+}
+
+std::optional<Violation> CheckDeviceAnnotation(const topology::NodeAgent& agent,
+                                               const UserIdentity& user,
+                                               const DeviceAnnotationChange& change) {
+  if (change.old_value == change.new_value) return std::nullopt;
+  const char* verb = !change.old_value ? "add" : !change.new_value ? "remove" : "change";
+  const std::string what =
+      absl::StrCat(verb, " annotation ", change.annotation, " of ", change.object);
+  if (user.username != NodeAgentUsername(agent)) {
+    return MakeViolation(
+        kDeviceAnnotationRule,
+        absl::StrCat("user \"", user.username, "\" may not ", what,
+                     ": only the node agent (ServiceAccount ", agent.service_account_namespace, "/",
+                     agent.service_account_name, ") writes it, for its own node"));
+  }
+  if (user.node_names.size() != 1) {
+    const std::string names = user.node_names.empty()
+                                  ? std::string("names no node")
+                                  : absl::StrCat("names ", user.node_names.size(), " nodes");
+    return MakeViolation(
+        kDeviceAnnotationRule,
+        absl::StrCat("the node agent may not ", what, " with a token that ", names,
+                     " (userInfo.extra ", kNodeNameExtra,
+                     "): it must use its pod's own ServiceAccount token, which names its node "
+                     "(Kubernetes 1.30 or later)"));
+  }
+  const std::string& agent_node = user.node_names.front();
+  if (change.node.empty()) {
+    return MakeViolation(kDeviceAnnotationRule,
+                         absl::StrCat("the node agent on node \"", agent_node, "\" may not ", what,
+                                      ": the pod is not bound to a node yet"));
+  }
+  if (change.node != agent_node) {
+    return MakeViolation(
+        kDeviceAnnotationRule,
+        absl::StrCat(
+            "the node agent on node \"", agent_node, "\" may not ", what,
+            change.is_node ? "" : absl::StrCat(", which runs on node \"", change.node, "\""),
+            ": an agent writes only its own node's annotations"));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> AnnotationOf(const common::JsonValue* object, absl::string_view key) {
+  if (!object || !object->IsObject()) return std::nullopt;
+  const common::JsonValue* meta = common::FindNonNull(*object, "metadata");
+  if (!meta || !meta->IsObject()) return std::nullopt;
+  const common::JsonValue* annotations = common::FindNonNull(*meta, "annotations");
+  if (!annotations || !annotations->IsObject()) return std::nullopt;
+  const common::JsonValue* value = common::FindMember(*annotations, key);
+  if (!value) return std::nullopt;
+  // Kubernetes annotations are strings; anything else still counts as present.
+  if (value->IsString()) return std::string(common::AsStringView(*value));
+  return common::ToJson(*value);
+}
+
+}  // namespace webhook
