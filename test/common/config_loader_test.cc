@@ -447,3 +447,31 @@ TEST(LoadCatalogTest, Errors) {
 
 }  // namespace
 }  // namespace common
+
+namespace {
+
+// nodeAgent.serviceAccount: who may write the device annotations
+// (webhook/device_annotation_rules.h).
+TEST(LoadPolicyTest, NodeAgentServiceAccount) {
+  absl::StatusOr<topology::Policy> plain =
+      common::LoadPolicy("tiers: [{name: t, modes: [exclusive]}]\n");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->node_agent.service_account_namespace, "gpu-tenancy-system");
+  EXPECT_EQ(plain->node_agent.service_account_name, "gpu-tenancy-node-agent");
+  absl::StatusOr<topology::Policy> custom =
+      common::LoadPolicy("nodeAgent: {serviceAccount: ops/gpu-agent}\n");
+  ASSERT_TRUE(custom.ok()) << custom.status();
+  EXPECT_EQ(custom->node_agent.service_account_namespace, "ops");
+  EXPECT_EQ(custom->node_agent.service_account_name, "gpu-agent");
+  for (const char* bad : {"gpu-agent", "ops/", "/a", "a/b/c", "Ops/agent", "ops/agent_1"}) {
+    absl::StatusOr<topology::Policy> p =
+        common::LoadPolicy(absl::StrCat("nodeAgent: {serviceAccount: \"", bad, "\"}\n"));
+    ASSERT_FALSE(p.ok()) << bad;
+    EXPECT_NE(p.status().message().find("nodeAgent.serviceAccount: expected <namespace>/<name>"),
+              std::string::npos)
+        << p.status();
+  }
+  EXPECT_FALSE(common::LoadPolicy("nodeAgent: {account: a/b}\n").ok());
+}
+
+}  // namespace
