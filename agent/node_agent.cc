@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/annotation_plan.h"
 #include "common/json.h"
+#include "common/k8s_codec.h"
 #include "common/log.h"
 #include "kube/objects.h"
 #include "topology/wellknown.h"
@@ -15,16 +16,6 @@ namespace agent {
 namespace {
 
 constexpr char kMergePatch[] = "application/merge-patch+json";
-
-// The annotation `key` of `object`, when set.
-std::optional<std::string> Annotation(const common::JsonValue& object, absl::string_view key) {
-  const common::JsonValue* metadata = common::FindNonNull(object, "metadata");
-  const common::JsonValue* annotations =
-      metadata ? common::FindNonNull(*metadata, "annotations") : nullptr;
-  const common::JsonValue* value = annotations ? common::FindMember(*annotations, key) : nullptr;
-  if (!value || !value->IsString()) return std::nullopt;
-  return std::string(common::AsStringView(*value));
-}
 
 // The response's body as JSON, or an error naming `what`.
 absl::StatusOr<rapidjson::Document> Answer(absl::string_view what,
@@ -78,7 +69,7 @@ absl::Status NodeAgent::RunOnce() {
       if (!metadata) continue;
       bound.push_back({std::string(common::StringOr(*metadata, "namespace")),
                        std::string(common::StringOr(*metadata, "name")),
-                       Annotation(item, topology::kPodDevicesAnnotation)});
+                       common::AnnotationOf(&item, topology::kPodDevicesAnnotation)});
     }
   }
   absl::StatusOr<rapidjson::Document> node =
@@ -103,8 +94,8 @@ absl::Status NodeAgent::RunOnce() {
     patch(absl::StrCat("/api/v1/namespaces/", p.namespace_name, "/pods/", p.name),
           std::string(topology::kPodDevicesAnnotation), p.value, pod_writes_);
   }
-  if (std::optional<std::string> gpus =
-          PlanNodeAnnotation(*allocatable, Annotation(*node, topology::kNodeDevicesAnnotation))) {
+  if (std::optional<std::string> gpus = PlanNodeAnnotation(
+          *allocatable, common::AnnotationOf(&*node, topology::kNodeDevicesAnnotation))) {
     patch(absl::StrCat("/api/v1/nodes/", options_.node),
           std::string(topology::kNodeDevicesAnnotation), *gpus, node_writes_);
   }

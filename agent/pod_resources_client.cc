@@ -35,19 +35,20 @@ std::vector<topology::ResourceDevices> Devices(
 
 }  // namespace
 
-class PodResourcesClient::Stub {
+class PodResourcesClient::Connection {
  public:
-  explicit Stub(const std::string& socket_path)
+  explicit Connection(const std::string& socket_path)
       : stub_(v1::PodResourcesLister::NewStub(grpc::CreateChannel(
             absl::StrCat("unix://", socket_path), grpc::InsecureChannelCredentials()))) {}
-  v1::PodResourcesLister::Stub& get() { return *stub_; }
+  v1::PodResourcesLister::Stub& stub() { return *stub_; }
 
  private:
   std::unique_ptr<v1::PodResourcesLister::Stub> stub_;
 };
 
 PodResourcesClient::PodResourcesClient(std::string socket_path)
-    : socket_path_(std::move(socket_path)), stub_(std::make_unique<Stub>(socket_path_)) {}
+    : socket_path_(std::move(socket_path)),
+      connection_(std::make_unique<Connection>(socket_path_)) {}
 
 PodResourcesClient::~PodResourcesClient() = default;
 
@@ -80,7 +81,7 @@ absl::StatusOr<std::vector<topology::PodDevices>> PodResourcesClient::List(
   absl::Status status = Invoke<v1::ListPodResourcesRequest>(
       socket_path_, timeout,
       [this](grpc::ClientContext* c, const v1::ListPodResourcesRequest& r,
-             v1::ListPodResourcesResponse* out) { return stub_->get().List(c, r, out); },
+             v1::ListPodResourcesResponse* out) { return connection_->stub().List(c, r, out); },
       response);
   if (!status.ok()) return status;
   std::vector<topology::PodDevices> pods;
@@ -102,7 +103,7 @@ absl::StatusOr<std::vector<topology::ResourceDevices>> PodResourcesClient::Alloc
       socket_path_, timeout,
       [this](grpc::ClientContext* c, const v1::AllocatableResourcesRequest& r,
              v1::AllocatableResourcesResponse* out) {
-        return stub_->get().GetAllocatableResources(c, r, out);
+        return connection_->stub().GetAllocatableResources(c, r, out);
       },
       response);
   if (!status.ok()) return status;

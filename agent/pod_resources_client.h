@@ -38,9 +38,9 @@ class PodResourcesClient {
   const std::string& socket_path() const { return socket_path_; }
 
  private:
-  class Stub;
+  class Connection;  // the gRPC channel and its generated client, kept out of this header
   std::string socket_path_;
-  std::unique_ptr<Stub> stub_;
+  std::unique_ptr<Connection> connection_;
 };
 
 }  // namespace agent

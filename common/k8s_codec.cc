@@ -321,4 +321,16 @@ absl::StatusOr<rapidjson::Document> ParseObjectText(absl::string_view text) {
   return YamlToJson(text);
 }
 
+std::optional<std::string> AnnotationOf(const JsonValue* object, absl::string_view key) {
+  if (!object || !object->IsObject()) return std::nullopt;
+  const JsonValue* meta = FindNonNull(*object, "metadata");
+  if (!meta || !meta->IsObject()) return std::nullopt;
+  const JsonValue* annotations = FindNonNull(*meta, "annotations");
+  if (!annotations || !annotations->IsObject()) return std::nullopt;
+  const JsonValue* value = FindMember(*annotations, key);
+  if (!value) return std::nullopt;
+  if (value->IsString()) return std::string(AsStringView(*value));
+  return ToJson(*value);
+}
+
 }  // namespace common

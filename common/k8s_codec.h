@@ -6,6 +6,8 @@
 #ifndef GPU_TENANCY_COMMON_K8S_CODEC_H_
 #define GPU_TENANCY_COMMON_K8S_CODEC_H_
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +28,11 @@ namespace common {
 // A map of string keys to string values (labels, annotations).
 [[nodiscard]] absl::StatusOr<topology::Labels> ParseStringMap(const JsonValue& value,
                                                               absl::string_view path);
+
+// metadata.annotations[key] of a Kubernetes object, when present; nullopt for a null `object`.
+// A value that is not a string (kube-apiserver refuses those) reads as its JSON text, so it
+// still counts as present.
+std::optional<std::string> AnnotationOf(const JsonValue* object, absl::string_view key);
 
 [[nodiscard]] absl::StatusOr<topology::NodeFacts> ParseNode(const JsonValue& node,
                                                             absl::string_view path = "node");

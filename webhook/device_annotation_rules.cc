@@ -51,17 +51,4 @@ std::optional<Violation> CheckDeviceAnnotation(const topology::NodeAgent& agent,
   return std::nullopt;
 }
 
-std::optional<std::string> AnnotationOf(const common::JsonValue* object, absl::string_view key) {
-  if (!object || !object->IsObject()) return std::nullopt;
-  const common::JsonValue* meta = common::FindNonNull(*object, "metadata");
-  if (!meta || !meta->IsObject()) return std::nullopt;
-  const common::JsonValue* annotations = common::FindNonNull(*meta, "annotations");
-  if (!annotations || !annotations->IsObject()) return std::nullopt;
-  const common::JsonValue* value = common::FindMember(*annotations, key);
-  if (!value) return std::nullopt;
-  // Kubernetes annotations are strings; anything else still counts as present.
-  if (value->IsString()) return std::string(common::AsStringView(*value));
-  return common::ToJson(*value);
-}
-
 }  // namespace webhook

@@ -56,9 +56,6 @@ std::optional<Violation> CheckDeviceAnnotation(const topology::NodeAgent& agent,
                                                const UserIdentity& user,
                                                const DeviceAnnotationChange& change);
 
-// metadata.annotations[key] of an object; nullopt when absent (or the object is null).
-std::optional<std::string> AnnotationOf(const common::JsonValue* object, absl::string_view key);
-
 }  // namespace webhook
 
 #endif  // GPU_TENANCY_WEBHOOK_DEVICE_ANNOTATION_RULES_H_

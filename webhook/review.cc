@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/k8s_codec.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "topology/status_macros.h"
@@ -176,8 +177,8 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
     // Read from the raw objects: PodView keeps only the annotations the other rules read.
     DeviceAnnotationChange change;
     change.annotation = topology::kPodDevicesAnnotation;
-    change.new_value = AnnotationOf(r.object, change.annotation);
-    if (update) change.old_value = AnnotationOf(r.old_object, change.annotation);
+    change.new_value = common::AnnotationOf(r.object, change.annotation);
+    if (update) change.old_value = common::AnnotationOf(r.old_object, change.annotation);
     if (const JsonValue* spec = FindNonNull(*r.object, "spec")) {
       change.node = std::string(StringOr(*spec, "nodeName"));
     }
@@ -236,8 +237,9 @@ void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy
 void ReviewNode(const ObjectRequest& r, const topology::Policy& policy, ObjectOutcome& out) {
   DeviceAnnotationChange change;
   change.annotation = topology::kNodeDevicesAnnotation;
-  change.new_value = AnnotationOf(r.object, change.annotation);
-  if (r.operation == "UPDATE") change.old_value = AnnotationOf(r.old_object, change.annotation);
+  change.new_value = common::AnnotationOf(r.object, change.annotation);
+  if (r.operation == "UPDATE")
+    change.old_value = common::AnnotationOf(r.old_object, change.annotation);
   change.node = ObjectName(*r.object);
   change.object = absl::StrCat("node \"", change.node, "\"");
   change.is_node = true;
@@ -382,12 +384,7 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
   out.kind = r.kind;
   out.namespace_name = r.namespace_name;
   out.name = std::string(StringOr(req, "name"));
-  if (out.name.empty() && r.object && r.object->IsObject()) {
-    if (const JsonValue* meta = FindNonNull(*r.object, "metadata")) {
-      out.name = std::string(StringOr(*meta, "name"));
-      if (out.name.empty()) out.name = std::string(StringOr(*meta, "generateName"));
-    }
-  }
+  if (out.name.empty() && r.object && r.object->IsObject()) out.name = ObjectName(*r.object);
   // A Node belongs to no tenant.
   if (!(r.group.empty() && r.kind == "Node")) {
     out.tenant = tenant.name;

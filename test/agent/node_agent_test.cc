@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/device_annotations.h"
 #include "common/json.h"
+#include "common/k8s_codec.h"
 #include "gtest/gtest.h"
 #include "test/support/fake_kubelet.h"
 #include "test/support/in_memory_api.h"
@@ -67,11 +68,7 @@ class NodeAgentTest : public ::testing::Test {
 
   std::optional<std::string> AnnotationOf(const std::string& path, absl::string_view key) {
     absl::StatusOr<rapidjson::Document> doc = common::ParseJson(*api_.Object(path));
-    const common::JsonValue* annotations =
-        doc.ok() ? common::FindNonNull((*doc)["metadata"], "annotations") : nullptr;
-    const common::JsonValue* v = annotations ? common::FindMember(*annotations, key) : nullptr;
-    if (!v) return std::nullopt;
-    return std::string(common::AsStringView(*v));
+    return doc.ok() ? common::AnnotationOf(&*doc, key) : std::nullopt;
   }
 
   testing_support::InMemoryApi api_;

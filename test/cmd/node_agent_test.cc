@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/device_annotations.h"
 #include "common/json.h"
+#include "common/k8s_codec.h"
 #include "gtest/gtest.h"
 #include "test/support/apiserver_objects.h"
 #include "test/support/fake_apiserver.h"
@@ -74,8 +75,7 @@ class NodeAgentBinaryTest : public ::testing::Test {
     absl::StatusOr<rapidjson::Document> doc =
         common::ParseJson(api_->GetObject(resource, ns, name));
     if (!doc.ok()) return "";
-    const common::JsonValue* annotations = common::FindNonNull((*doc)["metadata"], "annotations");
-    return annotations ? std::string(common::StringOr(*annotations, key)) : "";
+    return common::AnnotationOf(&*doc, key).value_or("");
   }
 
   std::string PodDevices(const std::string& ns, const std::string& name) {

@@ -2,6 +2,7 @@
 // and kube-scheduler v1.28.7 and kept unchanged, docs/wire/README.md) must parse as they are.
 #include "common/k8s_codec.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -571,6 +572,25 @@ TEST(K8sCodecTest, QuantityValues) {
   rapidjson::Document null_value = JsonOrFail("null");
   EXPECT_EQ(ParseQuantityValue(null_value, "x").status().message(),
             "x: quantity must be a string or number");
+}
+
+TEST(AnnotationOfTest, PresentAbsentAndOddShapes) {
+  auto of = [](const char* json) {
+    absl::StatusOr<rapidjson::Document> doc = ParseJson(json);
+    EXPECT_TRUE(doc.ok()) << json;
+    return AnnotationOf(&*doc, "gpu-tenancy.io/devices");
+  };
+  EXPECT_EQ(of(R"({"metadata":{"annotations":{"gpu-tenancy.io/devices":"{}"}}})"),
+            std::optional<std::string>("{}"));
+  EXPECT_EQ(of(R"({"metadata":{"annotations":{"gpu-tenancy.io/devices":""}}})"),
+            std::optional<std::string>(""));  // present, if empty
+  EXPECT_EQ(of(R"({"metadata":{"annotations":{"gpu-tenancy.io/devices":[1]}}})"),
+            std::optional<std::string>("[1]"));  // not a string: still present
+  EXPECT_EQ(of(R"({"metadata":{"annotations":{"other":"x"}}})"), std::nullopt);
+  EXPECT_EQ(of(R"({"metadata":{"annotations":null}})"), std::nullopt);
+  EXPECT_EQ(of(R"({"metadata":"odd"})"), std::nullopt);
+  EXPECT_EQ(of(R"([])"), std::nullopt);
+  EXPECT_EQ(AnnotationOf(nullptr, "gpu-tenancy.io/devices"), std::nullopt);
 }
 
 }  // namespace
