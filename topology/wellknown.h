@@ -43,6 +43,11 @@ inline constexpr absl::string_view kSchedulingPolicyAnnotation = "gpu-tenancy.io
 // on a pod, the device IDs each container got; on a node, its GPUs' device IDs.
 inline constexpr absl::string_view kPodDevicesAnnotation = "gpu-tenancy.io/devices";
 inline constexpr absl::string_view kNodeDevicesAnnotation = "gpu-tenancy.io/gpu-devices";
+// Namespaces the admission webhooks never see (their namespaceSelector leaves them out: the
+// control plane's pods and the service's own). Nothing there went through the device-annotation
+// rule, so a pod's device annotation in one of them is not trusted.
+inline constexpr absl::string_view kWebhookExemptNamespaces[] = {"kube-system",
+                                                                 "gpu-tenancy-system"};
 
 // Ours, defaults of configurable policy fields.
 inline constexpr absl::string_view kDefaultPoolLabel = "gpu-tenancy.io/pool";
