@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/flag_table.h"
+#include "topology/wellknown.h"
 #include "webhook/match_conditions.h"
 
 namespace cmd {
@@ -52,7 +54,10 @@ constexpr char kHeader[] =
 #     PriorityClass not every tenant may use (validation only);
 #   - ResourceClaims and templates of NVIDIA device classes or configs, with admin access, and
 #     (with quotas in the policy) every ResourceClaim, since a class's selectors decide which
-#     devices it counts.
+#     devices it counts;
+#   - pods (any pod) and Nodes whose node-agent device annotation (gpu-tenancy.io/devices,
+#     gpu-tenancy.io/gpu-devices) the request adds, changes or removes (validation only): only
+#     the agent may write them. The kubelet's and controllers' own Node updates are not sent.
 # Everything else (CPU-only Deployments, Jobs, rollbacks, other drivers' claims) is admitted
 # without a call, whether or not the service is up. Besides that, neither webhook is ever
 # called for:
@@ -90,7 +95,8 @@ webhooks:
       path: /webhook/validate
       port: 8443
   rules:
-  # UPDATE too: the gpu-tenancy.io/gpu-memory annotation is mutable and read by the extender.
+  # UPDATE too: the gpu-tenancy.io/gpu-memory annotation is mutable and read by the extender,
+  # and gpu-tenancy.io/devices may be written by the node agent alone.
   - operations: ["CREATE", "UPDATE"]
     apiGroups: [""]
     apiVersions: ["v1"]
@@ -112,6 +118,17 @@ webhooks:
     apiVersions: ["*"]
     resources: ["resourceclaims", "resourceclaimtemplates"]
     scope: Namespaced
+  # Nodes, for the gpu-tenancy.io/gpu-devices annotation only the node agent of that node may
+  # write (rule device-annotation); not nodes/status, where the kubelet reports. A Node is
+  # cluster-scoped, and the namespaceSelector below never skips a cluster-scoped object
+  # (admissionregistration.k8s.io/v1: it applies to namespaced objects and to Namespaces), so
+  # the matchConditions alone keep Node requests away: only one that adds, changes or removes
+  # the annotation is sent, never the kubelet's or a controller's ordinary Node update.
+  - operations: ["CREATE", "UPDATE"]
+    apiGroups: [""]
+    apiVersions: ["v1"]
+    resources: ["nodes"]
+    scope: Cluster
 )";
 
 constexpr char kMutating[] =
@@ -152,16 +169,25 @@ webhooks:
     scope: Namespaced
 )";
 
-constexpr char kNamespaceSelector[] =
-    R"(  namespaceSelector:
-    matchExpressions:
-    - key: kubernetes.io/metadata.name
-      operator: NotIn
-      values: ["kube-system", "gpu-tenancy-system"]
-    - key: gpu-tenancy.io/webhook
-      operator: NotIn
-      values: ["disabled"]
-)";
+// The namespaces the webhooks never see are topology's: the device-annotation rule distrusts
+// what they hold because nothing there passed it.
+std::string NamespaceSelector() {
+  std::vector<std::string> exempt;
+  for (absl::string_view ns : topology::kWebhookExemptNamespaces) {
+    exempt.push_back(absl::StrCat("\"", ns, "\""));
+  }
+  return absl::StrCat(
+      "  namespaceSelector:\n"
+      "    matchExpressions:\n"
+      "    - key: kubernetes.io/metadata.name\n"
+      "      operator: NotIn\n"
+      "      values: [",
+      absl::StrJoin(exempt, ", "),
+      "]\n"
+      "    - key: gpu-tenancy.io/webhook\n"
+      "      operator: NotIn\n"
+      "      values: [\"disabled\"]\n");
+}
 
 std::string MatchConditions(const topology::Policy& policy, webhook::ReviewKind kind,
                             absl::string_view why) {
@@ -192,11 +218,11 @@ int RunWebhookConfig(const std::vector<std::string>& args) {
             << MatchConditions(*policy, webhook::ReviewKind::kValidate,
                                "  # Only what a rule can deny or warn about (see the top of the "
                                "file); one condition,\n  # since kube-apiserver ANDs them.\n")
-            << kNamespaceSelector << "---\n"
+            << NamespaceSelector() << "---\n"
             << kMutating
             << MatchConditions(*policy, webhook::ReviewKind::kMutate,
                                "  # Only what the mutation can change: GPU pods, NVIDIA claims.\n")
-            << kNamespaceSelector;
+            << NamespaceSelector();
   std::cout.flush();
   return std::cout.good() ? 0 : Fail(absl::UnavailableError("cannot write the output"));
 }

@@ -126,6 +126,22 @@ std::optional<std::vector<std::string>> PriorityClassesEveryoneMayUse(
   return common;
 }
 
+// `x`'s annotation `key` is there. `x != null` first: oldObject is null on CREATE, and
+// selecting a field of null is an error in cel-go.
+std::string HasAnnotation(absl::string_view x, absl::string_view key) {
+  return absl::StrCat(x, " != null && has(", x, ".metadata) && has(", x,
+                      ".metadata.annotations) && ", Quote(key), " in ", x, ".metadata.annotations");
+}
+
+// Annotation `key` is added, changed or removed by the request (absent and present differ; on
+// CREATE, present at all). Values are read only where both are there, so it never errs.
+std::string AnnotationChanges(absl::string_view key) {
+  const std::string now = HasAnnotation("object", key);
+  const std::string before = HasAnnotation("oldObject", key);
+  return absl::StrCat("(", now, ") ? !(", before, ") || object.metadata.annotations[", Quote(key),
+                      "] != oldObject.metadata.annotations[", Quote(key), "] : (", before, ")");
+}
+
 std::vector<MatchClause> PodClauses(const topology::Policy& policy, ReviewKind webhook) {
   std::vector<MatchClause> out;
   const std::string gpu_name = GpuResourceName(policy, "n");
@@ -184,6 +200,9 @@ std::vector<MatchClause> PodClauses(const topology::Policy& policy, ReviewKind w
            ".nodeSelectorTerms.exists(t, has(t.matchExpressions) && t.matchExpressions.exists(e, "
            "has(e.key) && e.key == ",
            label, ")))")});
+  // Any pod, GPU or not: a device annotation on a CPU pod would still mislead the inventory.
+  out.push_back({"pod-devices-annotation", "device-annotation (added, changed or removed)",
+                 AnnotationChanges(topology::kPodDevicesAnnotation)});
   if (std::optional<std::vector<std::string>> everyone = PriorityClassesEveryoneMayUse(policy)) {
     out.push_back({"pod-priority-class",
                    "priority-class (any pod of a tenant with priorityClasses; the classes every "
@@ -244,11 +263,19 @@ std::vector<MatchClause> ClaimClauses(const topology::Policy& policy, ReviewKind
   return out;
 }
 
+// Only the device-annotation rule reads a Node, and only a change of its annotation.
+std::vector<MatchClause> NodeClauses(ReviewKind webhook) {
+  if (webhook == ReviewKind::kMutate) return {};
+  return {{"node-gpu-devices-annotation", "device-annotation (added, changed or removed)",
+           AnnotationChanges(topology::kNodeDevicesAnnotation)}};
+}
+
 }  // namespace
 
 std::vector<MatchClause> MatchClauses(const topology::Policy& policy, ReviewKind webhook,
                                       MatchKind kind) {
   if (kind == MatchKind::kPod) return PodClauses(policy, webhook);
+  if (kind == MatchKind::kNode) return NodeClauses(webhook);
   return ClaimClauses(policy, webhook, kind);
 }
 
@@ -264,17 +291,22 @@ MatchCondition WebhookMatchCondition(const topology::Policy& policy, ReviewKind 
       {MatchKind::kResourceClaim, "ResourceClaim", "has(object.spec)"},
       {MatchKind::kResourceClaimTemplate, "ResourceClaimTemplate",
        "has(object.spec) && has(object.spec.spec)"},
+      // Its clause guards itself (it reads metadata only, of object and oldObject).
+      {MatchKind::kNode, "Node", ""},
   };
   std::vector<std::string> per_kind;
   for (const Kind& k : kinds) {
+    const std::vector<MatchClause> all = MatchClauses(policy, webhook, k.kind);
+    if (all.empty()) continue;  // a kind this webhook is not sent
     std::vector<std::string> clauses;
-    for (const MatchClause& c : MatchClauses(policy, webhook, k.kind)) {
+    for (const MatchClause& c : all) {
       if (without.count(c.name)) continue;
       clauses.push_back(absl::StrCat("  // ", c.name, ": ", c.covers, "\n  (", c.expression, ")"));
     }
     if (clauses.empty()) clauses.push_back("  false");
-    per_kind.push_back(absl::StrCat("(request.kind.kind == ", Quote(k.name), " && ", k.guard,
-                                    " && (\n", absl::StrJoin(clauses, " ||\n"), "\n))"));
+    const std::string guard = *k.guard ? absl::StrCat(k.guard, " && ") : "";
+    per_kind.push_back(absl::StrCat("(request.kind.kind == ", Quote(k.name), " && ", guard, "(\n",
+                                    absl::StrJoin(clauses, " ||\n"), "\n))"));
   }
   return {webhook == ReviewKind::kValidate ? "gpu-or-device-access" : "gpu-objects",
           absl::StrCat(absl::StrJoin(per_kind, " ||\n"), "\n")};

@@ -7,8 +7,12 @@
 // The conditions are built from the same tables and policy fields the rules read (the device
 // capabilities, host paths and environment variables of device-access, the pool label, the
 // memory annotation, the policy's resource names, the tenants' PriorityClasses, the NVIDIA
-// device classes), one clause per thing a rule or the mutation looks at, so a rule's inputs
-// and its condition change together. `gpu-tenancy webhook-config` prints the configurations;
+// device classes, the node agent's device annotations), one clause per thing a rule or the
+// mutation looks at, so a rule's inputs and its condition change together. The
+// device-annotation rule judges only a change of its annotation, so its clauses compare
+// `object` with `oldObject` (null on CREATE): a Node is sent only when its gpu-devices
+// annotation is added, changed or removed, never for the kubelet's and controllers' ordinary
+// updates. `gpu-tenancy webhook-config` prints the configurations;
 // manifests/base/webhooks.yaml is its output.
 //
 //   MatchCondition c = WebhookMatchCondition(policy, ReviewKind::kValidate);
@@ -30,8 +34,8 @@
 
 namespace webhook {
 
-// Kinds the webhooks see, each with its own clauses.
-enum class MatchKind { kPod, kResourceClaim, kResourceClaimTemplate };
+// Kinds the webhooks see, each with its own clauses. Nodes reach validation only.
+enum class MatchKind { kPod, kResourceClaim, kResourceClaimTemplate, kNode };
 
 // One thing a rule or the mutation looks at, as CEL over `object`.
 struct MatchClause {
@@ -41,7 +45,7 @@ struct MatchClause {
 };
 
 // The clauses for one kind and webhook, in a fixed order. The mutating webhook needs fewer:
-// it changes only GPU pods and NVIDIA claims.
+// it changes only GPU pods and NVIDIA claims, and no Node (none for kNode).
 std::vector<MatchClause> MatchClauses(const topology::Policy& policy, ReviewKind webhook,
                                       MatchKind kind);
 
@@ -52,7 +56,8 @@ struct MatchCondition {
 
 // The one condition of a webhook (kube-apiserver ANDs a webhook's conditions, so the clauses
 // are ORed inside one): per kind, that kind's clauses, each after a `//` comment naming what
-// it covers. `without` leaves clauses out by name; tests use it to prove each one is needed.
+// it covers; a kind without clauses for this webhook is left out. `without` leaves clauses out
+// by name; tests use it to prove each one is needed.
 MatchCondition WebhookMatchCondition(const topology::Policy& policy, ReviewKind webhook,
                                      const std::set<std::string>& without = {});
 

@@ -17,6 +17,7 @@
 #include "test/deploy/deploy_fixture.h"
 #include "test/support/shell.h"
 #include "test/webhook/cel_json.h"
+#include "topology/wellknown.h"
 #include "webhook/match_conditions.h"
 
 namespace {
@@ -48,7 +49,7 @@ TEST_F(DeployTest, WebhooksFailClosedButNeverBlockTheControlPlane) {
     std::map<std::string, std::string> labels;
     bool called;
   };
-  const std::vector<Ns> namespaces = {
+  std::vector<Ns> namespaces = {
       {"kube-system", {}, false},
       {kNamespace, {}, false},
       {"acme", {}, true},
@@ -56,6 +57,11 @@ TEST_F(DeployTest, WebhooksFailClosedButNeverBlockTheControlPlane) {
       {"legacy", {{"gpu-tenancy.io/webhook", "disabled"}}, false},
       {"kube-public", {}, true},
   };
+  // The device-annotation rule distrusts exactly what these namespaces hold: they must be the
+  // ones the selector leaves out.
+  for (absl::string_view ns : topology::kWebhookExemptNamespaces) {
+    namespaces.push_back({std::string(ns), {}, false});
+  }
   for (const char* render : {"base", "cert-manager", "static-certs"}) {
     for (const Hook& hook : hooks) {
       SCOPED_TRACE(absl::StrCat(render, " ", hook.kind));
@@ -108,6 +114,22 @@ TEST_F(DeployTest, WebhooksFailClosedButNeverBlockTheControlPlane) {
         EXPECT_TRUE(covered.count(want))
             << want << " not covered; have " << absl::StrJoin(covered, ", ");
       }
+      // Nodes: validation only, CREATE and UPDATE, cluster-scoped (the namespaceSelector never
+      // skips them; the matchConditions do), and never nodes/status, the kubelet's heartbeat.
+      int node_rules = 0;
+      for (const Value& rule : rules->GetArray()) {
+        const std::vector<std::string> resources = Strings(&rule, "/resources");
+        EXPECT_FALSE(absl::c_linear_search(resources, "nodes/status")) << hook.kind;
+        EXPECT_FALSE(absl::c_linear_search(resources, "nodes/*")) << hook.kind;
+        EXPECT_FALSE(absl::c_linear_search(resources, "*")) << hook.kind;
+        if (!absl::c_linear_search(resources, "nodes")) continue;
+        ++node_rules;
+        EXPECT_EQ(resources, std::vector<std::string>{"nodes"});
+        EXPECT_EQ(Strings(&rule, "/apiGroups"), std::vector<std::string>{""});
+        EXPECT_EQ(Strings(&rule, "/operations"), (std::vector<std::string>{"CREATE", "UPDATE"}));
+        EXPECT_EQ(Str(&rule, "/scope"), "Cluster");
+      }
+      EXPECT_EQ(node_rules, std::string(hook.kind) == "ValidatingWebhookConfiguration" ? 1 : 0);
 
       // namespaceSelector: matchExpressions only (matchLabels would opt namespaces in).
       const Value* selector = At(w, "/namespaceSelector");
@@ -171,7 +193,8 @@ TEST(WebhookConfigGeneratedTest, ShippedConfigIsTheGeneratorsOutput) {
 
 // Rendered by kustomize as kube-apiserver would receive them, each webhook carries one
 // condition that is the generator's for the shipped policy, and that, evaluated on the rendered
-// text, skips a CPU-only pod and selects a GPU pod, a privileged pod and a GPU claim.
+// text, skips a CPU-only pod and the kubelet's Node updates and selects a GPU pod, a privileged
+// pod, a GPU claim, and (validation only) a write of a device annotation.
 TEST_F(DeployTest, WebhooksCarryTheirMatchConditions) {
   absl::StatusOr<topology::Policy> policy =
       common::LoadPolicy(ReadFile(Source("manifests/base/policy.yaml")));
@@ -184,7 +207,8 @@ TEST_F(DeployTest, WebhooksCarryTheirMatchConditions) {
     const char* name;
     const char* kind;
     const char* object;
-    bool validate, mutate;  // selected by each webhook
+    bool validate, mutate;      // selected by each webhook
+    const char* old = nullptr;  // oldObject of an UPDATE; CREATE (oldObject null) when null
   };
   const std::vector<Probe> probes = {
       {"CPU-only pod", "Pod",
@@ -199,6 +223,20 @@ TEST_F(DeployTest, WebhooksCarryTheirMatchConditions) {
       {"GPU claim", "ResourceClaim",
        R"({"metadata":{"name":"c"},"spec":{"devices":{"requests":[{"name":"g","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}})",
        true, true},
+      {"CPU pod given a devices annotation", "Pod",
+       R"({"metadata":{"name":"web","annotations":{"gpu-tenancy.io/devices":"{}"}},"spec":{"containers":[{"name":"a"}]}})",
+       true, false, R"({"metadata":{"name":"web"},"spec":{"containers":[{"name":"a"}]}})"},
+      {"Node registered", "Node", R"({"metadata":{"name":"gpu-a"}})", false, false},
+      {"Node relabelled", "Node",
+       R"({"metadata":{"name":"gpu-a","labels":{"a":"b"},"annotations":{"gpu-tenancy.io/gpu-devices":"[]"}}})",
+       false, false,
+       R"({"metadata":{"name":"gpu-a","annotations":{"gpu-tenancy.io/gpu-devices":"[]"}}})"},
+      {"Node gpu-devices changed", "Node",
+       R"({"metadata":{"name":"gpu-a","annotations":{"gpu-tenancy.io/gpu-devices":"[\"GPU-1\"]"}}})",
+       true, false,
+       R"({"metadata":{"name":"gpu-a","annotations":{"gpu-tenancy.io/gpu-devices":"[]"}}})"},
+      {"Node gpu-devices removed", "Node", R"({"metadata":{"name":"gpu-a"}})", true, false,
+       R"({"metadata":{"name":"gpu-a","annotations":{"gpu-tenancy.io/gpu-devices":"[]"}}})"},
   };
   for (const char* render : {"base", "cert-manager", "static-certs"}) {
     for (const Hook& hook : {Hook{"ValidatingWebhookConfiguration", webhook::ReviewKind::kValidate},
@@ -221,10 +259,17 @@ TEST_F(DeployTest, WebhooksCarryTheirMatchConditions) {
         absl::StatusOr<rapidjson::Document> object = common::ParseJson(p.object);
         ASSERT_TRUE(object.ok()) << object.status();
         const cel::CelData object_data = webhook_test::ToCelData(*object);
+        cel::CelData old_data = cel::CelData::Null();
+        if (p.old) {
+          absl::StatusOr<rapidjson::Document> old = common::ParseJson(p.old);
+          ASSERT_TRUE(old.ok()) << old.status();
+          old_data = webhook_test::ToCelData(*old);
+        }
         const cel::CelData request = cel::CelData::Map(
-            {{"operation", cel::CelData::String("CREATE")},
+            {{"operation", cel::CelData::String(p.old ? "UPDATE" : "CREATE")},
              {"kind", cel::CelData::Map({{"kind", cel::CelData::String(p.kind)}})}});
-        cel::CelResult r = condition.Evaluate({{"object", &object_data}, {"request", &request}});
+        cel::CelResult r = condition.Evaluate(
+            {{"object", &object_data}, {"oldObject", &old_data}, {"request", &request}});
         const bool want_selected =
             hook.review == webhook::ReviewKind::kValidate ? p.validate : p.mutate;
         EXPECT_EQ(r.outcome, want_selected ? cel::CelOutcome::kTrue : cel::CelOutcome::kFalse)

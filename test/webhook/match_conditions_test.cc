@@ -1,12 +1,14 @@
 // The webhooks' matchConditions select every request the webhooks act on: for pods and claims
-// made at random (seeded, so a failure reproduces) and for a table of each escape hatch and
-// each GPU resource family, whenever Review denies, warns or patches, the generated condition,
-// evaluated as CEL over the very AdmissionReview, is true; it is never an error; and each
-// clause is needed (without it, some request the webhook acts on would be skipped).
+// made at random (seeded, so a failure reproduces) and for a table of each escape hatch, each
+// GPU resource family and each write of a node-agent device annotation, whenever Review
+// denies, warns or patches, the generated condition, evaluated as CEL over the very
+// AdmissionReview, is true; it is never an error; each clause is needed (without it, some
+// request the webhook acts on would be skipped); and ordinary Node updates are never sent.
 #include "webhook/match_conditions.h"
 
 #include <cctype>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -128,9 +130,16 @@ Verdict Judge(const Request& r, ReviewKind webhook, const CelCondition& conditio
   o.ns = r.ns;
   o.kind = r.kind;
   o.sub_resource = r.sub_resource;
-  if (r.kind != "Pod") {
+  if (r.kind == "Node") {
+    o.resource = "nodes";
+  } else if (r.kind != "Pod") {
     o.group = "resource.k8s.io";
     o.resource = r.kind == "ResourceClaim" ? "resourceclaims" : "resourceclaimtemplates";
+  }
+  rapidjson::Document user_info;
+  if (!r.user_info.empty()) {
+    user_info = webhook_test::Json(r.user_info);
+    o.user_info = &user_info;
   }
   if (!r.old_object.empty()) {
     old_object = webhook_test::Json(r.old_object);
@@ -154,6 +163,44 @@ Verdict Judge(const Request& r, ReviewKind webhook, const CelCondition& conditio
       {{"object", object_data}, {"oldObject", old_data}, {"request", &request_data}});
   return v;
 }
+
+// request.userInfo of the node agent's pod-bound token on `node`.
+std::string AgentUserInfo(const std::string& node) {
+  return absl::StrCat(
+      R"({"username":"system:serviceaccount:gpu-tenancy-system:gpu-tenancy-node-agent",)",
+      R"("extra":{"authentication.kubernetes.io/node-name":[")", node, R"("]}})");
+}
+
+// A CPU-only pod bound to gpu-a, with `annotations` (JSON members, may be empty).
+std::string CpuPodOnGpuA(const std::string& annotations) {
+  return absl::StrCat(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web")",
+      annotations.empty() ? "" : absl::StrCat(",\"annotations\":{", annotations, "}"),
+      R"(},"spec":{"nodeName":"gpu-a","containers":[{"name":"main"}]}})");
+}
+
+// Node gpu-a with `annotations` (JSON members, may be empty) and `labels` (the same).
+std::string NodeGpuA(const std::string& annotations, const std::string& labels = "") {
+  return absl::StrCat(
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"gpu-a")",
+      annotations.empty() ? "" : absl::StrCat(",\"annotations\":{", annotations, "}"),
+      labels.empty() ? "" : absl::StrCat(",\"labels\":{", labels, "}"),
+      R"(},"status":{"capacity":{"nvidia.com/gpu":"8"}}})");
+}
+
+// A request for `object` (after `old_object`, UPDATE, when not empty) from `user_info`.
+Request AnnotationRequest(std::string name, std::string kind, std::string object,
+                          std::string old_object, std::string user_info = "") {
+  Request r = MakeRequest(std::move(name), std::move(object), kind == "Node" ? "" : "acme", kind);
+  r.old_object = std::move(old_object);
+  r.user_info = std::move(user_info);
+  return r;
+}
+
+constexpr char kPodDevices[] = R"("gpu-tenancy.io/devices":"{\"main\":[\"GPU-1\"]}")";
+constexpr char kPodDevicesOther[] = R"("gpu-tenancy.io/devices":"{\"main\":[\"GPU-2\"]}")";
+constexpr char kNodeDevices[] = R"("gpu-tenancy.io/gpu-devices":"[\"GPU-1\"]")";
+constexpr char kNodeDevicesOther[] = R"("gpu-tenancy.io/gpu-devices":"[\"GPU-1\",\"GPU-2\"]")";
 
 CelCondition Compile(ReviewKind webhook, const std::set<std::string>& without = {}) {
   const MatchCondition c = WebhookMatchCondition(TestPolicy(), webhook, without);
@@ -291,6 +338,30 @@ std::vector<Request> TableRows() {
   rows.push_back(claim("custom GPU class past the quota", "ResourceClaim", "acme",
                        "\"requests\":[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":"
                        "\"my-gpus\",\"count\":3}}]"));
+  // Device annotations written by anyone but the node agent of the object's node: on a CPU-only
+  // pod (no other clause selects it) and on a Node.
+  const std::string agent_on_b = AgentUserInfo("gpu-b");
+  for (const auto& [what, user] : std::vector<std::pair<std::string, std::string>>{
+           {"tenant", ""}, {"agent of gpu-b", agent_on_b}}) {
+    rows.push_back(AnnotationRequest(absl::StrCat("CPU pod created with devices by ", what), "Pod",
+                                     CpuPodOnGpuA(kPodDevices), "", user));
+    rows.push_back(AnnotationRequest(absl::StrCat("CPU pod devices added by ", what), "Pod",
+                                     CpuPodOnGpuA(kPodDevices), CpuPodOnGpuA(""), user));
+    rows.push_back(AnnotationRequest(absl::StrCat("CPU pod devices changed by ", what), "Pod",
+                                     CpuPodOnGpuA(kPodDevicesOther), CpuPodOnGpuA(kPodDevices),
+                                     user));
+    rows.push_back(AnnotationRequest(absl::StrCat("CPU pod devices removed by ", what), "Pod",
+                                     CpuPodOnGpuA("\"team\":\"a\""), CpuPodOnGpuA(kPodDevices),
+                                     user));
+    rows.push_back(AnnotationRequest(absl::StrCat("Node created with gpu-devices by ", what),
+                                     "Node", NodeGpuA(kNodeDevices), "", user));
+    rows.push_back(AnnotationRequest(absl::StrCat("Node gpu-devices added by ", what), "Node",
+                                     NodeGpuA(kNodeDevices), NodeGpuA(""), user));
+    rows.push_back(AnnotationRequest(absl::StrCat("Node gpu-devices changed by ", what), "Node",
+                                     NodeGpuA(kNodeDevicesOther), NodeGpuA(kNodeDevices), user));
+    rows.push_back(AnnotationRequest(absl::StrCat("Node gpu-devices removed by ", what), "Node",
+                                     NodeGpuA(""), NodeGpuA(kNodeDevices), user));
+  }
   return rows;
 }
 
@@ -313,6 +384,20 @@ std::vector<Request> SkippedRows() {
          "metadata":{"name":"n"},"spec":{"spec":{"devices":{"requests":[{"name":"n","exactly":{
          "deviceClassName":"nic.example.com"}}]}}}})",
                   "acme", "ResourceClaimTemplate"),
+      // The kubelet's and controllers' Node writes, which must never wait on this webhook.
+      AnnotationRequest("Node registered by the kubelet", "Node", NodeGpuA(""), ""),
+      AnnotationRequest("Node labelled by GPU Feature Discovery", "Node",
+                        NodeGpuA(kNodeDevices, R"("nvidia.com/gpu.count":"8")"),
+                        NodeGpuA(kNodeDevices)),
+      AnnotationRequest(
+          "Node annotated by a controller", "Node",
+          NodeGpuA(absl::StrCat(kNodeDevices, R"(,"node.alpha.kubernetes.io/ttl":"0")")),
+          NodeGpuA(kNodeDevices)),
+      AnnotationRequest("Node without annotations updated", "Node",
+                        NodeGpuA("", R"("kubernetes.io/os":"linux")"), NodeGpuA("")),
+      AnnotationRequest("CPU pod relabelled, devices kept", "Pod",
+                        CpuPodOnGpuA(absl::StrCat(kPodDevices, R"(,"team":"b")")),
+                        CpuPodOnGpuA(kPodDevices)),
   };
 }
 
@@ -382,8 +467,8 @@ TEST(MatchConditionsTest, EveryClauseIsNeeded) {
   for (int i = 0; i < 1500; ++i) requests.push_back(gen.Claim(i));
   for (ReviewKind webhook : {ReviewKind::kValidate, ReviewKind::kMutate}) {
     std::set<std::string> names;
-    for (MatchKind kind :
-         {MatchKind::kPod, MatchKind::kResourceClaim, MatchKind::kResourceClaimTemplate}) {
+    for (MatchKind kind : {MatchKind::kPod, MatchKind::kResourceClaim,
+                           MatchKind::kResourceClaimTemplate, MatchKind::kNode}) {
       for (const MatchClause& c : MatchClauses(TestPolicy(), webhook, kind)) names.insert(c.name);
     }
     for (const std::string& name : names) {
@@ -398,6 +483,80 @@ TEST(MatchConditionsTest, EveryClauseIsNeeded) {
       EXPECT_TRUE(missed) << "no request needs this clause";
     }
   }
+}
+
+// Every pair of before and after for a device annotation, on a Pod and on a Node, CREATE (no
+// oldObject) included, from a caller who may not write it: the condition is never an error,
+// and is true exactly when the annotation is added, changed or removed, which is exactly when
+// the webhook denies. Metadata without annotations, or with none at all, is well-formed too.
+TEST(MatchConditionsTest, DeviceAnnotationClausesSelectExactlyTheChanges) {
+  const CelCondition condition = Compile(ReviewKind::kValidate);
+  struct State {
+    const char* name;
+    std::optional<std::string> value;  // the annotation's value; nullopt: absent
+    std::string others;                // other annotation members; "none": no annotations
+  };
+  const std::vector<State> states = {
+      {"no annotations", std::nullopt, "none"},
+      {"other annotations", std::nullopt, R"("a":"b")"},
+      {"empty value", "", ""},
+      {"value x", "x", R"("a":"b")"},
+      {"value y", "y", ""},
+  };
+  struct Kind {
+    const char* kind;
+    const char* key;
+    std::string (*make)(const std::string& annotations);
+  };
+  const Kind kinds[] = {
+      {"Pod", "gpu-tenancy.io/devices", &CpuPodOnGpuA},
+      {"Node", "gpu-tenancy.io/gpu-devices", [](const std::string& a) { return NodeGpuA(a); }},
+  };
+  int selected = 0;
+  for (const Kind& k : kinds) {
+    auto object = [&](const State& s) {
+      std::vector<std::string> members;
+      if (s.others != "none" && !s.others.empty()) members.push_back(s.others);
+      if (s.value) members.push_back(absl::StrCat("\"", k.key, "\":\"", *s.value, "\""));
+      return k.make(absl::StrJoin(members, ","));
+    };
+    for (const State& now : states) {
+      for (int o = -1; o < static_cast<int>(states.size()); ++o) {
+        const State* before = o < 0 ? nullptr : &states[o];
+        SCOPED_TRACE(
+            absl::StrCat(k.kind, ": ", before ? before->name : "CREATE", " -> ", now.name));
+        const bool changes = before ? before->value != now.value : now.value.has_value();
+        Verdict v =
+            Judge(AnnotationRequest("row", k.kind, object(now), before ? object(*before) : "", ""),
+                  ReviewKind::kValidate, condition);
+        EXPECT_EQ(v.condition.outcome, changes ? CelOutcome::kTrue : CelOutcome::kFalse)
+            << v.condition.detail;
+        EXPECT_EQ(v.acted, changes) << v.what;
+        selected += changes ? 1 : 0;
+      }
+    }
+    // Without metadata (never from kube-apiserver, but well-formed JSON): false, not an error.
+    for (const char* shape :
+         {R"({"kind":"Node"})", R"({"metadata":{}})", R"({"metadata":{"annotations":{}}})"}) {
+      SCOPED_TRACE(absl::StrCat(k.kind, " shape ", shape));
+      rapidjson::Document doc = webhook_test::Json(shape);
+      const CelData bare = webhook_test::ToCelData(doc);
+      const CelData request =
+          CelData::Map({{"operation", CelData::String("UPDATE")},
+                        {"kind", CelData::Map({{"kind", CelData::String(k.kind)}})}});
+      // A Pod's guard wants a spec; give the bare object one so the clause itself is reached.
+      CelData with_spec = bare;
+      with_spec.map.emplace_back("spec", CelData::Map({}));
+      const CelData& x = std::string(k.kind) == "Pod" ? with_spec : bare;
+      const CelData on_create = CelData::Null();  // oldObject as kube-apiserver gives it
+      for (const CelData* old : {&on_create, &x}) {
+        CelResult r =
+            condition.Evaluate({{"object", &x}, {"oldObject", old}, {"request", &request}});
+        EXPECT_EQ(r.outcome, CelOutcome::kFalse) << r.detail;
+      }
+    }
+  }
+  EXPECT_GT(selected, 20);
 }
 
 TEST(MatchConditionsTest, ConditionsAreWellFormed) {
@@ -418,6 +577,12 @@ TEST(MatchConditionsTest, ConditionsAreWellFormed) {
        MatchClauses(plain, ReviewKind::kValidate, MatchKind::kResourceClaim)) {
     EXPECT_NE(c.name, "claim-quota");
   }
+  // Nodes reach validation only: the mutating condition does not name them.
+  EXPECT_TRUE(MatchClauses(plain, ReviewKind::kMutate, MatchKind::kNode).empty());
+  EXPECT_EQ(WebhookMatchCondition(plain, ReviewKind::kMutate).expression.find("'Node'"),
+            std::string::npos);
+  EXPECT_NE(WebhookMatchCondition(plain, ReviewKind::kValidate).expression.find("'Node'"),
+            std::string::npos);
 }
 
 }  // namespace

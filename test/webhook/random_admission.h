@@ -27,6 +27,7 @@ struct Request {
   std::string kind = "Pod";
   std::string old_object;  // JSON; UPDATE when set
   std::string sub_resource;
+  std::string user_info;  // JSON request.userInfo; none (an anonymous caller) when empty
 };
 
 inline Request MakeRequest(std::string name, std::string object, std::string ns,

@@ -67,6 +67,7 @@ struct ReviewOptions {
   std::string resource = "pods";
   std::string sub_resource;
   const rapidjson::Value* old_object = nullptr;
+  const rapidjson::Value* user_info = nullptr;  // request.userInfo; absent when null
   bool dry_run = false;
   std::string uid = "0d5c3a2e-0000-4000-8000-000000000001";
 };
@@ -93,6 +94,7 @@ inline std::string MakeReview(const rapidjson::Value& object, const ReviewOption
   req.AddMember("requestResource", gvr, a);
   req.AddMember("namespace", str(o.ns), a);
   req.AddMember("operation", str(o.operation), a);
+  if (o.user_info) req.AddMember("userInfo", rapidjson::Value(*o.user_info, a), a);
   req.AddMember("object", rapidjson::Value(object, a), a);
   if (o.old_object) {
     req.AddMember("oldObject", rapidjson::Value(*o.old_object, a), a);
