@@ -82,6 +82,21 @@ std::vector<std::string> Strings(const Value* root, const char* pointer) {
 }
 std::string Json(const Value* v) { return v ? common::ToJson(*v) : "<missing>"; }
 
+std::vector<RecordingRule> RecordingRules(const Value* prometheus_rule) {
+  std::vector<RecordingRule> out;
+  const Value* groups = At(prometheus_rule, "/spec/groups");
+  if (!groups || !groups->IsArray()) return out;
+  for (const Value& group : groups->GetArray()) {
+    const Value* rules = At(&group, "/rules");
+    if (!rules || !rules->IsArray()) continue;
+    for (const Value& rule : rules->GetArray()) {
+      std::string record = Str(&rule, "/record");
+      if (!record.empty()) out.push_back({record, Str(&rule, "/expr")});
+    }
+  }
+  return out;
+}
+
 void DeployTest::SetUpTestSuite() {
   work_ = new testing_support::TempDir();
   ASSERT_NE(work_->path(), "/tmp");

@@ -64,6 +64,16 @@ std::string Str(const Value* root, const char* pointer);
 std::vector<std::string> Strings(const Value* root, const char* pointer);
 std::string Json(const Value* v);
 
+// The PrometheusRule of manifests/monitoring (tenant-gpu-use-rules.yaml).
+inline constexpr char kTenantGpuUseRules[] = "gpu-tenancy-tenant-gpu-use";
+
+// A recording rule of a PrometheusRule: spec.groups[].rules[] that have a record.
+struct RecordingRule {
+  std::string record;
+  std::string expr;
+};
+std::vector<RecordingRule> RecordingRules(const Value* prometheus_rule);
+
 // The renders every test reads, made once: the base, the second scheduler, the cert-manager
 // overlay, and the static-certs overlay after running certs/make-certs.sh and
 // certs/render-ca-bundle.sh against a copy of manifests/ in a temporary directory.
