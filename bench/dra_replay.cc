@@ -190,7 +190,8 @@ Cluster& ClusterOf(int devices, int held, bool dynamic_mig) {
   std::vector<topology::NodeFacts> node_facts;
   for (int n = 0; n < nodes; ++n) {
     slices.push_back(dynamic_mig ? DynamicMigSlice(n) : GpuSlice(n));
-    node_facts.push_back({NodeName(n), {{"kubernetes.io/hostname", NodeName(n)}}, {}, {}});
+    node_facts.push_back(
+        {NodeName(n), {{"kubernetes.io/hostname", NodeName(n)}}, {}, {}, std::nullopt});
   }
   c->store.ReplaceSlices(std::move(slices));
   c->store.ReplaceClasses(

@@ -18,11 +18,7 @@
 
 namespace common {
 
-struct PodDevicesAnnotation {
-  std::string node;
-  std::vector<topology::ContainerDevices> containers;
-  bool operator==(const PodDevicesAnnotation&) const = default;
-};
+using PodDevicesAnnotation = topology::DeviceReport;
 
 std::string EncodePodDevices(const PodDevicesAnnotation& value);
 absl::StatusOr<PodDevicesAnnotation> DecodePodDevices(absl::string_view json);

@@ -6,10 +6,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/device_annotations.h"
 #include "common/disruption_budget_codec.h"
 #include "common/dra_codec.h"
 #include "common/yaml_json.h"
 #include "topology/status_macros.h"
+#include "topology/wellknown.h"
 
 namespace common {
 
@@ -94,6 +96,24 @@ struct Metadata {
 
 const PodMetadataFilter kKeepAll{};
 
+// The node agent's annotations, read for what they say. One that does not decode only means
+// nothing is known (the agent writes nothing else, and the webhook lets nobody else write).
+std::optional<topology::NodeGpus> ReportedGpus(const JsonValue& node) {
+  std::optional<std::string> value = AnnotationOf(&node, topology::kNodeDevicesAnnotation);
+  if (!value) return std::nullopt;
+  absl::StatusOr<topology::NodeGpus> gpus = DecodeNodeGpus(*value);
+  if (!gpus.ok()) return std::nullopt;
+  return *std::move(gpus);
+}
+
+std::optional<topology::DeviceReport> DeviceReportOf(const JsonValue& pod) {
+  std::optional<std::string> value = AnnotationOf(&pod, topology::kPodDevicesAnnotation);
+  if (!value) return std::nullopt;
+  absl::StatusOr<topology::DeviceReport> report = DecodePodDevices(*value);
+  if (!report.ok()) return std::nullopt;
+  return *std::move(report);
+}
+
 absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, absl::string_view path,
                                        bool name_required,
                                        const PodMetadataFilter& keep = kKeepAll) {
@@ -164,6 +184,7 @@ absl::StatusOr<NodeFacts> ParseNode(const JsonValue& node, absl::string_view pat
   NodeFacts facts;
   facts.name = std::move(meta.name);
   facts.labels = std::move(meta.labels);
+  facts.reported_gpus = ReportedGpus(node);
   ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(node, "status", path));
   if (status) {
     if (const JsonValue* alloc = FindMember(*status, "allocatable")) {
@@ -200,6 +221,7 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
   facts.uid = std::move(meta.uid);
   facts.labels = std::move(meta.labels);
   facts.annotations = std::move(meta.annotations);
+  facts.device_report = DeviceReportOf(pod);
   std::string spec_path = JoinPath(path, "spec");
   ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(pod, "spec", path));
   facts.node_name = std::string(StringOr(*spec, "nodeName"));

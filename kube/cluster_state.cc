@@ -20,7 +20,7 @@ std::shared_ptr<const topology::PodHold> MakeHold(const PodFacts& pod, topology:
                                                   std::optional<int> gpu_index, bool assumed) {
   return std::make_shared<const topology::PodHold>(
       topology::PodHold{PodKey(pod), pod.namespace_name, pod.name, std::move(demand), gpu_index,
-                        assumed, pod.priority, pod.labels});
+                        assumed, pod.priority, pod.labels, pod.device_report});
 }
 
 bool SameOccupancy(const topology::NodeOccupancy& a, const topology::NodeOccupancy& b) {
@@ -223,7 +223,7 @@ bool ClusterState::MarkIfUnchangedLocked(const std::string& uid, const PodFacts&
   if (!pod.HoldsResources() || b->second.node != pod.node_name || hold.name != pod.name ||
       hold.namespace_name != pod.namespace_name ||
       hold.gpu_index != topology::RecordedGpuIndex(pod) || hold.priority != pod.priority ||
-      hold.labels != pod.labels) {
+      hold.labels != pod.labels || hold.device_report != pod.device_report) {
     return false;
   }
   absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemandWithDra(pod, *policy_, *dra_);

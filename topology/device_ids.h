@@ -38,6 +38,14 @@ struct PodDevices {
   bool operator==(const PodDevices&) const = default;
 };
 
+// What the node agent wrote on a pod (kPodDevicesAnnotation): the node whose kubelet it read,
+// and what each container got there.
+struct DeviceReport {
+  std::string node;
+  std::vector<ContainerDevices> containers;
+  bool operator==(const DeviceReport&) const = default;
+};
+
 struct DeviceId {
   std::string device;  // the ID without its replica suffix
   // The physical GPU's ID where the ID says it (a GPU's own ID; the GPU of an older MIG ID or of

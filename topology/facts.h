@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "topology/device_ids.h"
 #include "topology/quantity.h"
 
 namespace topology {
@@ -29,6 +31,9 @@ struct NodeFacts {
   Labels labels;
   ResourceList allocatable;
   std::vector<Taint> taints;
+  // The node agent's list of the node's GPUs (kNodeDevicesAnnotation); nullopt without a
+  // readable one.
+  std::optional<NodeGpus> reported_gpus;
 
   bool operator==(const NodeFacts&) const = default;
 };
@@ -69,6 +74,9 @@ struct PodFacts {
   // when unset, as kube-scheduler reads it. Preemption compares it.
   int32_t priority = 0;
   std::string priority_class_name;
+  // What the node agent reported the kubelet gave the pod (kPodDevicesAnnotation); nullopt
+  // without a readable one. Whether to trust it is topology/device_report.h's question.
+  std::optional<DeviceReport> device_report;
 
   bool operator==(const PodFacts&) const = default;
   std::string Key() const { return namespace_name + "/" + name; }

@@ -43,6 +43,9 @@ struct PodHold {
   // PodDisruptionBudget selects pods by label).
   int32_t priority = 0;
   Labels labels;
+  // What the node agent reported the kubelet gave it, as the pod carries it; whether it is
+  // believed is decided against the node (topology/device_report.h).
+  std::optional<DeviceReport> device_report;
 };
 
 // True when the pod's GPU memory comes out of a shared GPU's heap on this node (it uses a

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "topology/device_report.h"
 #include "topology/dra_extended.h"
 #include "topology/occupancy.h"
 
@@ -63,7 +64,7 @@ struct PreemptionRoom::Working {
   // Takes `hold` out (sign -1) or puts it back (+1); `own` is what it frees of the quota, or
   // null when it is another tenant's.
   void Move(const PodHold& hold, const QuotaUsage* own, int sign) {
-    ApplyPod(occupancy, hold.demand, base.supply, hold.gpu_index, sign);
+    ApplyPod(occupancy, hold.demand, base.supply, HeldSharedGpu(hold, base.facts), sign);
     if (own) released.Add(*own, -sign);
     if (!track_holds) return;
     if (sign < 0) {

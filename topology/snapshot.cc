@@ -6,6 +6,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "topology/device_report.h"
 #include "topology/dra_extended.h"
 
 namespace topology {
@@ -133,7 +134,7 @@ void SnapshotBuilder::Remove(absl::string_view name) {
 }
 
 void AddHold(NodeState& state, std::shared_ptr<const PodHold> hold, const Policy& policy) {
-  ApplyPod(state.occupancy, hold->demand, state.supply, hold->gpu_index, +1);
+  ApplyPod(state.occupancy, hold->demand, state.supply, HeldSharedGpu(*hold, state.facts), +1);
   QuotaUsage usage = HoldUsage(hold->demand, state.supply, state.facts.labels, policy);
   if (!usage.empty()) state.usage[hold->namespace_name].Add(usage);
   state.holds.push_back(std::move(hold));
@@ -196,9 +197,9 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
     }
     if (demand->empty()) continue;
     AddHold(it->second,
-            std::make_shared<PodHold>(PodHold{pod.uid, pod.namespace_name, pod.name,
-                                              *std::move(demand), RecordedGpuIndex(pod),
-                                              /*assumed=*/false, pod.priority, pod.labels}),
+            std::make_shared<PodHold>(PodHold{
+                pod.uid, pod.namespace_name, pod.name, *std::move(demand), RecordedGpuIndex(pod),
+                /*assumed=*/false, pod.priority, pod.labels, pod.device_report}),
             policy);
   }
   ClusterSnapshot empty;

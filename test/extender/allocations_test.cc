@@ -345,7 +345,7 @@ TEST_F(AllocationsTest, TheGpuMapMarksPartitionsTheHeldOnesBlock) {
   big.allocated_node = "dm-node";
   big.results = {{"r", "gpu.nvidia.com", "dm-node", "gpu-0-mig-3g40gb-9-0"}};
   data.dra_claims = {big};
-  data.nodes.push_back({"dm-node", {{"kubernetes.io/hostname", "dm-node"}}, {}, {}});
+  data.nodes.push_back({"dm-node", {{"kubernetes.io/hostname", "dm-node"}}, {}, {}, std::nullopt});
   Build(data);
   rapidjson::Document map;
   map.Parse(extender::GpuMapJson(state_).c_str());

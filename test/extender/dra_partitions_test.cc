@@ -47,7 +47,7 @@ topology::ClusterData RecordedPool() {
     for (topology::DraSlice& s : objects->slices) data.dra_slices.push_back(std::move(s));
     for (topology::DraClaim& c : objects->claims) data.dra_claims.push_back(std::move(c));
   }
-  data.nodes.push_back({"dm-node", {{"kubernetes.io/hostname", "dm-node"}}, {}, {}});
+  data.nodes.push_back({"dm-node", {{"kubernetes.io/hostname", "dm-node"}}, {}, {}, std::nullopt});
   return data;
 }
 

@@ -61,10 +61,12 @@ class DraExtendedTest : public FleetTest {
   }
   // Adds a bound pod asking `demand` to the node's holds and occupancy.
   void Bind(NodeState& node, const std::string& uid, GpuDemand demand) {
-    AddHold(node,
-            std::make_shared<const PodHold>(
-                PodHold{uid, "acme", "pod-" + uid, std::move(demand), std::nullopt, false, 0, {}}),
-            policy_);
+    auto hold = std::make_shared<PodHold>();
+    hold->uid = uid;
+    hold->namespace_name = "acme";
+    hold->name = "pod-" + uid;
+    hold->demand = std::move(demand);
+    AddHold(node, std::move(hold), policy_);
   }
   std::string Reason(const GpuDemand& demand, const NodeState& node, const DraState& dra,
                      const std::string& ns = "acme") {
