@@ -7,6 +7,7 @@
 #include "common/extender_codec.h"
 #include "common/json.h"
 #include "extender/allocations.h"
+#include "extender/device_attribution.h"
 #include "extender/inventory.h"
 #include "extender/preempt.h"
 #include "extender/verbs.h"
@@ -98,6 +99,7 @@ void ExtenderService::Collect(common::MetricsText& out) const {
   if (std::shared_ptr<const topology::ModelState> current = state_.Current()) {
     extender::AppendInventoryMetrics(*current, out);
     extender::AppendTenantMetrics(extender::Allocations(*current), out);
+    extender::AppendDeviceMetrics(extender::AttributeDevices(*current), out);
   }
 }
 

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/prometheus_text.h"
+#include "extender/device_attribution.h"
 #include "extender/dra_partitions.h"
 #include "extender/inventory.h"
 #include "rapidjson/stringbuffer.h"
@@ -83,7 +84,35 @@ void WriteHeld(Writer& w, const Held& h) {
   w.EndObject();
 }
 
-void WritePod(Writer& w, const PodHold& pod, const topology::NodeSupply& supply) {
+// The devices the node agent reported for the pod, when its report is believed.
+void WriteReportedDevices(Writer& w, const PodHold& pod, const topology::NodeFacts& node) {
+  const topology::DeviceReport* report = topology::BelievedReport(pod, node);
+  if (!report) return;
+  w.Key("reportedDevices");
+  w.StartArray();
+  for (const topology::ReportedDevice& d : topology::ReportedDevices(*report, node)) {
+    w.StartObject();
+    w.Key("resource");
+    String(w, d.resource);
+    w.Key("id");
+    String(w, d.id);
+    if (!d.gpu.empty()) {
+      w.Key("gpu");
+      String(w, d.gpu);
+    }
+    w.Key("sharing");
+    String(w, SharingOf(d));
+    w.EndObject();
+  }
+  w.EndArray();
+  if (std::optional<int> gpu = topology::ReportedSharedGpu(pod, node)) {
+    w.Key("reportedGpuIndex");
+    w.Int(*gpu);
+  }
+}
+
+void WritePod(Writer& w, const PodHold& pod, const NodeState& node) {
+  const topology::NodeSupply& supply = node.supply;
   w.StartObject();
   w.Key("namespace");
   String(w, pod.namespace_name);
@@ -114,7 +143,25 @@ void WritePod(Writer& w, const PodHold& pod, const topology::NodeSupply& supply)
   }
   w.Key("gpuMemoryMiB");
   w.Int64(HeldBy(pod, supply).gpu_memory_mib);
+  WriteReportedDevices(w, pod, node.facts);
   w.EndObject();
+}
+
+// The IDs of every device the node agent reported for the tenant's pods, each once.
+std::set<std::string> TenantDeviceIds(const TenantAllocation& a,
+                                      const topology::ClusterSnapshot& snapshot) {
+  std::set<std::string> ids;
+  for (const NodeAllocation& n : a.nodes) {
+    const NodeState* node = snapshot.FindNode(n.node);
+    for (const auto& pod : n.pods) {
+      const topology::DeviceReport* report = topology::BelievedReport(*pod, node->facts);
+      if (!report) continue;
+      for (const topology::ReportedDevice& d : topology::ReportedDevices(*report, node->facts)) {
+        ids.insert(d.id);
+      }
+    }
+  }
+  return ids;
 }
 
 // Allocated claims, each to the tenant of its namespace, with the devices it holds.
@@ -407,6 +454,10 @@ std::string AllocationsJson(const topology::ModelState& state,
     }
     w.Key("held");
     WriteHeld(w, a.held);
+    w.Key("deviceIds");
+    w.StartArray();
+    for (const std::string& id : TenantDeviceIds(a, *state.snapshot)) String(w, id);
+    w.EndArray();
     if (!a.quota.empty()) {
       w.Key("quota");
       WriteQuotaLines(w, a.quota);
@@ -430,7 +481,7 @@ std::string AllocationsJson(const topology::ModelState& state,
       WriteHeld(w, n.held);
       w.Key("pods");
       w.StartArray();
-      for (const auto& pod : n.pods) WritePod(w, *pod, node->supply);
+      for (const auto& pod : n.pods) WritePod(w, *pod, *node);
       w.EndArray();
       w.EndObject();
     }
@@ -439,6 +490,7 @@ std::string AllocationsJson(const topology::ModelState& state,
   }
   w.EndArray();
   WritePartitionedGpus(w, state);
+  WriteDeviceAttribution(w, AttributeDevices(state));
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

@@ -5,7 +5,9 @@
 //     tier and profile names only, never pod names, so cardinality is bounded by the policy and the
 //     catalog;
 //   - the JSON inventory served at GET /debug/allocations: tenant -> node -> pods, with the
-//     devices, MIG profile, shared GPU index and memory of each; and tenant -> DRA claim ->
+//     devices, MIG profile, shared GPU index and memory of each, and the device IDs the node
+//     agent reported (extender/device_attribution.h: per tenant, per pod, per physical GPU,
+//     and the pods whose report disagrees); and tenant -> DRA claim ->
 //     devices (driver, pool, name, UUID, MIG profile, memory) with the pods it is reserved for;
 //     a partitionable device also names the GPU (counter set) it is a slice of and its memory
 //     slices, and `partitionedGpus` lists per such GPU the placements held, blocked and still
