@@ -1,4 +1,5 @@
-// The Grafana dashboard reads metrics the service really exports.
+// The Grafana dashboard reads metrics the service really exports, and recording rules that
+// manifests/monitoring defines from them.
 #include <regex>
 #include <set>
 #include <string>
@@ -18,11 +19,15 @@ namespace {
 using deploy_test::At;
 using deploy_test::DeployTest;
 using deploy_test::kNamespace;
+using deploy_test::kTenantGpuUseRules;
+using deploy_test::RecordingRule;
+using deploy_test::RecordingRules;
 using deploy_test::Str;
 using rapidjson::Value;
 
 // The Grafana dashboard: a ConfigMap Grafana's sidecar picks up, whose every query reads
-// metrics (and labels) that a running gpu-tenancy really exports.
+// metrics (and labels) that a running gpu-tenancy really exports, or the recording rules of
+// tenant-gpu-use-rules.yaml, whose gpu-tenancy series are exported too.
 TEST_F(DeployTest, DashboardQueriesReadMetricsTheServiceExports) {
   const Value* map = Get("monitoring").Find("ConfigMap", "gpu-tenancy-dashboard");
   ASSERT_NE(map, nullptr);
@@ -40,6 +45,21 @@ TEST_F(DeployTest, DashboardQueriesReadMetricsTheServiceExports) {
   ASSERT_NE(scrape.find("gpu_tenancy_tenant_pods"), std::string::npos);
 
   const std::regex metric_re("gpu_tenancy_[a-z_]+");
+  // A name with a colon is a recording rule's (level:metric:operations); PromQL's other colons
+  // (subqueries' [5m:1m]) follow a digit.
+  const std::regex record_re("(^|[^A-Za-z0-9_:])([A-Za-z_][A-Za-z0-9_]*:[A-Za-z0-9_:]+)");
+  std::set<std::string> recorded;
+  for (const RecordingRule& rule :
+       RecordingRules(Get("monitoring").Find("PrometheusRule", kTenantGpuUseRules))) {
+    recorded.insert(rule.record);
+    for (std::sregex_iterator it(rule.expr.begin(), rule.expr.end(), metric_re), end; it != end;
+         ++it) {
+      EXPECT_TRUE(absl::StrContains(scrape, absl::StrCat("# TYPE ", it->str(), " ")))
+          << rule.record << " reads " << it->str() << ", which is not exported";
+    }
+  }
+  ASSERT_FALSE(recorded.empty());
+  bool reads_rules = false;
   const std::regex grouped_re(
       R"(by \(([a-z_, ]+)\) \((?:rate\(|increase\()?(gpu_tenancy_[a-z_]+))");
   std::set<std::string> titles;
@@ -69,6 +89,12 @@ TEST_F(DeployTest, DashboardQueriesReadMetricsTheServiceExports) {
         EXPECT_TRUE(absl::StrContains(scrape, absl::StrCat("# TYPE ", name, " ")))
             << expr << ": " << name << " is not exported";
       }
+      for (std::sregex_iterator it(expr.begin(), expr.end(), record_re), end; it != end; ++it) {
+        std::string name = (*it)[2].str();
+        reads_rules = true;
+        EXPECT_EQ(recorded.count(name), 1u)
+            << expr << ": " << name << " is no recording rule of manifests/monitoring";
+      }
       // Grouping labels exist on the series they group (checked where the demo has samples).
       for (std::sregex_iterator it(expr.begin(), expr.end(), grouped_re), end; it != end; ++it) {
         std::string metric = (*it)[2].str();
@@ -85,6 +111,7 @@ TEST_F(DeployTest, DashboardQueriesReadMetricsTheServiceExports) {
     }
   }
   EXPECT_TRUE(per_tenant);
+  EXPECT_TRUE(reads_rules);
   EXPECT_TRUE(per_pool);
   for (const char* variable : {"datasource", "tenant", "pool"}) {
     bool found = false;
