@@ -18,6 +18,8 @@
 #include "common/log.h"
 #include "kube/api_client.h"
 #include "kube/config.h"
+#include "server/operator_listener.h"
+#include "topology/status_macros.h"
 
 namespace cmd {
 namespace {
@@ -26,7 +28,8 @@ constexpr char kDefaultSocket[] = "/var/lib/kubelet/pod-resources/kubelet.sock";
 
 const common::FlagTable kFlags{
     {"gpu-tenancy node-agent --node NAME [--pod-resources-socket PATH] [--interval DURATION]\n"
-     "                              [--kubeconfig FILE [--context NAME]] [--once]"},
+     "                              [--kubeconfig FILE [--context NAME]] [--once]\n"
+     "                              [--metrics-listen HOST:PORT|off]"},
     "Reads the kubelet's PodResources API and writes which device IDs (GPU and MIG UUIDs,\n"
     "time-slicing replicas) each GPU pod on this node got, as the pod's gpu-tenancy.io/devices\n"
     "annotation, and the node's GPUs as its gpu-tenancy.io/gpu-devices annotation. Writes only\n"
@@ -40,6 +43,9 @@ const common::FlagTable kFlags{
      {"kubeconfig", "FILE", "the API server to write to (default: in-cluster service account)"},
      {"context", "NAME", "the kubeconfig context (default: its current-context)"},
      {"once", "", "one round, then exit: 0 when it wrote all it had to, 1 otherwise"},
+     {"metrics-listen", "HOST:PORT|off",
+      "plain HTTP for Prometheus and probes: /metrics, /healthz (default\n0.0.0.0:8080; off: "
+      "none)"},
      {"log-level", "LEVEL", "debug, info, warn or error (default info)"}}};
 
 struct AgentOptions {
@@ -47,6 +53,8 @@ struct AgentOptions {
   std::string socket = kDefaultSocket;
   absl::Duration interval = absl::Seconds(10);
   bool once = false;
+  std::string metrics_host;
+  int metrics_port = -1;  // -1: no metrics port
 };
 
 absl::StatusOr<AgentOptions> ParseOptions(const ParsedFlags& flags) {
@@ -67,6 +75,10 @@ absl::StatusOr<AgentOptions> ParseOptions(const ParsedFlags& flags) {
   if (!timeout.ok()) return timeout.status();
   o.round.kubelet_timeout = *timeout;
   o.once = flags.Has("once");
+  std::string metrics = flags.Get("metrics-listen", "0.0.0.0:8080");
+  if (metrics != "off") {
+    RETURN_IF_ERROR(SplitHostPort("--metrics-listen", metrics, o.metrics_host, o.metrics_port));
+  }
   return o;
 }
 
@@ -93,14 +105,41 @@ int RunNodeAgent(const std::vector<std::string>& args) {
   if (options->once) return node_agent.RunOnce().ok() ? 0 : 1;
 
   sigset_t signals = BlockShutdownSignals();
+  // The round's counters (rounds, errors by source, writes) for Prometheus, and a liveness
+  // probe that answers while a round waits on the kubelet.
+  std::unique_ptr<server::OperatorListener> metrics;
+  if (options->metrics_port >= 0) {
+    std::vector<server::OperatorRoute> routes = {
+        {"/healthz",
+         [] {
+           return server::OperatorReply{200, "text/plain", "ok\n"};
+         },
+         true},
+        {"/metrics", [&node_agent] {
+           std::string text;
+           common::MetricsText out(text);
+           node_agent.Collect(out);
+           return server::OperatorReply{200, "text/plain; version=0.0.4; charset=utf-8",
+                                        std::move(text)};
+         }}};
+    absl::StatusOr<std::unique_ptr<server::OperatorListener>> bound =
+        server::OperatorListener::Bind(options->metrics_host, options->metrics_port,
+                                       std::move(routes), server::OperatorListener::Options{});
+    if (!bound.ok()) return Fail(bound.status());
+    metrics = *std::move(bound);
+    metrics->Start();
+  }
   common::Log(common::LogLevel::kInfo, "node agent started",
-              {{"node", options->round.node}, {"socket", options->socket}});
+              {{"node", options->round.node},
+               {"socket", options->socket},
+               {"metrics_port", absl::StrCat(metrics ? metrics->port() : -1)}});
   const timespec wait = absl::ToTimespec(options->interval);
   for (;;) {
     // A failed round has been logged and counted; the next one tries again.
     node_agent.RunOnce().IgnoreError();
     if (sigtimedwait(&signals, nullptr, &wait) > 0) break;
   }
+  if (metrics) metrics->Stop();
   common::Log(common::LogLevel::kInfo, "node agent stopped", {{"node", options->round.node}});
   return 0;
 }

@@ -1,12 +1,17 @@
 // gpu-tenancy node-agent, the binary: against a fake kubelet (real gRPC on a unix socket) and the
 // fake kube-apiserver over HTTPS. A MIG pod, a whole-GPU pod and a time-slice replica pod get
 // their devices, the Node its GPUs; a second run writes nothing; a kubelet socket that is absent
-// or answers garbage exits 1 with the socket named, and writes nothing.
+// or answers garbage exits 1 with the socket named, and writes nothing. Running (not --once)
+// against an absent socket, it keeps going: each failed round is logged and counted on its
+// metrics port, which also answers the liveness probe, and SIGTERM ends it cleanly.
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +19,7 @@
 #include "common/json.h"
 #include "common/k8s_codec.h"
 #include "gtest/gtest.h"
+#include "httplib.h"
 #include "test/support/apiserver_objects.h"
 #include "test/support/fake_apiserver.h"
 #include "test/support/fake_kubelet.h"
@@ -23,6 +29,7 @@
 
 namespace {
 
+using namespace std::chrono_literals;
 using testing_support::CommandResult;
 using testing_support::FakeApiServer;
 using testing_support::FakeKubelet;
@@ -129,6 +136,49 @@ TEST_F(NodeAgentBinaryTest, AKubeletThatCannotBeReadExitsOneNamingTheSocket) {
   r = Run(garbage);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, garbage)) << r.err;
+  EXPECT_EQ(api_->CountRequests("PATCH", "/"), 0);
+}
+
+TEST_F(NodeAgentBinaryTest, RunningItCountsFailedRoundsOnItsMetricsPort) {
+  const std::string absent = socket_ + ".absent";
+  unlink(absent.c_str());
+  const std::string log = dir_.File("agent.log");
+  CommandResult run;
+  std::thread agent([&] {
+    run = RunShell(absl::StrCat(
+        "timeout -s TERM --preserve-status 4 ", GT_BINARY, " node-agent --node gpu-a --kubeconfig ",
+        ShellQuote(dir_.File("kubeconfig")), " --interval 1s --pod-resources-socket ",
+        ShellQuote(absent), " --metrics-listen 127.0.0.1:0 2>", ShellQuote(log)));
+  });
+  int port = 0;
+  std::string metrics;
+  const std::regex port_re("metrics_port=\"?([0-9]+)");
+  for (auto deadline = std::chrono::steady_clock::now() + 3s;
+       std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(50ms)) {
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::smatch m;
+    if (port == 0 && std::regex_search(text, m, port_re)) port = std::stoi(m[1]);
+    if (port == 0) continue;
+    httplib::Client client("127.0.0.1", port);
+    EXPECT_EQ(client.Get("/healthz")->status, 200);
+    if (auto r = client.Get("/metrics")) metrics = r->body;
+    if (testing_support::SampleValue(metrics,
+                                     R"(gpu_tenancy_agent_errors_total{source="kubelet"})") >= 2) {
+      break;
+    }
+  }
+  agent.join();
+  EXPECT_EQ(run.exit_code, 0) << "SIGTERM should end it cleanly";
+  ASSERT_NE(port, 0) << "no metrics port in the log";
+  EXPECT_GE(
+      testing_support::SampleValue(metrics, R"(gpu_tenancy_agent_errors_total{source="kubelet"})"),
+      2)
+      << metrics;
+  EXPECT_EQ(testing_support::PromtoolProblems(metrics), "");
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(absl::StrContains(text, "does not exist")) << text;
   EXPECT_EQ(api_->CountRequests("PATCH", "/"), 0);
 }
 

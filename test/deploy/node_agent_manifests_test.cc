@@ -1,7 +1,8 @@
 // manifests/node-agent: the DaemonSet reads the kubelet's socket through a read-only hostPath,
 // knows its node from spec.nodeName, runs on tainted GPU nodes with requests and no
 // capabilities; its role grants the calls the agent makes (list pods, get the node, patch
-// both) and nothing else; its NetworkPolicy admits no one.
+// both) and nothing else; its NetworkPolicy admits only metrics readers, to the metrics port.
+#include <algorithm>
 #include <set>
 #include <string>
 #include <tuple>
@@ -78,14 +79,32 @@ TEST(NodeAgentManifestsTest, TheRoleGrantsTheAgentsCallsAndNothingElse) {
   EXPECT_EQ(Str(binding, "/subjects/0/namespace"), "gpu-tenancy-system");
 }
 
-TEST(NodeAgentManifestsTest, NothingMayConnectToTheAgent) {
+TEST(NodeAgentManifestsTest, OnlyMetricsReadersMayConnectAndOnlyToTheMetricsPort) {
   Render r = Kustomize(Source("manifests/node-agent"));
   ASSERT_TRUE(r.error.empty()) << r.error;
   const Value* policy = r.Find("NetworkPolicy", "gpu-tenancy-node-agent");
   ASSERT_NE(policy, nullptr);
   EXPECT_EQ(Strings(policy, "/spec/policyTypes"), (std::vector<std::string>{"Ingress", "Egress"}));
   const Value* ingress = At(policy, "/spec/ingress");
-  EXPECT_TRUE(ingress == nullptr || (ingress->IsArray() && ingress->Empty()));
+  ASSERT_TRUE(ingress != nullptr && ingress->IsArray());
+  ASSERT_EQ(ingress->Size(), 1u);
+  EXPECT_EQ(Str(policy,
+                "/spec/ingress/0/from/0/namespaceSelector/matchLabels/"
+                "gpu-tenancy.io~1metrics-reader"),
+            "true");
+  ASSERT_EQ(At(policy, "/spec/ingress/0/ports")->Size(), 1u);
+  EXPECT_EQ(Str(policy, "/spec/ingress/0/ports/0/port"), "metrics");
+
+  // The port it names is the one the agent listens on, and the liveness probe reads it.
+  const Value* agent = r.Find("DaemonSet", "gpu-tenancy-node-agent");
+  ASSERT_NE(agent, nullptr);
+  const Value* container = At(agent, "/spec/template/spec/containers/0");
+  EXPECT_EQ(Str(container, "/ports/0/name"), "metrics");
+  EXPECT_EQ(At(container, "/ports/0/containerPort")->GetInt(), 8080);
+  std::vector<std::string> args = Strings(container, "/args");
+  EXPECT_NE(std::find(args.begin(), args.end(), "--metrics-listen=0.0.0.0:8080"), args.end());
+  EXPECT_EQ(Str(container, "/livenessProbe/httpGet/path"), "/healthz");
+  EXPECT_EQ(Str(container, "/livenessProbe/httpGet/port"), "metrics");
 }
 
 }  // namespace
