@@ -128,8 +128,6 @@ struct AuditInputs {
   std::optional<std::vector<EscapeHatch>> escape_hatches;
   Wiring wiring;
   const topology::MigPartedFile* mig_parted = nullptr;  // null: geometry not compared
-  // Whether a node agent reports which GPU (UUID) each pod got. None exists yet.
-  bool node_agent = false;
 };
 
 // One checklist item: a small named function.

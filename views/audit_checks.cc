@@ -368,28 +368,49 @@ CheckResult EscapeHatchesHeldByDeviceTiers(const AuditInputs& in) {
 CheckResult MetricsAttributable(const AuditInputs& in) {
   CheckResult r;
   r.id = "gpu-metrics-attributable";
+  std::vector<const NodeState*> gpu_nodes;
+  bool any_agent = false;
   for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
     if (!node->supply.HasGpus()) continue;
-    if (LabelOf(*node, "nvidia.com/gpu.deploy.dcgm-exporter") != "true") {
-      r.findings.push_back({NodeObject(*node),
-                            "no DCGM exporter (nvidia.com/gpu.deploy."
-                            "dcgm-exporter is not true)"});
-    }
+    gpu_nodes.push_back(node);
+    // The agent writes the node's GPU list every round, even an empty one.
+    any_agent |= node->facts.reported_gpus.has_value();
   }
-  if (!in.node_agent) {
+  bool without_agent = false, without_dcgm = false;
+  for (const NodeState* node : gpu_nodes) {
+    std::vector<std::string> missing;
+    if (any_agent && !node->facts.reported_gpus) {
+      missing.push_back("no node agent report (gpu-tenancy.io/gpu-devices is absent)");
+      without_agent = true;
+    }
+    if (LabelOf(*node, "nvidia.com/gpu.deploy.dcgm-exporter") != "true") {
+      missing.push_back("no DCGM exporter (nvidia.com/gpu.deploy.dcgm-exporter is not true)");
+      without_dcgm = true;
+    }
+    if (!missing.empty()) r.findings.push_back({NodeObject(*node), absl::StrJoin(missing, "; ")});
+  }
+  if (!any_agent && !gpu_nodes.empty()) {
+    // Not deployed at all: an optional component, so a warning that says what is lost.
     r.status = CheckStatus::kWarn;
     r.detail =
         "missing: no node agent reports which GPU (UUID) each pod's containers got, so "
         "DCGM's per-GPU metrics cannot be attributed to a tenant on device-plugin nodes";
-    r.fix =
-        "deploy the gpu-tenancy node agent once available; until then attribute by node and "
-        "resource only";
-  } else if (!r.findings.empty()) {
-    r.status = CheckStatus::kFail;
-    r.fix = "enable the GPU operator's DCGM exporter on these nodes";
-  } else {
-    r.detail = "the node agent and DCGM run on every GPU node";
+    r.fix = "deploy the gpu-tenancy node agent (manifests/node-agent) on every GPU node";
+    return r;
   }
+  if (r.findings.empty()) {
+    r.detail = "the node agent and DCGM run on every GPU node";
+    return r;
+  }
+  r.status = CheckStatus::kFail;
+  std::vector<std::string> fixes;
+  if (without_agent) {
+    fixes.push_back(
+        "schedule the node agent's DaemonSet on these nodes too (its nodeSelector "
+        "and tolerations)");
+  }
+  if (without_dcgm) fixes.push_back("enable the GPU operator's DCGM exporter on these nodes");
+  r.fix = absl::StrJoin(fixes, "; ");
   return r;
 }
 
@@ -451,10 +472,10 @@ AuditReport BuildAuditReport(const AuditInputs& in) {
       {"side channels across MIG instances",
        "MIG partitions compute, cache and memory; timing side channels between instances are "
        "not assessed"},
-      {"which physical GPU a pod got",
-       "the device plugin does not say which GPU (UUID) a pod's containers got; co-tenants of a "
-       "time-sliced or MIG GPU are named per node where the GPU is not recorded. DRA claims name "
-       "their devices"},
+      {"which physical GPU a pod got, without the node agent",
+       "the device plugin does not say which GPU (UUID) a pod's containers got; where the node "
+       "agent has not reported it, co-tenants of a time-sliced GPU are named by the GPU bind "
+       "promised, or per node, and those of a MIG GPU per node. DRA claims name their devices"},
   };
   if (!in.escape_hatches) {
     report.not_checked.push_back({"pod and claim specs",

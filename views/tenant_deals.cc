@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "topology/device_report.h"
 #include "views/audit.h"
 
 namespace views {
@@ -45,6 +46,8 @@ void AddPodEntries(const topology::NodeState& node, const topology::PodHold& hol
                    const std::string& tenant, const topology::Policy& policy,
                    std::vector<Entry>& out) {
   const bool one_gpu = CountLabel(node, topology::kGpuCountLabel) == 1;
+  // The shared GPU the node agent saw the pod on, else the one bind promised it.
+  const std::optional<int> shared_gpu = topology::HeldSharedGpu(hold, node.facts);
   auto entry = [&](absl::string_view resource, int64_t count, DeviceBoundary boundary) {
     Entry e;
     e.tenant = tenant;
@@ -83,9 +86,9 @@ void AddPodEntries(const topology::NodeState& node, const topology::PodHold& hol
                                                   ".count")) == 1;
         break;
       default:
-        if (hold.gpu_index) {
-          e.device.gpu = absl::StrCat("GPU ", *hold.gpu_index);
-          e.share_key = absl::StrCat("gpu-", *hold.gpu_index);
+        if (shared_gpu) {
+          e.device.gpu = absl::StrCat("GPU ", *shared_gpu);
+          e.share_key = absl::StrCat("gpu-", *shared_gpu);
           e.certain = true;
         } else {
           e.share_key = "shared";
@@ -97,9 +100,9 @@ void AddPodEntries(const topology::NodeState& node, const topology::PodHold& hol
   }
   if (hold.demand.devices.empty() && hold.demand.memory_mib > 0) {
     Entry e = entry("gpu memory", hold.demand.memory_mib, DeviceBoundary::kMemoryFraction);
-    if (hold.gpu_index) {
-      e.device.gpu = absl::StrCat("GPU ", *hold.gpu_index);
-      e.share_key = absl::StrCat("gpu-", *hold.gpu_index);
+    if (shared_gpu) {
+      e.device.gpu = absl::StrCat("GPU ", *shared_gpu);
+      e.share_key = absl::StrCat("gpu-", *shared_gpu);
     } else {
       e.share_key = "shared";
       e.certain = one_gpu;

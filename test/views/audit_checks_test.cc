@@ -32,6 +32,12 @@ topology::MigPartedFile TenancyLayout() {
   return file;
 }
 
+// A node whose agent has reported its GPUs.
+topology::NodeFacts Reported(topology::NodeFacts node) {
+  node.reported_gpus = topology::NodeGpus{{{"GPU-0", {}}}, {}};
+  return node;
+}
+
 struct CheckCase {
   std::string name;
   std::string check;
@@ -287,7 +293,7 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
        },
        CheckStatus::kFail,
        {"resourceclaim/acme/all"}},
-      {"no node agent warns",
+      {"no node agent anywhere warns",
        "gpu-metrics-attributable",
        {ExclusiveNode("excl", 1)},
        {},
@@ -297,19 +303,30 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
        {"node/excl"}},
       {"node agent and DCGM everywhere pass",
        "gpu-metrics-attributable",
-       {GpuNode("excl", {{"nvidia.com/gpu.deploy.dcgm-exporter", "true"}},
+       {Reported(GpuNode("excl", {{"nvidia.com/gpu.deploy.dcgm-exporter", "true"}},
+                         {{"nvidia.com/gpu", "1"}}))},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"node agent on some nodes only fails",
+       "gpu-metrics-attributable",
+       {Reported(GpuNode("excl", {{"nvidia.com/gpu.deploy.dcgm-exporter", "true"}},
+                         {{"nvidia.com/gpu", "1"}})),
+        GpuNode("other", {{"nvidia.com/gpu.deploy.dcgm-exporter", "true"}},
                 {{"nvidia.com/gpu", "1"}})},
        {},
        nullptr,
-       [](AuditInputs& in) { in.node_agent = true; },
-       CheckStatus::kPass,
-       {}},
+       nullptr,
+       CheckStatus::kFail,
+       {"node/other"}},
       {"node agent without DCGM fails",
        "gpu-metrics-attributable",
-       {ExclusiveNode("excl", 1)},
+       {Reported(ExclusiveNode("excl", 1))},
        {},
        nullptr,
-       [](AuditInputs& in) { in.node_agent = true; },
+       nullptr,
        CheckStatus::kFail,
        {"node/excl"}},
   };
