@@ -26,12 +26,16 @@ struct BoundPod {
 struct PodAnnotation {
   std::string namespace_name;
   std::string name;
-  std::string value;  // the new gpu-tenancy.io/devices
+  // The new gpu-tenancy.io/devices; nullopt removes it (the kubelet no longer lists the pod's
+  // GPUs: it ended, or was never given any).
+  std::optional<std::string> value;
   bool operator==(const PodAnnotation&) const = default;
 };
 
-// The pods to annotate, in the kubelet's order. Pods the kubelet lists that kube-apiserver does
-// not (yet, or any more) bind to `node` are skipped: the next round sees them.
+// The pods to annotate, in the kubelet's order, then the pods whose annotation is stale (bound
+// here and annotated, but holding no NVIDIA device the kubelet lists), in kube-apiserver's
+// order. Pods the kubelet lists that kube-apiserver does not (yet, or any more) bind to `node`
+// are skipped: the next round sees them.
 std::vector<PodAnnotation> PlanPodAnnotations(absl::string_view node,
                                               const std::vector<topology::PodDevices>& kubelet,
                                               const std::vector<BoundPod>& bound);

@@ -77,8 +77,8 @@ absl::Status NodeAgent::RunOnce() {
   if (!node.ok()) return ApiFailed(node.status());
 
   absl::Status first = absl::OkStatus();
-  auto patch = [&](const std::string& path, const std::string& key, const std::string& value,
-                   std::atomic<uint64_t>& written) {
+  auto patch = [&](const std::string& path, const std::string& key,
+                   const std::optional<std::string>& value, std::atomic<uint64_t>& written) {
     absl::StatusOr<kube::ApiResponse> r =
         api_.Patch(path, kube::AnnotationsPatchJson({{key, value}}), kMergePatch);
     absl::Status s = Answer("patch " + path, r).status();

@@ -47,8 +47,11 @@ TEST(PlanPodAnnotationsTest, WritesWhatIsMissingOrWrongAndNothingElse) {
     }
   }
   EXPECT_TRUE(PlanPodAnnotations("gpu-a", kKubelet, bound).empty());
-  // A pod the kubelet no longer lists is left as it is: nothing is planned for it.
-  EXPECT_TRUE(PlanPodAnnotations("gpu-a", {}, bound).empty());
+  // Pods the kubelet no longer lists lose their annotation; those never annotated are left.
+  std::vector<PodAnnotation> stale = {{"acme", "llm", std::nullopt},
+                                      {"research", "train", std::nullopt},
+                                      {"research", "notebook", std::nullopt}};
+  EXPECT_EQ(PlanPodAnnotations("gpu-a", {}, bound), stale);
 }
 
 TEST(PlanNodeAnnotationTest, TheNodesGpusOnceThenNothing) {

@@ -102,11 +102,18 @@ TEST_F(NodeAgentTest, GpuPodsAndTheNodeAreAnnotatedOnceAndThenLeftAlone) {
   EXPECT_TRUE(api_.Calls("PATCH", "/").empty()) << "the second round wrote again";
   EXPECT_EQ(node_agent.pod_writes(), 2u);
 
-  // The kubelet no longer lists the notebook (it ended): nothing is written for it.
+  // The kubelet no longer lists the notebook (it ended): its annotation goes, and only its.
   kubelet_->SetPods({{"acme", "llm", {{"server", {{"nvidia.com/mig-3g.40gb", {"MIG-5c1d"}}}}}}});
   ScriptPodList();
   ASSERT_TRUE(node_agent.RunOnce().ok());
-  EXPECT_TRUE(api_.Calls("PATCH", "/").empty());
+  EXPECT_EQ(api_.Calls("PATCH", "/").size(), 1u);
+  EXPECT_EQ(AnnotationOf(PodPath("research", "notebook"), topology::kPodDevicesAnnotation),
+            std::nullopt);
+  EXPECT_TRUE(AnnotationOf(PodPath("acme", "llm"), topology::kPodDevicesAnnotation).has_value());
+  api_.ClearCalls();
+  ScriptPodList();
+  ASSERT_TRUE(node_agent.RunOnce().ok());
+  EXPECT_TRUE(api_.Calls("PATCH", "/").empty()) << "the removal was written again";
 }
 
 TEST(NodeAgentKubeletTest, AKubeletThatCannotBeReadIsCountedAndNothingIsWritten) {

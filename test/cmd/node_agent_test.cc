@@ -1,6 +1,7 @@
 // gpu-tenancy node-agent, the binary: against a fake kubelet (real gRPC on a unix socket) and the
 // fake kube-apiserver over HTTPS. A MIG pod, a whole-GPU pod and a time-slice replica pod get
-// their devices, the Node its GPUs; a second run writes nothing; a kubelet socket that is absent
+// their devices, the Node its GPUs; a second run writes nothing; a pod the kubelet no longer
+// lists loses its annotation; a kubelet socket that is absent
 // or answers garbage exits 1 with the socket named, and writes nothing. Running (not --once)
 // against an absent socket, it keeps going: each failed round is logged and counted on its
 // metrics port, which also answers the liveness probe, and SIGTERM ends it cleanly.
@@ -118,6 +119,18 @@ TEST_F(NodeAgentBinaryTest, AnnotatesEachGpuPodAndTheNodeThenWritesNothingMore) 
   CommandResult second = Run(socket_);
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(api_->CountRequests("PATCH", "/api/v1/"), patches) << "the second run wrote again";
+
+  // train ended: the kubelet no longer lists it, so its annotation goes, and only its.
+  const std::string notebook = PodDevices("research", "notebook");
+  kubelet_->SetPods({
+      {"acme", "llm", {{"main", {{"nvidia.com/mig-3g.40gb", {"MIG-GPU-a1/2/0"}}}}}},
+      {"research", "notebook", {{"main", {{"nvidia.com/gpu.shared", {"GPU-c3::5"}}}}}},
+  });
+  CommandResult third = Run(socket_);
+  ASSERT_EQ(third.exit_code, 0) << third.err;
+  EXPECT_EQ(api_->CountRequests("PATCH", "/api/v1/"), patches + 1);
+  EXPECT_EQ(PodDevices("research", "train"), "");
+  EXPECT_EQ(PodDevices("research", "notebook"), notebook);
 }
 
 TEST_F(NodeAgentBinaryTest, AKubeletThatCannotBeReadExitsOneNamingTheSocket) {
