@@ -5,7 +5,8 @@
 // either GPU, so the pod is refused there. Without the reports each node's memory is one pool
 // and both fit, as before the agent; when the reports arrive by watch, the refusal follows.
 // The inventory lists each tenant's device IDs (MIG UUIDs for the MIG tenants), the physical
-// GPUs with their tenants, and the one pod whose report contradicts bind's promise.
+// GPUs with their tenants, and the one pod whose report contradicts bind's promise. A cluster
+// file with the same objects is read the same way by serve and explain.
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -21,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "test/support/fake_apiserver.h"
 #include "test/support/serve_process.h"
+#include "test/support/shell.h"
 
 namespace serve_device_report_test {
 namespace {
@@ -257,6 +259,42 @@ TEST_F(ServeDeviceReportTest, WithoutReportsEachNodeIsOnePoolUntilTheAgentsRepor
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_EQ(Kept(), std::set<std::string>{"ts-x"});
+}
+
+// The same fleet as a cluster file (test/testdata/agent/reported-fleet.json, with the pending
+// pod research/asks): serve's inventory and filter, and explain, read the reports from it too.
+TEST(ServeDeviceReportFileTest, AClusterFileCarryingTheReportsIsReadTheSameWay) {
+  const std::string cluster = absl::StrCat(GT_TESTDATA_DIR, "/agent/reported-fleet.json");
+  const std::string policy = std::string(GT_SOURCE_DIR) + "/cmd/demo/policy.yaml";
+  TempDir dir;
+  absl::StatusOr<std::unique_ptr<ServeProcess>> serve =
+      ServeProcess::Start({"--cluster-file", cluster, "--policy", policy}, dir.File("serve.log"));
+  ASSERT_TRUE(serve.ok()) << serve.status();
+  ServeProcess::Response r = (*serve)->Get("/debug/allocations");
+  ASSERT_EQ(r.status, 200) << r.body;
+  rapidjson::Document inventory = ParseOrDie(r.body);
+  std::map<std::string, std::vector<std::string>> ids;
+  for (const auto& t : inventory["tenants"].GetArray()) {
+    for (const auto& id : t["deviceIds"].GetArray()) {
+      ids[t["tenant"].GetString()].push_back(id.GetString());
+    }
+  }
+  EXPECT_EQ(ids["acme"], std::vector<std::string>{kMigA});
+  EXPECT_EQ(ids["bank"], std::vector<std::string>{kMigB});
+
+  ServeProcess::Response filter = (*serve)->Post(
+      "/extender/filter",
+      absl::StrCat(R"({"Pod":)", PodJson(kAsks, false), R"(,"NodeNames":["ts-x","ts-y"]})"));
+  ASSERT_EQ(filter.status, 200) << filter.body;
+  rapidjson::Document doc = ParseOrDie(filter.body);
+  ASSERT_EQ(doc["NodeNames"].Size(), 1u) << filter.body;
+  EXPECT_STREQ(doc["NodeNames"][0].GetString(), "ts-x");
+
+  testing_support::CommandResult explain =
+      testing_support::RunShell(absl::StrCat(GT_BINARY, " explain --cluster-file ", cluster,
+                                             " --policy ", policy, " --pod research/asks"));
+  ASSERT_EQ(explain.exit_code, 0) << explain.err;
+  EXPECT_TRUE(absl::StrContains(explain.out, "largest free on one GPU 30720 MiB")) << explain.out;
 }
 
 }  // namespace
