@@ -98,20 +98,14 @@ const PodMetadataFilter kKeepAll{};
 
 // The node agent's annotations, read for what they say. One that does not decode only means
 // nothing is known (the agent writes nothing else, and the webhook lets nobody else write).
-std::optional<topology::NodeGpus> ReportedGpus(const JsonValue& node) {
-  std::optional<std::string> value = AnnotationOf(&node, topology::kNodeDevicesAnnotation);
+template <typename T>
+std::optional<T> DecodedAnnotation(const JsonValue& object, absl::string_view key,
+                                   absl::StatusOr<T> (*decode)(absl::string_view)) {
+  std::optional<std::string> value = AnnotationOf(&object, key);
   if (!value) return std::nullopt;
-  absl::StatusOr<topology::NodeGpus> gpus = DecodeNodeGpus(*value);
-  if (!gpus.ok()) return std::nullopt;
-  return *std::move(gpus);
-}
-
-std::optional<topology::DeviceReport> DeviceReportOf(const JsonValue& pod) {
-  std::optional<std::string> value = AnnotationOf(&pod, topology::kPodDevicesAnnotation);
-  if (!value) return std::nullopt;
-  absl::StatusOr<topology::DeviceReport> report = DecodePodDevices(*value);
-  if (!report.ok()) return std::nullopt;
-  return *std::move(report);
+  absl::StatusOr<T> decoded = decode(*value);
+  if (!decoded.ok()) return std::nullopt;
+  return *std::move(decoded);
 }
 
 absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, absl::string_view path,
@@ -184,7 +178,7 @@ absl::StatusOr<NodeFacts> ParseNode(const JsonValue& node, absl::string_view pat
   NodeFacts facts;
   facts.name = std::move(meta.name);
   facts.labels = std::move(meta.labels);
-  facts.reported_gpus = ReportedGpus(node);
+  facts.reported_gpus = DecodedAnnotation(node, topology::kNodeDevicesAnnotation, DecodeNodeGpus);
   ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(node, "status", path));
   if (status) {
     if (const JsonValue* alloc = FindMember(*status, "allocatable")) {
@@ -221,7 +215,7 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
   facts.uid = std::move(meta.uid);
   facts.labels = std::move(meta.labels);
   facts.annotations = std::move(meta.annotations);
-  facts.device_report = DeviceReportOf(pod);
+  facts.device_report = DecodedAnnotation(pod, topology::kPodDevicesAnnotation, DecodePodDevices);
   std::string spec_path = JoinPath(path, "spec");
   ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(pod, "spec", path));
   facts.node_name = std::string(StringOr(*spec, "nodeName"));
