@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "extender/device_attribution.h"
 #include "extender/dra_partitions.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -55,6 +58,12 @@ class MapWriter {
     for (const topology::DraDevice& d : dra.devices()) {
       if (!d.node.empty()) devices_by_node_[d.node].push_back(&d);
     }
+    // The same attribution /debug/allocations shows, so the page and the inventory agree.
+    attribution_ = AttributeDevices(state);
+    for (const AttributedPod& pod : attribution_.pods) {
+      reported_[{pod.node, pod.namespace_name, pod.name}] = &pod;
+    }
+    for (const PhysicalGpu& gpu : attribution_.gpus) gpus_by_node_[gpu.node].push_back(&gpu);
     if (dra.device_set) {
       for (const auto& [node, partitions] : dra.device_set->partitioned_nodes) {
         for (uint32_t k : topology::DraBlockedDevices(dra, node)) {
@@ -132,7 +141,49 @@ class MapWriter {
       for (const topology::DraDevice* d : *dra) WriteDevice(*d);
     }
     w_.EndArray();
+    WritePhysicalGpus(node.facts.name);
     w_.EndObject();
+  }
+
+  // The physical GPUs the node agent's believed reports name on this node, with their tenants.
+  void WritePhysicalGpus(const std::string& node) {
+    w_.Key("physicalGpus");
+    w_.StartArray();
+    auto gpus = gpus_by_node_.find(node);
+    if (gpus != gpus_by_node_.end()) {
+      for (const PhysicalGpu* gpu : gpus->second) {
+        w_.StartObject();
+        Str(w_, "id", gpu->id);
+        Str(w_, "sharing", gpu->sharing);
+        for (auto [key, values] : {std::pair{"tenants", &gpu->tenants}, {"pods", &gpu->pods}}) {
+          w_.Key(key);
+          w_.StartArray();
+          for (const std::string& v : *values) w_.String(v.c_str());
+          w_.EndArray();
+        }
+        w_.EndObject();
+      }
+    }
+    w_.EndArray();
+  }
+
+  // The devices of `resource` the hold's believed report names; none without one.
+  void WriteReportedDevices(const std::string& node, const topology::PodHold& hold,
+                            const std::string& resource) {
+    w_.Key("devices");
+    w_.StartArray();
+    auto pod = reported_.find({node, hold.namespace_name, hold.name});
+    if (pod != reported_.end()) {
+      for (const topology::ReportedDevice& d : pod->second->devices) {
+        if (d.resource != resource) continue;
+        w_.StartObject();
+        Str(w_, "id", d.id);
+        Str(w_, "gpu", d.gpu);
+        Str(w_, "sharing", SharingOf(d));
+        w_.EndObject();
+      }
+    }
+    w_.EndArray();
   }
 
   void WriteResource(const topology::NodeState& node, const topology::OfferedResource& r) {
@@ -163,6 +214,7 @@ class MapWriter {
       }
       w_.Key("assumed");
       w_.Bool(hold->assumed);
+      WriteReportedDevices(node.facts.name, *hold, r.name);
       w_.EndObject();
     }
     w_.EndArray();
@@ -199,6 +251,10 @@ class MapWriter {
   std::map<std::string, DraHolder> held_;  // device ID -> holder
   std::set<const topology::DraDevice*> blocked_;
   std::map<std::string, std::vector<const topology::DraDevice*>> devices_by_node_;
+  DeviceAttribution attribution_;
+  // (node, namespace, pod) -> its attribution, into attribution_.
+  std::map<std::tuple<std::string, std::string, std::string>, const AttributedPod*> reported_;
+  std::map<std::string, std::vector<const PhysicalGpu*>> gpus_by_node_;
 };
 
 }  // namespace gpu_map

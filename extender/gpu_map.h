@@ -7,14 +7,20 @@
 //
 // {"nodes":[{"name","pool","mode","product","model","gpus","migState","cordoned",
 //   "resources":[{"name","kind":"gpu"|"mig"|"shared","profile","allocatable","used",
-//     "holders":[{"tenant","namespace","pod","count","gpuIndex","assumed"}]}],
-//   "draDevices":[{"device","type","profile","uuid","tenant","claim"}]}],
+//     "holders":[{"tenant","namespace","pod","count","gpuIndex","assumed",
+//       "devices":[{"id","gpu","sharing"}]}]}],
+//   "draDevices":[{"device","type","profile","uuid","tenant","claim"}],
+//   "physicalGpus":[{"id","sharing","tenants","pods"}]}],
 //  "tenants":[...], "pools":[...]}
 // Nodes without GPUs (neither allocatable nor DRA devices) are left out; nodes are in name
 // order, holders by namespace and pod name. `migState` is "" on a settled node, else what keeps
 // it unsettled ("nvidia.com/mig.config.state=pending", a device plugin paused for the change).
 // `gpus` is GFD's nvidia.com/gpu.count, null without it; `gpuIndex` is null where the GPU is not
 // known (the device plugin does not say which GPU a MIG instance or an exclusive GPU is).
+// A holder's `devices` are those of the resource the node agent's believed report names for
+// the pod (extender/device_attribution.h), `gpu` their physical GPU ("" where the ID does not
+// say it: a MIG-<uuid>); `physicalGpus` are the GPUs those IDs name, with the tenants on each.
+// Both are empty where no believed report says.
 #ifndef GPU_TENANCY_EXTENDER_GPU_MAP_H_
 #define GPU_TENANCY_EXTENDER_GPU_MAP_H_
 

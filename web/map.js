@@ -53,16 +53,32 @@ function colourOf(tenant, colours) { return colours.get(tenant) || 'tenant-9'; }
 
 function known(value) { return value !== null && value !== undefined; }
 
-function holderSlot(holder, colours, tenantFilter) {
+// "MIG-9c070001…", "GPU-5a1f0020…::2", "MIG-GPU-5a1f0010…/9/0": a device ID short enough
+// for a slot, keeping its kind, the UUID's first group and what follows it (replica, instance).
+function shortId(id) {
+  const m = /^((?:MIG-)?(?:GPU-)?[0-9a-f]{8})(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}(.*)$/i.exec(id);
+  return m ? `${m[1]}…${m[2]}` : id;
+}
+
+function deviceTitle(d) {
+  return d.gpu && d.gpu !== d.id ? `${d.id} on ${d.gpu}` : d.id;
+}
+
+// `devices`: the IDs the node agent reported for the slot (one per slot; the last slot of a
+// holder takes any the count does not cover).
+function holderSlot(holder, colours, tenantFilter, devices = []) {
   const classes = ['slot', colourOf(holder.tenant, colours)];
   if (holder.assumed) classes.push('assumed');
   if (tenantFilter && holder.tenant !== tenantFilter) classes.push('dimmed');
   const pod = `${holder.namespace}/${holder.pod}`;
   const gpu = known(holder.gpuIndex) ? `, GPU ${holder.gpuIndex}` : '';
   const binding = holder.assumed ? ' (being bound)' : '';
+  const ids = devices.map((d) => `\n${deviceTitle(d)}`).join('');
   return el('div', { class: classes.join(' '), 'data-tenant': holder.tenant, 'data-pod': pod,
-    title: `${holder.tenant}: ${pod}${gpu}${binding}` },
-  el('strong', {}, holder.tenant), el('br'), holder.pod);
+    title: `${holder.tenant}: ${pod}${gpu}${binding}${ids}` },
+  el('strong', {}, holder.tenant), el('br'), holder.pod,
+  devices.flatMap((d) => [el('br'), el('code', { class: 'device-id', 'data-device-id': d.id,
+    title: deviceTitle(d) }, shortId(d.id))]));
 }
 
 function freeSlot() {
@@ -75,29 +91,33 @@ function drawSlots(r, node, colours, tenantFilter) {
   const slots = el('div', { class: 'slots' });
   const perGpu = r.kind === 'shared' && node.gpus > 1 && r.allocatable % node.gpus === 0 ?
     r.allocatable / node.gpus : 0;
-  const filled = [];
+  const filled = [];  // one per slot: the holder and the devices drawn in it
   for (const h of r.holders) {
-    for (let i = 0; i < h.count; i++) filled.push(h);
+    const devices = h.devices || [];
+    for (let i = 0; i < h.count; i++) {
+      filled.push({ h, devices: i === h.count - 1 ? devices.slice(i) : devices.slice(i, i + 1) });
+    }
   }
+  const slot = (f) => holderSlot(f.h, colours, tenantFilter, f.devices);
   if (!perGpu) {
-    slots.append(...filled.map((h) => holderSlot(h, colours, tenantFilter)));
+    slots.append(...filled.map(slot));
     for (let i = filled.length; i < r.allocatable; i++) slots.append(freeSlot());
     return slots;
   }
   const groups = Array.from({ length: node.gpus }, () => []);
   const unplaced = [];
-  for (const h of filled) {
-    const g = groups[h.gpuIndex];
-    if (g && g.length < perGpu) g.push(h); else unplaced.push(h);
+  for (const f of filled) {
+    const g = groups[f.h.gpuIndex];
+    if (g && g.length < perGpu) g.push(f); else unplaced.push(f);
   }
-  for (const h of unplaced) {
+  for (const f of unplaced) {
     const g = groups.find((group) => group.length < perGpu);
-    if (g) g.push(h);
+    if (g) g.push(f);
   }
   groups.forEach((held, index) => {
     const group = el('div', { class: 'per-gpu', 'data-gpu': index },
       el('span', { class: 'gpu-name' }, `GPU ${index}`),
-      held.map((h) => holderSlot(h, colours, tenantFilter)));
+      held.map(slot));
     for (let i = held.length; i < perGpu; i++) group.append(freeSlot());
     slots.append(group);
   });
@@ -134,7 +154,18 @@ function drawNode(node, colours, tenantFilter) {
     el('span', { class: 'facts' }, facts.filter(Boolean).join(' · '))),
   node.resources.map((r) => drawResource(r, node, colours, tenantFilter)),
   node.draDevices.length ? drawDevices(node.draDevices, colours) : null,
+  (node.physicalGpus || []).length ? drawPhysicalGpus(node.physicalGpus, colours) : null,
   el('p', { class: 'node-free' }, `Free: ${free.length ? free.join(', ') : 'nothing'}`));
+}
+
+// The physical GPUs the node agent's reports name, with the tenants on each: where two tenants
+// share one, they share its fault domain (and, for replicas, its memory).
+function drawPhysicalGpus(gpus, colours) {
+  return el('ul', { class: 'physical-gpus', 'aria-label': 'Tenants per physical GPU' },
+    gpus.map((g) => el('li', { 'data-gpu-id': g.id,
+      title: `${g.id} (${g.sharing}): ${g.pods.join(', ')}` },
+    el('code', {}, shortId(g.id)), ` ${g.sharing}: `,
+    g.tenants.map((t) => el('span', { class: `chip ${colourOf(t, colours)}` }, t)))));
 }
 
 // "3g.40gb, slices 0-3": a partitionable placement's profile and where on its GPU it sits.

@@ -14,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "common/k8s_codec.h"
@@ -307,6 +308,52 @@ TEST_F(AllocationsTest, TheGpuMapShowsEachTenantsSlicesOnTheirNodes) {
   std::set<std::string> tenants;
   for (const rapidjson::Value& t : map["tenants"].GetArray()) tenants.insert(t.GetString());
   EXPECT_TRUE(tenants.count("acme") && tenants.count("bank") && tenants.count("research"));
+}
+
+// The node agent's believed reports reach the map: each holder with the IDs of its devices
+// (and their physical GPU where the ID says it), each node with the tenants on each GPU.
+TEST_F(AllocationsTest, TheGpuMapShowsEachPodsDeviceIdsAndEachGpusTenants) {
+  Build(DemoCluster());
+  rapidjson::Document map;
+  map.Parse(extender::GpuMapJson(state_).c_str());
+  ASSERT_TRUE(map.IsObject() && map["nodes"].IsArray());
+  // "node namespace/pod" -> "id@gpu (sharing)" of every reported device.
+  std::map<std::string, std::vector<std::string>> devices;
+  // "node gpu" -> "tenant,tenant (sharing)".
+  std::map<std::string, std::string> gpus;
+  for (const rapidjson::Value& n : map["nodes"].GetArray()) {
+    const std::string node = n["name"].GetString();
+    for (const rapidjson::Value& r : n["resources"].GetArray()) {
+      for (const rapidjson::Value& h : r["holders"].GetArray()) {
+        ASSERT_TRUE(h.HasMember("devices") && h["devices"].IsArray()) << node;
+        for (const rapidjson::Value& d : h["devices"].GetArray()) {
+          devices[absl::StrCat(node, " ", h["namespace"].GetString(), "/", h["pod"].GetString())]
+              .push_back(absl::StrCat(d["id"].GetString(), "@", d["gpu"].GetString(), " (",
+                                      d["sharing"].GetString(), ")"));
+        }
+      }
+    }
+    ASSERT_TRUE(n.HasMember("physicalGpus") && n["physicalGpus"].IsArray()) << node;
+    for (const rapidjson::Value& g : n["physicalGpus"].GetArray()) {
+      std::vector<std::string> tenants;
+      for (const rapidjson::Value& t : g["tenants"].GetArray()) tenants.push_back(t.GetString());
+      gpus[absl::StrCat(node, " ", g["id"].GetString())] =
+          absl::StrCat(absl::StrJoin(tenants, ","), " (", g["sharing"].GetString(), ")");
+    }
+  }
+  using Ids = std::vector<std::string>;
+  // mig-b's driver names MIG instances by their own UUID: the GPU is not known.
+  EXPECT_EQ(devices["mig-b acme/llm-a"], Ids{"MIG-9c070001-31d2-5e4f-8a6b-2f1d7e3c0001@ (mig)"});
+  EXPECT_EQ(devices["mig-a acme/embed-2"], Ids{"MIG-GPU-5a1f0010-7c3e-4b8a-9d21-0e6c4f2a0010/9/0@"
+                                               "GPU-5a1f0010-7c3e-4b8a-9d21-0e6c4f2a0010 (mig)"});
+  EXPECT_EQ(devices["ts-a research/notebook-1"],
+            Ids{"GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::2@"
+                "GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020 (shared)"});
+  EXPECT_EQ(devices["excl-a research/trainer"].size(), 3u);
+  EXPECT_EQ(gpus["mig-a GPU-5a1f0010-7c3e-4b8a-9d21-0e6c4f2a0010"], "acme (mig)");
+  EXPECT_EQ(gpus["ts-a GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020"], "research (shared)");
+  EXPECT_EQ(gpus.count("mig-b MIG-9c070001-31d2-5e4f-8a6b-2f1d7e3c0001"), 0u);
+  for (const auto& [gpu, tenants] : gpus) EXPECT_FALSE(absl::StartsWith(gpu, "mig-b ")) << gpu;
 }
 
 // A GPU published as partitionable devices: while its 3g.40gb on slices 0-3 is held, the map

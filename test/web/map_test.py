@@ -65,7 +65,9 @@ class MapTest(unittest.TestCase):
         big = mig_b.find_element(By.CSS_SELECTOR, '[data-resource="nvidia.com/mig-3g.40gb"]')
         self.assertIn('2 of 2 used', big.text)
         slots = [s.text.replace('\n', ' ') for s in big.find_elements(By.CLASS_NAME, 'slot')]
-        self.assertEqual(sorted(slots), ['acme llm-a', 'bank risk-model'])
+        # Each with the MIG instance the node agent reported, shortened; the full UUID on hover.
+        self.assertEqual(sorted(slots),
+                         ['acme llm-a MIG-9c070001…', 'bank risk-model MIG-9c070002…'])
         # The time-sliced notebooks sit on the GPUs their annotations name.
         for pod, gpu in (('notebook-1', '0'), ('notebook-2', '1')):
             group = self.driver.find_element(
@@ -84,6 +86,42 @@ class MapTest(unittest.TestCase):
         self.assertLessEqual(browser.horizontal_overflow(self.driver), 0)
         browser.screenshot(self.driver, 'map-narrow')
         self.driver.set_window_size(1280, 800)
+        self.assertEqual(browser.console_errors(self.driver), [])
+
+    def test_each_pod_shows_its_device_ids_and_each_gpu_its_tenants(self):
+        self.open_map()
+        llm_a = self.driver.find_element(
+            By.CSS_SELECTOR, 'article[data-node=mig-b] .slot[data-pod="acme/llm-a"]')
+        device = llm_a.find_element(By.CSS_SELECTOR, 'code.device-id')
+        full = 'MIG-9c070001-31d2-5e4f-8a6b-2f1d7e3c0001'
+        self.assertTrue(device.is_displayed())
+        self.assertEqual(device.text, 'MIG-9c070001…')
+        self.assertEqual(device.get_attribute('title'), full)
+        self.assertIn(full, llm_a.get_attribute('title'))
+        # A replica's ID keeps its replica number, and its title names the physical GPU.
+        notebook = self.driver.find_element(
+            By.CSS_SELECTOR, 'article[data-node=ts-a] .slot[data-pod="research/notebook-1"] code')
+        self.assertEqual(notebook.text, 'GPU-5a1f0020…::2')
+        self.assertEqual(notebook.get_attribute('title'),
+                         'GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::2 on '
+                         'GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020')
+        # trainer's three GPUs, one per slot.
+        trainer = self.driver.find_elements(
+            By.CSS_SELECTOR, 'article[data-node=excl-a] .slot[data-pod="research/trainer"] code')
+        self.assertEqual(len({c.get_attribute('data-device-id') for c in trainer}), 3)
+        # Per physical GPU the tenants on it; mig-b's IDs name no GPU, so it lists none.
+        ts_a = self.driver.find_element(By.CSS_SELECTOR, 'article[data-node=ts-a]')
+        gpu = ts_a.find_element(By.CSS_SELECTOR, '.physical-gpus li[data-gpu-id='
+                                '"GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020"]')
+        self.assertEqual(gpu.text.replace('\n', ' '), 'GPU-5a1f0020… shared: research')
+        mig_a = self.driver.find_element(By.CSS_SELECTOR, 'article[data-node=mig-a]')
+        self.assertIn('GPU-5a1f0010… mig: acme',
+                      mig_a.find_element(By.CLASS_NAME, 'physical-gpus').text.replace('\n', ' '))
+        self.assertEqual(self.driver.find_elements(
+            By.CSS_SELECTOR, 'article[data-node=mig-b] .physical-gpus'), [])
+        # The longer slots still fit their nodes.
+        self.assertLessEqual(browser.horizontal_overflow(self.driver), 0)
+        browser.screenshot(self.driver, 'map-device-ids')
         self.assertEqual(browser.console_errors(self.driver), [])
 
     def test_filters_narrow_the_nodes_and_stay_in_the_address(self):
