@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,11 +20,13 @@
 #include "common/k8s_codec.h"
 #include "extender/allocations.h"
 #include "extender/decide.h"
+#include "extender/device_attribution.h"
 #include "plan/mig_recut.h"
 #include "plan/recut_document.h"
 #include "plan/recut_input.h"
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
+#include "topology/device_report.h"
 #include "topology/dra_claim_fit.h"
 #include "topology/status_macros.h"
 #include "webhook/claim_selectors.h"
@@ -154,6 +158,102 @@ std::string DeviceText(const topology::DraDevice& d) {
                       d.uuid.empty() ? "" : absl::StrCat(", ", d.uuid), ")");
 }
 
+// A bound pod's devices as the node agent reported the kubelet gave them
+// (topology/device_report.h): what the scheduler's record says is promised, not what is used.
+struct BoundDevices {
+  std::string node;
+  bool reported = false;  // the pod carries a report
+  bool believed = false;  // and it is believed on `node`
+  std::vector<topology::ReportedDevice> devices;
+  std::string disagreement;  // topology::ReportDisagreement
+};
+
+// For a --pod NAMESPACE/NAME the cluster has bound and the snapshot holds, its devices.
+std::optional<BoundDevices> BoundDevicesOf(const std::string& pod_arg,
+                                           const topology::ClusterData& cluster,
+                                           const topology::ClusterSnapshot& snapshot) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(pod_arg, ec)) return std::nullopt;  // a manifest: unbound
+  for (const topology::PodFacts& pod : cluster.pods) {
+    if (pod.Key() != pod_arg || pod.node_name.empty()) continue;
+    const topology::NodeState* node = snapshot.FindNode(pod.node_name);
+    if (!node) return std::nullopt;
+    for (const auto& hold : node->holds) {
+      if (hold->namespace_name != pod.namespace_name || hold->name != pod.name) continue;
+      BoundDevices out{node->facts.name,
+                       hold->device_report.has_value(),
+                       false,
+                       {},
+                       topology::ReportDisagreement(*hold, node->facts)};
+      if (const topology::DeviceReport* report = topology::BelievedReport(*hold, node->facts)) {
+        out.believed = true;
+        out.devices = topology::ReportedDevices(*report, node->facts);
+      }
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+// "MIG-GPU-<uuid>/9/0 (nvidia.com/mig-1g.10gb, on GPU-<uuid>)"
+std::string ReportedDeviceText(const topology::ReportedDevice& d) {
+  std::string gpu;
+  if (!d.gpu.empty() && d.gpu != d.id) {
+    gpu = absl::StrCat(d.replica ? ", a replica of " : ", on ", d.gpu);
+  }
+  return absl::StrCat(d.id, " (", d.resource, gpu, ")");
+}
+
+void PrintBoundDevices(const BoundDevices& b) {
+  if (!b.reported) {
+    std::cout << "devices on " << b.node << ": not reported (no node agent report on the pod)\n";
+  } else if (!b.believed) {
+    std::cout << "devices on " << b.node << ": the node agent's report is not believed (it must "
+              << "name " << b.node << ", and the namespace be one the webhooks guard)\n";
+  } else {
+    std::vector<std::string> devices;
+    for (const topology::ReportedDevice& d : b.devices) devices.push_back(ReportedDeviceText(d));
+    std::cout << "devices on " << b.node << ", as the node agent reported: "
+              << (devices.empty() ? "none" : absl::StrJoin(devices, ", ")) << "\n";
+  }
+  if (!b.disagreement.empty()) {
+    std::cout << "report  disagrees with the scheduler's record: " << b.disagreement << "\n";
+  }
+}
+
+// "boundNode", "reportedDevices" (null without a believed report) and "reportDisagreement"
+// (null when the report agrees).
+void WriteBoundDevices(rapidjson::PrettyWriter<rapidjson::StringBuffer>& w, const BoundDevices& b) {
+  w.Key("boundNode");
+  w.String(b.node.c_str());
+  w.Key("reportedDevices");
+  if (!b.believed) {
+    w.Null();
+  } else {
+    w.StartArray();
+    for (const topology::ReportedDevice& d : b.devices) {
+      w.StartObject();
+      for (auto [key, value] : {std::pair{"resource", &d.resource},
+                                {"id", &d.id},
+                                {"gpu", &d.gpu},
+                                {"migInstance", &d.mig_instance}}) {
+        w.Key(key);
+        w.String(value->c_str());
+      }
+      w.Key("sharing");
+      w.String(std::string(extender::SharingOf(d)).c_str());
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.Key("reportDisagreement");
+  if (b.disagreement.empty()) {
+    w.Null();
+  } else {
+    w.String(b.disagreement.c_str());
+  }
+}
+
 // One node's line of the answer.
 struct NodeRow {
   std::string node;
@@ -166,13 +266,15 @@ struct NodeRow {
   bool fits() const { return verdict == topology::Verdict::kFits; }
 };
 
-void PrintText(const extender::PodDecision& d, const std::vector<ClaimRow>& claims,
-               const std::vector<NodeRow>& nodes, const std::string& recut_advice) {
+void PrintText(const extender::PodDecision& d, const std::optional<BoundDevices>& bound,
+               const std::vector<ClaimRow>& claims, const std::vector<NodeRow>& nodes,
+               const std::string& recut_advice) {
   std::cout << "pod     " << d.pod << "\n"
             << "tenant  " << d.tenant << " (tier " << (d.tier.empty() ? "none: denied" : d.tier)
             << ")\n"
             << "demand  " << DemandText(d.demand) << "\n";
   if (!d.quota.empty()) std::cout << "quota   " << QuotaText(d.quota) << "\n";
+  if (bound) PrintBoundDevices(*bound);
   for (const ClaimRow& c : claims) {
     std::cout << "claim   " << c.pod_claim << (c.claim.empty() ? "" : absl::StrCat(" = ", c.claim))
               << ": " << c.state << (c.node.empty() ? "" : absl::StrCat(" on ", c.node)) << "\n";
@@ -275,8 +377,9 @@ void WriteCandidates(rapidjson::PrettyWriter<rapidjson::StringBuffer>& w,
   w.EndArray();
 }
 
-void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& claims,
-               const std::vector<NodeRow>& nodes, const std::string& recut_advice) {
+void PrintJson(const extender::PodDecision& d, const std::optional<BoundDevices>& bound,
+               const std::vector<ClaimRow>& claims, const std::vector<NodeRow>& nodes,
+               const std::string& recut_advice) {
   rapidjson::StringBuffer buffer;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
   w.SetIndent(' ', 2);
@@ -304,6 +407,7 @@ void PrintJson(const extender::PodDecision& d, const std::vector<ClaimRow>& clai
     w.Key("quota");
     extender::WriteQuotaLines(w, d.quota);
   }
+  if (bound) WriteBoundDevices(w, *bound);
   w.Key("recutAdvice");
   if (recut_advice.empty()) {
     w.Null();
@@ -430,10 +534,11 @@ int RunExplain(const std::vector<std::string>& args) {
     plan::RecutInput recut = plan::RecutInputFromCluster(snapshot, *policy, {unbound});
     advice = plan::RecutAdvice(recut, plan::ProposeRecuts(recut.problem));
   }
+  const std::optional<BoundDevices> bound = BoundDevicesOf(flags->Get("pod"), *cluster, snapshot);
   if (format == "json") {
-    PrintJson(*decision, claims, nodes, advice);
+    PrintJson(*decision, bound, claims, nodes, advice);
   } else {
-    PrintText(*decision, claims, nodes, advice);
+    PrintText(*decision, bound, claims, nodes, advice);
   }
   return 0;
 }

@@ -1,8 +1,10 @@
 // `gpu-tenancy explain` through the built binary: the demo pods get the verdicts and reasons a
 // user would read, JSON output parses, and usage mistakes exit 2.
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -268,6 +270,85 @@ TEST(ExplainTest, TextOutput) {
   EXPECT_TRUE(
       absl::StrContains(memory.out, "demand  nvidia.com/gpu.shared=1, gpu-memory=16384Mi\n"))
       << memory.out;
+}
+
+// A bound pod: the devices the node agent reported the kubelet gave it, in text and JSON; a
+// manifest (not bound) has no such line.
+TEST(ExplainTest, ABoundPodNamesTheDevicesTheKubeletGaveIt) {
+  ProcessResult text = Explain("--demo --pod acme/llm-a");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_TRUE(
+      absl::StrContains(text.out,
+                        "devices on mig-b, as the node agent reported: "
+                        "MIG-9c070001-31d2-5e4f-8a6b-2f1d7e3c0001 (nvidia.com/mig-3g.40gb)\n"))
+      << text.out;
+  EXPECT_FALSE(absl::StrContains(text.out, "report  ")) << text.out;
+  ProcessResult replica = Explain("--demo --pod research/notebook-1");
+  EXPECT_TRUE(
+      absl::StrContains(replica.out,
+                        "GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::2 (nvidia.com/gpu.shared, "
+                        "a replica of GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020)\n"))
+      << replica.out;
+  ProcessResult manifest = Explain(absl::StrCat("--demo --pod ", DemoPod("mig-inference")));
+  EXPECT_FALSE(absl::StrContains(manifest.out, "devices ")) << manifest.out;
+
+  ProcessResult json = Explain("--demo --pod acme/embed-2 -o json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  rapidjson::Document doc;
+  doc.Parse(json.out.c_str());
+  ASSERT_TRUE(doc.IsObject() && doc.HasMember("reportedDevices")) << json.out;
+  EXPECT_EQ(Str(doc, "boundNode"), "mig-a");
+  ASSERT_TRUE(doc["reportedDevices"].IsArray() && doc["reportedDevices"].Size() == 1) << json.out;
+  const rapidjson::Value& device = doc["reportedDevices"][0];
+  EXPECT_EQ(Str(device, "id"), "MIG-GPU-5a1f0010-7c3e-4b8a-9d21-0e6c4f2a0010/9/0");
+  EXPECT_EQ(Str(device, "gpu"), "GPU-5a1f0010-7c3e-4b8a-9d21-0e6c4f2a0010");
+  EXPECT_EQ(Str(device, "migInstance"), "9");
+  EXPECT_EQ(Str(device, "sharing"), "mig");
+  EXPECT_EQ(Str(device, "resource"), "nvidia.com/mig-1g.10gb");
+  EXPECT_TRUE(doc["reportDisagreement"].IsNull()) << json.out;
+  ProcessResult unbound =
+      Explain(absl::StrCat("--demo --pod ", DemoPod("mig-inference"), " -o json"));
+  EXPECT_FALSE(absl::StrContains(unbound.out, "reportedDevices")) << unbound.out;
+}
+
+// The demo with research/notebook-2's report moved to the GPU bind did not choose, and acme/llm-a's
+// naming another node: explain says why each disagrees, and believes only the first.
+TEST(ExplainTest, AReportThatDisagreesWithTheSchedulerIsSaid) {
+  std::ifstream in(absl::StrCat(GT_SOURCE_DIR, "/cmd/demo/cluster.yaml"));
+  std::string cluster((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (
+      auto [from, to] :
+      {std::pair<std::string, std::string>{"GPU-5a1f0021-7c3e-4b8a-9d21-0e6c4f2a0021::0",
+                                           "GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::1"},
+       {R"({"node":"mig-b","containers":[{"name":"main","devices":{"nvidia.com/mig-3g.40gb":["MIG-9c070001)",
+        R"({"node":"mig-a","containers":[{"name":"main","devices":{"nvidia.com/mig-3g.40gb":["MIG-9c070001)"}}) {
+    size_t at = cluster.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    cluster.replace(at, from.size(), to);
+  }
+  testing_support::TempDir dir;
+  std::ofstream(dir.File("cluster.yaml")) << cluster;
+  const std::string base =
+      absl::StrCat("--cluster-file '", dir.File("cluster.yaml"), "' --policy '", GT_SOURCE_DIR,
+                   "/cmd/demo/policy.yaml' --pod ");
+  ProcessResult moved = Explain(base + "research/notebook-2");
+  ASSERT_EQ(moved.exit_code, 0) << moved.out;
+  EXPECT_TRUE(absl::StrContains(moved.out, "GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::1"))
+      << moved.out;
+  EXPECT_TRUE(absl::StrContains(moved.out, "report  disagrees with the scheduler's record: "))
+      << moved.out;
+  ProcessResult elsewhere = Explain(base + "acme/llm-a");
+  EXPECT_TRUE(
+      absl::StrContains(elsewhere.out, "devices on mig-b: the node agent's report is not believed"))
+      << elsewhere.out;
+  EXPECT_TRUE(absl::StrContains(elsewhere.out, "report  disagrees with the scheduler's record: "))
+      << elsewhere.out;
+  ProcessResult json = Explain(base + "acme/llm-a -o json");
+  rapidjson::Document doc;
+  doc.Parse(json.out.c_str());
+  ASSERT_TRUE(doc.IsObject() && doc.HasMember("reportedDevices")) << json.out;
+  EXPECT_TRUE(doc["reportedDevices"].IsNull()) << json.out;
+  EXPECT_TRUE(absl::StrContains(Str(doc, "reportDisagreement"), "mig-a")) << json.out;
 }
 
 // The demo's acme holds both 1g.10gb slices its quota allows: every node with a free one says so.
