@@ -70,8 +70,6 @@ constexpr char kDemoFilterRequest[] =
     R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
     R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
 
-int Millis(absl::Duration d) { return static_cast<int>(absl::ToInt64Milliseconds(d)); }
-
 // The listeners, their limits and the certificate files.
 absl::Status ParseServerOptions(const ParsedFlags& flags, bool demo, ServeOptions& out) {
   server::Options& o = out.server;
@@ -109,18 +107,16 @@ absl::Status ParseServerOptions(const ParsedFlags& flags, bool demo, ServeOption
   ASSIGN_OR_RETURN(absl::Duration delay,
                    common::DurationFlag(flags, "shutdown-delay", absl::ZeroDuration(),
                                         absl::ZeroDuration(), absl::Minutes(10), "5s"));
-  o.shutdown_delay_millis = Millis(delay);
-  ASSIGN_OR_RETURN(
-      absl::Duration deadline,
-      common::DurationFlag(flags, "request-deadline", absl::Milliseconds(o.request_deadline_millis),
-                           absl::Milliseconds(100), absl::Minutes(5), "10s"));
-  o.request_deadline_millis = Millis(deadline);
+  o.shutdown_delay = delay;
+  ASSIGN_OR_RETURN(absl::Duration deadline,
+                   common::DurationFlag(flags, "request-deadline", o.request_deadline,
+                                        absl::Milliseconds(100), absl::Minutes(5), "10s"));
+  o.request_deadline = deadline;
   // Keep it above the callers' idle pool timeout (Go's 90 s), so they close first.
   ASSIGN_OR_RETURN(absl::Duration idle,
-                   common::DurationFlag(flags, "keep-alive-timeout",
-                                        absl::Milliseconds(o.keep_alive_timeout_millis),
+                   common::DurationFlag(flags, "keep-alive-timeout", o.keep_alive_timeout,
                                         absl::Seconds(1), absl::Hours(1), "120s"));
-  o.keep_alive_timeout_millis = Millis(idle);
+  o.keep_alive_timeout = idle;
   o.client_ca_file = flags.Get("client-ca");
   const bool cert = flags.Has("tls-cert"), key = flags.Has("tls-key");
   if (demo && !cert) {

@@ -26,9 +26,9 @@ TlsListener::Options ListenerOptions(const Options& o) {
   l.max_connections_per_peer = o.max_connections_per_ip;
   l.max_body_bytes = o.max_body_bytes;
   l.keep_alive_max_requests = o.keep_alive_max_requests;
-  l.request_deadline = std::chrono::milliseconds(o.request_deadline_millis);
-  l.idle_timeout = std::chrono::milliseconds(o.keep_alive_timeout_millis);
-  l.reply_deadline = std::chrono::milliseconds(o.request_deadline_millis);
+  l.request_deadline = absl::ToChronoMilliseconds(o.request_deadline);
+  l.idle_timeout = absl::ToChronoMilliseconds(o.keep_alive_timeout);
+  l.reply_deadline = absl::ToChronoMilliseconds(o.request_deadline);
   return l;
 }
 
@@ -149,18 +149,18 @@ void Server::Start() {
   // ready is a change from the watcher's baseline.
   cert_watch_ = std::make_unique<FileWatcher>(
       std::vector<std::string>{options_.tls_cert_file, options_.tls_key_file},
-      std::chrono::milliseconds(options_.cert_poll_millis), [this] { ReloadCertificates(); });
+      absl::ToChronoMilliseconds(options_.cert_poll_interval), [this] { ReloadCertificates(); });
   tls_->Start();
   if (operator_listener_) operator_listener_->Start();
 }
 
 void Server::Stop() {
   if (stopping_.exchange(true)) return;
-  if (options_.shutdown_delay_millis > 0) {
+  if (options_.shutdown_delay > absl::ZeroDuration()) {
     // Callers that keep sending while the endpoint is being removed get Connection: close
     // with each reply, so by the end of the delay few idle connections are left to close.
     if (tls_) tls_->Drain();
-    std::this_thread::sleep_for(std::chrono::milliseconds(options_.shutdown_delay_millis));
+    std::this_thread::sleep_for(absl::ToChronoMilliseconds(options_.shutdown_delay));
   }
   cert_watch_.reset();
   // Closes the listening socket and idle connections; requests in flight finish first.

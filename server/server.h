@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "common/prometheus_text.h"
 #include "server/metrics.h"
 #include "server/operator_listener.h"
@@ -44,15 +45,15 @@ struct Options {
   // Idle between requests; longer than kube-apiserver's and kube-scheduler's Go transports
   // keep an idle connection (90 s), so they, not we, end it (README "Limits and hostile
   // clients").
-  int keep_alive_timeout_millis = 120000;
-  int cert_poll_millis = 1000;  // certificate file polling for hot reload
+  absl::Duration keep_alive_timeout = absl::Seconds(120);
+  absl::Duration cert_poll_interval = absl::Seconds(1);  // certificate files, for hot reload
   // The most a TLS client may take for the handshake, or for one request's headers and body
   // from its first byte, however it paces its bytes; and for taking one reply.
-  int request_deadline_millis = 10000;
+  absl::Duration request_deadline = absl::Seconds(10);
   // Stop() first fails readiness, then keeps serving this long (each reply saying
   // Connection: close) before closing the listeners, so Kubernetes can drop the pod from its
   // Service endpoints (and callers stop sending).
-  int shutdown_delay_millis = 0;
+  absl::Duration shutdown_delay = absl::ZeroDuration();
 };
 
 struct Reply {
@@ -98,7 +99,7 @@ class Server {
       std::vector<OperatorRoute> page_routes = {});
 
   void Start();  // serves on background threads
-  // Graceful stop: /readyz fails at once; after Options::shutdown_delay_millis (still serving)
+  // Graceful stop: /readyz fails at once; after Options::shutdown_delay (still serving)
   // the listeners close and requests in flight finish.
   void Stop();
 

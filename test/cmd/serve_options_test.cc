@@ -98,9 +98,9 @@ TEST(ServeOptionsTest, EveryValueArrivesTyped) {
   EXPECT_EQ(o->server.max_connections, 100u);
   // The per-address limit never exceeds the total.
   EXPECT_EQ(o->server.max_connections_per_ip, 100u);
-  EXPECT_EQ(o->server.request_deadline_millis, 250);
-  EXPECT_EQ(o->server.keep_alive_timeout_millis, 95000);
-  EXPECT_EQ(o->server.shutdown_delay_millis, 3000);
+  EXPECT_EQ(o->server.request_deadline, absl::Milliseconds(250));
+  EXPECT_EQ(o->server.keep_alive_timeout, absl::Seconds(95));
+  EXPECT_EQ(o->server.shutdown_delay, absl::Seconds(3));
   EXPECT_EQ(o->server.tls_cert_file, "tls.crt");
   EXPECT_EQ(o->server.tls_key_file, "tls.key");
   EXPECT_FALSE(o->needs_demo_certificate);

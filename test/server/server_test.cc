@@ -263,7 +263,7 @@ TEST_F(ServerTest, ThePlainListenerServesHealthReadinessAndJsonRoutes) {
 
 TEST_F(ServerTest, StopFailsReadinessAtOnceAndServesThroughTheDelay) {
   Options o = BaseOptions();
-  o.shutdown_delay_millis = 3000;
+  o.shutdown_delay = absl::Seconds(3);
   Start(o);
   Steady::time_point start = Steady::now();
   std::thread stopper([&] { server_->Stop(); });
@@ -333,7 +333,7 @@ TEST_F(ServerTest, TheServingPairIsReloadedWhenItsFilesChange) {
   Options o = BaseOptions();
   o.tls_cert_file = cert;
   o.tls_key_file = key;
-  o.cert_poll_millis = 20;
+  o.cert_poll_interval = absl::Milliseconds(20);
   Start(o);
   auto serial = [&]() -> std::string {
     absl::StatusOr<std::unique_ptr<testing_support::TlsConnection>> c =
