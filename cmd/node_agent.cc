@@ -94,6 +94,10 @@ int RunNodeAgent(const std::vector<std::string>& args) {
   }
   absl::StatusOr<AgentOptions> options = ParseOptions(flags);
   if (!options.ok()) return kFlags.Refuse(options.status());
+  // Blocked before any thread starts (gRPC and the API client start their own), so SIGTERM
+  // reaches the sigtimedwait below instead of killing the process from one of theirs.
+  sigset_t signals{};
+  if (!options->once) signals = BlockShutdownSignals();
   absl::StatusOr<kube::ApiConfig> config =
       flags.Has("kubeconfig") ? kube::LoadKubeconfig(flags.Get("kubeconfig"), flags.Get("context"))
                               : kube::InClusterConfig();
@@ -104,7 +108,6 @@ int RunNodeAgent(const std::vector<std::string>& args) {
   agent::NodeAgent node_agent(**api, kubelet, options->round);
   if (options->once) return node_agent.RunOnce().ok() ? 0 : 1;
 
-  sigset_t signals = BlockShutdownSignals();
   // The round's counters (rounds, errors by source, writes) for Prometheus, and a liveness
   // probe that answers while a round waits on the kubelet.
   std::unique_ptr<server::OperatorListener> metrics;

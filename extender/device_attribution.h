@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/prometheus_text.h"
+#include "rapidjson/rapidjson.h"
 #include "topology/device_report.h"
 #include "topology/snapshot.h"
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "extender/dra_partitions.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "topology/device_report.h"
 #include "topology/dra_counters.h"
 #include "topology/policy.h"
 #include "topology/wellknown.h"
@@ -206,9 +208,10 @@ class MapWriter {
       Str(w_, "pod", hold->name);
       w_.Key("count");
       w_.Int64(count);
+      // The GPU its memory counts on: where the node agent saw it, else where bind put it.
       w_.Key("gpuIndex");
-      if (hold->gpu_index) {
-        w_.Int(*hold->gpu_index);
+      if (std::optional<int> gpu = topology::HeldSharedGpu(*hold, node.facts)) {
+        w_.Int(*gpu);
       } else {
         w_.Null();
       }

@@ -15,7 +15,8 @@
 // Nodes without GPUs (neither allocatable nor DRA devices) are left out; nodes are in name
 // order, holders by namespace and pod name. `migState` is "" on a settled node, else what keeps
 // it unsettled ("nvidia.com/mig.config.state=pending", a device plugin paused for the change).
-// `gpus` is GFD's nvidia.com/gpu.count, null without it; `gpuIndex` is null where the GPU is not
+// `gpus` is GFD's nvidia.com/gpu.count, null without it; `gpuIndex` is the shared GPU a pod's
+// memory counts on (the node agent's report, else bind's record), null where the GPU is not
 // known (the device plugin does not say which GPU a MIG instance or an exclusive GPU is).
 // A holder's `devices` are those of the resource the node agent's believed report names for
 // the pod (extender/device_attribution.h), `gpu` their physical GPU ("" where the ID does not

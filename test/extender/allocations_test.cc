@@ -356,6 +356,35 @@ TEST_F(AllocationsTest, TheGpuMapShowsEachPodsDeviceIdsAndEachGpusTenants) {
   for (const auto& [gpu, tenants] : gpus) EXPECT_FALSE(absl::StartsWith(gpu, "mig-b ")) << gpu;
 }
 
+// A time-sliced pod sits on the GPU the node agent saw it on: notebook-2 was promised GPU 1, but
+// the kubelet gave it a replica of GPU 0.
+TEST_F(AllocationsTest, TheGpuMapPutsAReplicaOnTheGpuTheAgentReported) {
+  topology::ClusterData data = DemoCluster();
+  for (topology::PodFacts& pod : data.pods) {
+    if (pod.name != "notebook-2") continue;
+    ASSERT_TRUE(pod.device_report.has_value());
+    pod.device_report->containers[0].resources[0].ids = {
+        "GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::1"};
+  }
+  // pod -> gpuIndex on ts-a
+  auto gpu_indexes = [&](const topology::ClusterData& cluster) {
+    Build(cluster);
+    rapidjson::Document map;
+    map.Parse(extender::GpuMapJson(state_).c_str());
+    std::map<std::string, int> out;
+    for (const rapidjson::Value& n : map["nodes"].GetArray()) {
+      if (std::string(n["name"].GetString()) != "ts-a") continue;
+      for (const rapidjson::Value& h : n["resources"][0]["holders"].GetArray()) {
+        out[h["pod"].GetString()] = h["gpuIndex"].GetInt();
+      }
+    }
+    return out;
+  };
+  using Gpus = std::map<std::string, int>;
+  EXPECT_EQ(gpu_indexes(DemoCluster()), (Gpus{{"notebook-1", 0}, {"notebook-2", 1}}));
+  EXPECT_EQ(gpu_indexes(data), (Gpus{{"notebook-1", 0}, {"notebook-2", 0}}));
+}
+
 // A GPU published as partitionable devices: while its 3g.40gb on slices 0-3 is held, the map
 // marks the whole GPU blocked and the 3g.40gb on slices 4-7 free.
 TEST_F(AllocationsTest, TheGpuMapMarksPartitionsTheHeldOnesBlock) {
