@@ -118,6 +118,9 @@ int RunServe(const std::vector<std::string>& args) {
   absl::StatusOr<ServeOptions> options = ParseServeOptions(flags);
   if (!options.ok()) return table.Refuse(options.status());
   if (options->log_level) common::SetLogLevel(*options->log_level);
+  // Before any thread starts (a live cluster's event recorder starts one as it is made), so
+  // only sigwait() below sees SIGTERM and SIGINT, and a stop is always a drain, never a kill.
+  sigset_t signals = BlockShutdownSignals();
   std::string ca_for_curl;
   if (options->needs_demo_certificate) {
     absl::StatusOr<std::string> ca = PrepareDemoCertificate(*options);
@@ -166,9 +169,6 @@ int RunServe(const std::vector<std::string>& args) {
   if (options->bench_routes) {
     for (server::PostRoute& r : BenchBaselineRoutes()) routes.push_back(std::move(r));
   }
-
-  // Before any thread starts, so only sigwait() below sees SIGTERM and SIGINT.
-  sigset_t signals = BlockShutdownSignals();
 
   std::vector<server::ReadyCheck> readiness = {
       // Every replica serves the stateless webhook once it knows the cluster.
