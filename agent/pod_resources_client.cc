@@ -40,7 +40,7 @@ class PodResourcesClient::Connection {
   explicit Connection(const std::string& socket_path)
       : stub_(v1::PodResourcesLister::NewStub(grpc::CreateChannel(
             absl::StrCat("unix://", socket_path), grpc::InsecureChannelCredentials()))) {}
-  v1::PodResourcesLister::Stub& stub() { return *stub_; }
+  v1::PodResourcesLister::Stub& lister() { return *stub_; }
 
  private:
   std::unique_ptr<v1::PodResourcesLister::Stub> stub_;
@@ -81,7 +81,7 @@ absl::StatusOr<std::vector<topology::PodDevices>> PodResourcesClient::List(
   absl::Status status = Invoke<v1::ListPodResourcesRequest>(
       socket_path_, timeout,
       [this](grpc::ClientContext* c, const v1::ListPodResourcesRequest& r,
-             v1::ListPodResourcesResponse* out) { return connection_->stub().List(c, r, out); },
+             v1::ListPodResourcesResponse* out) { return connection_->lister().List(c, r, out); },
       response);
   if (!status.ok()) return status;
   std::vector<topology::PodDevices> pods;
@@ -103,7 +103,7 @@ absl::StatusOr<std::vector<topology::ResourceDevices>> PodResourcesClient::Alloc
       socket_path_, timeout,
       [this](grpc::ClientContext* c, const v1::AllocatableResourcesRequest& r,
              v1::AllocatableResourcesResponse* out) {
-        return connection_->stub().GetAllocatableResources(c, r, out);
+        return connection_->lister().GetAllocatableResources(c, r, out);
       },
       response);
   if (!status.ok()) return status;
