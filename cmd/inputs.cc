@@ -112,7 +112,8 @@ absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
   kube::LiveSource source(*api, *state);
   source.Start();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!source.synced() && std::chrono::steady_clock::now() < deadline) {
+  while (!(source.synced() && state->Current() != nullptr) &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::shared_ptr<const topology::ModelState> current = state->Current();

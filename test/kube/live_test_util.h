@@ -177,7 +177,8 @@ struct Replica {
   bool Start() {
     if (!source) return false;
     source->Start();
-    return WaitFor([&] { return state->Current() != nullptr; });
+    // A source marks itself synced just after it publishes, so wait for both.
+    return WaitFor([&] { return state->Current() != nullptr && source->synced(); });
   }
 
   std::unique_ptr<kube::ApiClient> client;
