@@ -1,8 +1,12 @@
 #include "kube/api_client.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -46,6 +50,26 @@ std::vector<X509*> ReadCerts(const std::string& pem) {
   return out;
 }
 
+// Makes `ctx` trust exactly `ca` and verify during the handshake that the API server's
+// certificate chains to it and names `name` (a DNS name or an IP address). httplib's own
+// verification is not used with a configured CA: before each new connection's first handshake
+// it adds the system's CA bundle to the store, so any public CA could vouch for the API server
+// (client-go trusts the kubeconfig's CA alone), and it parses some hundred certificates to do so.
+void TrustOnly(SSL_CTX* ctx, const std::vector<X509*>& ca, const std::string& name) {
+  X509_STORE* store = X509_STORE_new();  // owned by ctx from here on
+  for (X509* c : ca) X509_STORE_add_cert(store, c);
+  SSL_CTX_set_cert_store(ctx, store);
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
+  X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+  unsigned char ip[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, name.c_str(), ip) == 1 || inet_pton(AF_INET6, name.c_str(), ip) == 1) {
+    X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+  } else {
+    X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ApiClient>> ApiClient::Create(ApiConfig config) {
@@ -82,12 +106,13 @@ std::unique_ptr<httplib::SSLClient> ApiClient::NewConnection(int read_timeout_se
                                                                ssl_->client_cert, ssl_->client_key)
                         : std::make_unique<httplib::SSLClient>(name, config_.port);
   if (name != config_.host) cli->set_hostname_addr_map({{name, config_.host}});
-  if (!ssl_->ca.empty()) {
-    X509_STORE* store = X509_STORE_new();  // owned by the client's SSL_CTX from here on
-    for (X509* c : ssl_->ca) X509_STORE_add_cert(store, c);
-    cli->set_ca_cert_store(store);
+  if (ssl_->ca.empty()) {
+    // No CA configured: the system's bundle decides, as for client-go.
+    cli->enable_server_certificate_verification(true);
+  } else {
+    TrustOnly(cli->ssl_context(), ssl_->ca, name);
+    cli->enable_server_certificate_verification(false);  // OpenSSL verifies, see TrustOnly
   }
-  cli->enable_server_certificate_verification(true);
   cli->set_keep_alive(true);
   cli->set_tcp_nodelay(true);
   cli->set_connection_timeout(5, 0);

@@ -259,20 +259,30 @@ TEST_F(ApiClientTest, TheServerCertificateIsVerifiedForTheConfiguredName) {
     std::string ca;
     std::string server_name;
     bool served;
+    // OpenSSL's system bundle for this row (SSL_CERT_FILE), when set.
+    std::string system_bundle = "";
   };
   const Row rows[] = {
       {"its own CA, checked for the host", ReadFile(api_->ca_file()), "", true},
       {"a name in the certificate, dialling the IP", ReadFile(api_->ca_file()), "localhost", true},
       {"a name the certificate lacks", ReadFile(api_->ca_file()), "api.example.com", false},
       {"an unrelated CA", ReadFile(other.File("ca.crt")), "", false},
+      // The kubeconfig's CA is the only trust anchor: a CA the system trusts is not one.
+      {"an unrelated CA, the server's CA in the system bundle", ReadFile(other.File("ca.crt")), "",
+       false, api_->ca_file()},
+      {"no CA configured: the system bundle decides", "", "", true, api_->ca_file()},
+      {"no CA configured, the system bundle without the server's", "", "", false,
+       other.File("ca.crt")},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
     kube::ApiConfig config = ConfigFor(*api_);
     config.ca_pem = row.ca;
     config.tls_server_name = row.server_name;
+    if (!row.system_bundle.empty()) setenv("SSL_CERT_FILE", row.system_bundle.c_str(), 1);
     std::unique_ptr<kube::ApiClient> client = MakeClient(config);
     absl::StatusOr<kube::ApiResponse> r = client->Get("/api/v1/nodes");
+    unsetenv("SSL_CERT_FILE");
     if (row.served) {
       ASSERT_TRUE(r.ok()) << r.status();
       EXPECT_EQ(r->status, 200);
