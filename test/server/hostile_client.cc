@@ -140,6 +140,7 @@ WellBehavedClient::WellBehavedClient(int port, const std::string& ca) {
     client.set_ca_cert_path(ca.c_str());
     client.enable_server_certificate_verification(true);
     client.set_keep_alive(true);
+    client.set_tcp_nodelay(true);  // as Go's clients: else Nagle adds ~40 ms to every POST
     client.set_read_timeout(5, 0);
     client.set_write_timeout(5, 0);
     while (!stop_.load()) {
@@ -151,7 +152,7 @@ WellBehavedClient::WellBehavedClient(int port, const std::string& ca) {
       } else {
         failed_.fetch_add(1);
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   });
 }

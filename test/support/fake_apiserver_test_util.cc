@@ -98,6 +98,7 @@ std::unique_ptr<httplib::SSLClient> MakeClient(const FakeApiServer& server,
   c->set_ca_cert_path(server.ca_file().c_str());
   c->enable_server_certificate_verification(true);
   c->set_keep_alive(true);
+  c->set_tcp_nodelay(true);  // as Go's clients: else Nagle adds ~40 ms to keep-alive writes
   c->set_read_timeout(10, 0);
   c->set_connection_timeout(5, 0);
   if (!token.empty()) c->set_bearer_token_auth(token.c_str());

@@ -145,6 +145,9 @@ absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Start(std::vector<st
       p->client_->set_ca_cert_path(p->certs_.File("ca.crt").c_str());
       p->client_->enable_server_certificate_verification(true);
       p->client_->set_keep_alive(true);
+      // As kube-scheduler's and kube-apiserver's Go clients: without it, Nagle holds a POST's
+      // body until the server's delayed ACK of its headers, about 40 ms a request.
+      p->client_->set_tcp_nodelay(true);
       p->client_->set_read_timeout(10, 0);
       return p;
     }
