@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -101,37 +102,64 @@ void DeployTest::SetUpTestSuite() {
   work_ = new testing_support::TempDir();
   ASSERT_NE(work_->path(), "/tmp");
   renders_ = new std::map<std::string, Render>();
-  (*renders_)["base"] = Kustomize(Source("manifests/base"));
-  (*renders_)["scheduler"] = Kustomize(Source("manifests/scheduler"));
-  (*renders_)["cert-manager"] = Kustomize(Source("manifests/overlays/cert-manager"));
-  (*renders_)["monitoring"] = Kustomize(Source("manifests/monitoring"));
-  (*renders_)["network-policy"] = Kustomize(Source("manifests/network-policy"));
-  (*renders_)["reconfigure"] = Kustomize(Source("manifests/reconfigure"));
-
-  // The static-certs overlay is rendered from a copy, so the source tree gets no keys.
-  std::error_code ec;
-  fs::copy(Source("manifests"), Manifests(), fs::copy_options::recursive, ec);
-  ASSERT_FALSE(ec) << ec.message();
-  fs::remove_all(Manifests() + "/overlays/static-certs/generated", ec);
-  CommandResult make = RunShell(
-      absl::StrCat("bash ", ShellQuote(Source("certs/make-certs.sh")), " ", ShellQuote(Certs())));
-  ASSERT_EQ(make.exit_code, 0) << make.out << make.err;
-  CommandResult render = RunShell(
-      absl::StrCat("EXTENDER_URL=https://10.96.0.42:8443/extender bash ",
-                   ShellQuote(Source("certs/render-ca-bundle.sh")), " ", ShellQuote(Certs()), " ",
-                   ShellQuote(Manifests() + "/overlays/static-certs")));
-  ASSERT_EQ(render.exit_code, 0) << render.out << render.err;
-  (*renders_)["static-certs"] = Kustomize(Manifests() + "/overlays/static-certs");
 }
 
 void DeployTest::TearDownTestSuite() {
   delete work_;  // removes the folder
   work_ = nullptr;
+  certs_prepared_ = false;
   delete renders_;
   renders_ = nullptr;
 }
 
+const std::vector<std::string>& DeployTest::RenderNames() {
+  static const std::vector<std::string> kNames = {"base",        "scheduler",      "cert-manager",
+                                                  "monitoring",  "network-policy", "reconfigure",
+                                                  "static-certs"};
+  return kNames;
+}
+
+const Render& DeployTest::Get(const std::string& name) {
+  auto it = renders_->find(name);
+  if (it == renders_->end()) {
+    Render r;
+    if (name == "static-certs") {
+      r = Kustomize(Manifests() + "/overlays/static-certs");
+    } else if (name == "cert-manager") {
+      r = Kustomize(Source("manifests/overlays/cert-manager"));
+    } else if (std::find(RenderNames().begin(), RenderNames().end(), name) != RenderNames().end()) {
+      r = Kustomize(Source("manifests/" + name));
+    } else {
+      r.error = "no render named " + name;
+    }
+    it = renders_->emplace(name, std::move(r)).first;
+  }
+  EXPECT_EQ(it->second.error, "") << name;
+  return it->second;
+}
+
+void DeployTest::PrepareStaticCerts() {
+  if (certs_prepared_) return;
+  certs_prepared_ = true;
+  // The static-certs overlay is rendered from a copy, so the source tree gets no keys.
+  const std::string manifests = work_->File("manifests");
+  const std::string certs = work_->File("certs");
+  std::error_code ec;
+  fs::copy(Source("manifests"), manifests, fs::copy_options::recursive, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  fs::remove_all(manifests + "/overlays/static-certs/generated", ec);
+  CommandResult make = RunShell(
+      absl::StrCat("bash ", ShellQuote(Source("certs/make-certs.sh")), " ", ShellQuote(certs)));
+  ASSERT_EQ(make.exit_code, 0) << make.out << make.err;
+  CommandResult render =
+      RunShell(absl::StrCat("EXTENDER_URL=https://10.96.0.42:8443/extender bash ",
+                            ShellQuote(Source("certs/render-ca-bundle.sh")), " ", ShellQuote(certs),
+                            " ", ShellQuote(manifests + "/overlays/static-certs")));
+  ASSERT_EQ(render.exit_code, 0) << render.out << render.err;
+}
+
 testing_support::TempDir* DeployTest::work_ = nullptr;
+bool DeployTest::certs_prepared_ = false;
 std::map<std::string, Render>* DeployTest::renders_ = nullptr;
 
 }  // namespace deploy_test

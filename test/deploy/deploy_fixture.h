@@ -74,26 +74,37 @@ struct RecordingRule {
 };
 std::vector<RecordingRule> RecordingRules(const Value* prometheus_rule);
 
-// The renders every test reads, made once: the base, the second scheduler, the cert-manager
-// overlay, and the static-certs overlay after running certs/make-certs.sh and
-// certs/render-ca-bundle.sh against a copy of manifests/ in a temporary directory.
+// The renders the tests read, each made on first use (ctest runs every test in a process of
+// its own, so rendering all of them up front cost each test seconds): the base, the second
+// scheduler, the cert-manager, monitoring, network-policy and reconfigure trees, and the
+// static-certs overlay after running certs/make-certs.sh and certs/render-ca-bundle.sh against a
+// copy of manifests/ in a temporary directory.
 class DeployTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite();
   static void TearDownTestSuite();
 
-  static std::string Certs() { return work_->File("certs"); }
-  static std::string Manifests() { return work_->File("manifests"); }
+  // Every render's name, in the order EveryKustomizationRendersOffline reads them.
+  static const std::vector<std::string>& RenderNames();
+  static std::string Certs() {
+    PrepareStaticCerts();
+    return work_->File("certs");
+  }
+  static std::string Manifests() {
+    PrepareStaticCerts();
+    return work_->File("manifests");
+  }
   static std::string CaBase64() { return absl::Base64Escape(ReadFile(Certs() + "/ca.crt")); }
 
   // The render, or a failed test naming why it is missing.
-  static const Render& Get(const std::string& name) {
-    const Render& r = renders_->at(name);
-    EXPECT_EQ(r.error, "") << name;
-    return r;
-  }
+  static const Render& Get(const std::string& name);
+
+ private:
+  // Copies manifests/ and runs the certificate scripts against the copy, once.
+  static void PrepareStaticCerts();
 
   static testing_support::TempDir* work_;
+  static bool certs_prepared_;
   static std::map<std::string, Render>* renders_;
 };
 
