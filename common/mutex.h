@@ -25,6 +25,8 @@ class ABSL_LOCKABLE Mutex {
  public:
   void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
   void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
+  // True when the lock was free and is now held.
+  bool TryLock() ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true) { return mu_.try_lock(); }
 
  private:
   friend class CondVar;
@@ -56,6 +58,14 @@ class CondVar {
   bool WaitFor(Mutex* mu, std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     std::unique_lock<std::mutex> held(mu->mu_, std::adopt_lock);
     const bool notified = cv_.wait_for(held, timeout) == std::cv_status::no_timeout;
+    held.release();
+    return notified;
+  }
+  // False when `deadline` passed without a notification.
+  bool WaitUntil(Mutex* mu, std::chrono::steady_clock::time_point deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::unique_lock<std::mutex> held(mu->mu_, std::adopt_lock);
+    const bool notified = cv_.wait_until(held, deadline) == std::cv_status::no_timeout;
     held.release();
     return notified;
   }

@@ -123,7 +123,7 @@ std::unique_ptr<httplib::SSLClient> ApiClient::NewConnection(int read_timeout_se
 
 std::unique_ptr<httplib::SSLClient> ApiClient::Borrow() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     if (!idle_->clients.empty()) {
       std::unique_ptr<httplib::SSLClient> c = std::move(idle_->clients.back());
       idle_->clients.pop_back();
@@ -134,7 +134,7 @@ std::unique_ptr<httplib::SSLClient> ApiClient::Borrow() {
 }
 
 void ApiClient::Return(std::unique_ptr<httplib::SSLClient> client) {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (idle_->clients.size() < 16) idle_->clients.push_back(std::move(client));
 }
 
@@ -146,7 +146,7 @@ std::string ApiClient::Token(bool reread) {
     stamp =
         absl::StrCat(st.st_ino, ":", st.st_size, ":", st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   if (reread || stamp != token_stamp_) {
     std::ifstream in(config_.token_file);
     std::ostringstream text;

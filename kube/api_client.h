@@ -7,11 +7,12 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/mutex.h"
 #include "kube/api.h"
 #include "kube/config.h"
 
@@ -59,11 +60,11 @@ class ApiClient final : public Api {
   ApiConfig config_;
   struct OpenSsl;
   std::shared_ptr<OpenSsl> ssl_;  // parsed CA store and client certificate
-  std::mutex mu_;
+  common::Mutex mu_;
   struct IdlePool;
-  std::unique_ptr<IdlePool> idle_;  // keep-alive connections between calls
-  std::string token_;
-  std::string token_stamp_;
+  std::unique_ptr<IdlePool> idle_ ABSL_PT_GUARDED_BY(mu_);  // keep-alive connections between calls
+  std::string token_ ABSL_GUARDED_BY(mu_);
+  std::string token_stamp_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kube

@@ -6,9 +6,12 @@ namespace {
 class SteadyClock final : public Clock {
  public:
   TimePoint Now() const override { return std::chrono::steady_clock::now(); }
-  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                 TimePoint deadline, absl::FunctionRef<bool()> done) override {
-    return cv.wait_until(lock, deadline, done);
+  bool WaitUntil(common::Mutex* mu, common::CondVar* cv, TimePoint deadline,
+                 absl::FunctionRef<bool()> done) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    while (!done()) {
+      if (!cv->WaitUntil(mu, deadline)) return done();
+    }
+    return true;
   }
 };
 

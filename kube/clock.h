@@ -2,8 +2,8 @@
 // wait on it, so a test moves time forward (test/kube/fake_clock.h) instead of sleeping
 // through lease durations and backoffs. Production code uses Clock::Real(), the steady clock.
 //
-//   std::unique_lock<std::mutex> lock(mu_);
-//   clock.WaitFor(lock, cv_, retry_period, [this] { return stop_.load(); });
+//   common::MutexLock lock(&mu_);
+//   clock.WaitFor(&mu_, &cv_, retry_period, [this] { return stop_.load(); });
 //
 // The wait has the contract of std::condition_variable::wait_until with a predicate: whoever
 // makes `done` true notifies `cv` after changing what `done` reads under the mutex (or after
@@ -12,10 +12,10 @@
 #define GPU_TENANCY_KUBE_CLOCK_H_
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
+#include "common/mutex.h"
 
 namespace kube {
 
@@ -31,15 +31,15 @@ class Clock {
 
   virtual TimePoint Now() const = 0;
 
-  // Blocks until `done()` holds or this clock reaches `deadline`, whichever is first. `lock`
-  // holds the mutex guarding what `done` reads; it is held whenever `done` runs and on return.
-  // Returns done() as of returning. Thread-safe.
-  virtual bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                         TimePoint deadline, absl::FunctionRef<bool()> done) = 0;
+  // Blocks until `done()` holds or this clock reaches `deadline`, whichever is first. `mu`,
+  // which the caller holds, guards what `done` reads; it is held whenever `done` runs and on
+  // return. Returns done() as of returning. Thread-safe.
+  virtual bool WaitUntil(common::Mutex* mu, common::CondVar* cv, TimePoint deadline,
+                         absl::FunctionRef<bool()> done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) = 0;
 
-  bool WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Duration timeout,
-               absl::FunctionRef<bool()> done) {
-    return WaitUntil(lock, cv, Now() + timeout, done);
+  bool WaitFor(common::Mutex* mu, common::CondVar* cv, Duration timeout,
+               absl::FunctionRef<bool()> done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return WaitUntil(mu, cv, Now() + timeout, done);
   }
 };
 

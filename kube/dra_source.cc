@@ -116,9 +116,9 @@ void DraSource::Start() {
 void DraSource::Stop() {
   stop_.store(true);
   {
-    std::lock_guard<std::mutex> lock(sleep_mu_);  // so a Sleep() cannot miss it
+    common::MutexLock lock(&sleep_mu_);  // so a Sleep() cannot miss it
   }
-  sleep_cv_.notify_all();
+  sleep_cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
   std::vector<std::unique_ptr<Reflector>> reflectors;
   {
@@ -142,8 +142,8 @@ uint64_t DraSource::watch_restarts() const {
 }
 
 bool DraSource::Sleep(std::chrono::milliseconds d) {
-  std::unique_lock<std::mutex> lock(sleep_mu_);
-  options_.clock->WaitFor(lock, sleep_cv_, d, [this] { return stop_.load(); });
+  common::MutexLock lock(&sleep_mu_);
+  options_.clock->WaitFor(&sleep_mu_, &sleep_cv_, d, [this] { return stop_.load(); });
   return !stop_.load();
 }
 

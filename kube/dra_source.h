@@ -21,10 +21,8 @@
 #define GPU_TENANCY_KUBE_DRA_SOURCE_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -94,9 +92,9 @@ class DraSource {
   std::atomic<bool> synced_{false};
   std::thread thread_;
   // Guards no data: Stop() takes it between setting stop_ and notifying sleep_cv_, so a Sleep()
-  // about to wait cannot miss the wakeup. A std::mutex because Clock::WaitFor waits on one.
-  std::mutex sleep_mu_;
-  std::condition_variable sleep_cv_;
+  // about to wait cannot miss the wakeup.
+  common::Mutex sleep_mu_;
+  common::CondVar sleep_cv_;
 
   // Guards the audit sink, the reflectors and everything they feed: the store, which kinds have
   // been listed, and what has been published. Handlers run on the reflectors' threads under it;

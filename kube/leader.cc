@@ -79,9 +79,9 @@ void LeaderElector::Stop() {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);  // so Run() cannot miss the wakeup
+    common::MutexLock lock(&mu_);  // so Run() cannot miss the wakeup
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
   if (leader_.load()) Release();
 }
@@ -162,9 +162,7 @@ void LeaderElector::Run() {
   // A peer takes over no sooner than a lease duration after it saw our last renewal, which
   // was after that renewal's attempt began; we stop claiming a margin before that.
   const auto margin = std::min<Clock::Duration>(options_.retry_period, options_.lease_duration / 2);
-  std::unique_lock<std::mutex> lock(mu_);
   while (!stop_.load()) {
-    lock.unlock();
     auto attempt = options_.clock->Now();
     bool held = TryAcquireOrRenew();
     auto now = options_.clock->Now();
@@ -176,8 +174,8 @@ void LeaderElector::Run() {
       // Could not renew in time: step down (is_leader() already says no).
       SetLeader(false);
     }
-    lock.lock();
-    options_.clock->WaitFor(lock, cv_, options_.retry_period, [this] { return stop_.load(); });
+    common::MutexLock lock(&mu_);
+    options_.clock->WaitFor(&mu_, &cv_, options_.retry_period, [this] { return stop_.load(); });
   }
 }
 

@@ -7,12 +7,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "kube/api.h"
 #include "kube/clock.h"
 
@@ -64,8 +63,10 @@ class LeaderElector {
   Clock::TimePoint observed_at_;
   Clock::TimePoint last_renew_;
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::condition_variable cv_;
+  // Guards no data: Stop() takes it between setting stop_ and notifying cv_, so Run() about to
+  // wait cannot miss the wakeup.
+  common::Mutex mu_;
+  common::CondVar cv_;
   std::thread thread_;
 };
 

@@ -74,15 +74,15 @@ ReconfigureGate::ReconfigureGate(Api& api, const topology::Catalog& catalog, Clo
 
 void ReconfigureGate::Cancel() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     cancelled_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   stream_.Interrupt();
 }
 
 bool ReconfigureGate::cancelled() {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   return cancelled_;
 }
 
@@ -91,8 +91,9 @@ Clock::TimePoint ReconfigureGate::Deadline(absl::Duration d) const {
 }
 
 absl::Status ReconfigureGate::Sleep(absl::Duration d) {
-  std::unique_lock<std::mutex> lock(mu_);
-  clock_.WaitUntil(lock, cv_, Deadline(d), [this] { return cancelled_; });
+  common::MutexLock lock(&mu_);
+  clock_.WaitUntil(&mu_, &cv_, Deadline(d),
+                   [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancelled_; });
   return cancelled_ ? absl::CancelledError("interrupted") : absl::OkStatus();
 }
 
@@ -119,8 +120,10 @@ absl::StatusOr<NodeFacts> ReconfigureGate::WaitForNode(
     std::thread watchdog([&] {
       bool interrupt;
       {
-        std::unique_lock<std::mutex> lock(mu_);
-        clock_.WaitUntil(lock, cv_, deadline, [&] { return finished || cancelled_; });
+        common::MutexLock lock(&mu_);
+        clock_.WaitUntil(&mu_, &cv_, deadline, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return finished || cancelled_;
+        });
         interrupt = !finished;
       }
       if (interrupt) stream_.Interrupt();
@@ -135,10 +138,10 @@ absl::StatusOr<NodeFacts> ReconfigureGate::WaitForNode(
         },
         &stream_);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      common::MutexLock lock(&mu_);
       finished = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     watchdog.join();
     if (matched) return last;
     if (absl::IsNotFound(watched) || absl::IsPermissionDenied(watched)) return watched;

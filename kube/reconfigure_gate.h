@@ -17,15 +17,15 @@
 #ifndef GPU_TENANCY_KUBE_RECONFIGURE_GATE_H_
 #define GPU_TENANCY_KUBE_RECONFIGURE_GATE_H_
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "common/audit_log.h"
+#include "common/mutex.h"
 #include "kube/api.h"
 #include "kube/clock.h"
 #include "kube/node_ops.h"
@@ -121,9 +121,9 @@ class ReconfigureGate {
   Clock& clock_;
   common::AuditLog* audit_ = nullptr;
   std::function<void(const StepRecord&)> on_step_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool cancelled_ = false;
+  common::Mutex mu_;
+  common::CondVar cv_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   Api::Stream stream_;
 };
 

@@ -73,9 +73,9 @@ void Reflector::Stop() {
   stop_.store(true);
   stream_.Cancel();
   {
-    std::lock_guard<std::mutex> lock(sleep_mu_);  // so a backoff Sleep() cannot miss it
+    common::MutexLock lock(&sleep_mu_);  // so a backoff Sleep() cannot miss it
   }
-  sleep_cv_.notify_all();
+  sleep_cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -84,15 +84,15 @@ uint64_t Reflector::RequestRelist() {
   relist_requested_.store(true);
   stream_.Interrupt();
   {
-    std::lock_guard<std::mutex> lock(sleep_mu_);  // so a backoff Sleep() cannot miss it
+    common::MutexLock lock(&sleep_mu_);  // so a backoff Sleep() cannot miss it
   }
-  sleep_cv_.notify_all();
+  sleep_cv_.NotifyAll();
   return ticket;
 }
 
 void Reflector::Sleep(std::chrono::milliseconds d) {
-  std::unique_lock<std::mutex> lock(sleep_mu_);
-  options_.clock->WaitFor(lock, sleep_cv_, d,
+  common::MutexLock lock(&sleep_mu_);
+  options_.clock->WaitFor(&sleep_mu_, &sleep_cv_, d,
                           [this] { return stop_.load() || relist_requested_.load(); });
 }
 

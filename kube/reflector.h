@@ -7,15 +7,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/json.h"
+#include "common/mutex.h"
 #include "kube/api.h"
 #include "kube/clock.h"
 
@@ -85,10 +84,9 @@ class Reflector {
   Api::Stream stream_;
   std::unique_ptr<char[]> event_buffer_;  // each watch event is parsed in here (see WatchOnce)
   // Guards no data: Stop() and RequestRelist() take it between setting their flag and notifying
-  // sleep_cv_, so a backoff Sleep() about to wait cannot miss the wakeup. A std::mutex because
-  // Clock::WaitFor waits on one.
-  std::mutex sleep_mu_;
-  std::condition_variable sleep_cv_;
+  // sleep_cv_, so a backoff Sleep() about to wait cannot miss the wakeup.
+  common::Mutex sleep_mu_;
+  common::CondVar sleep_cv_;
   std::thread thread_;
 };
 

@@ -7,11 +7,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "gtest/gtest.h"
 
 namespace kube {
@@ -20,15 +19,28 @@ namespace {
 using namespace std::chrono_literals;
 using Steady = std::chrono::steady_clock;
 
+// Whether `mu` is held (by this thread or another): a second thread cannot take it.
+bool Held(common::Mutex& mu) {
+  bool taken = false;
+  std::thread([&] {
+    if (mu.TryLock()) {
+      mu.Unlock();
+    } else {
+      taken = true;
+    }
+  }).join();
+  return taken;
+}
+
 // Records what WaitFor hands to WaitUntil; its time is fixed.
 class RecordingClock final : public Clock {
  public:
   explicit RecordingClock(TimePoint now) : now_(now) {}
   TimePoint Now() const override { return now_; }
-  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable&, TimePoint deadline,
-                 absl::FunctionRef<bool()> done) override {
+  bool WaitUntil(common::Mutex* mu, common::CondVar*, TimePoint deadline,
+                 absl::FunctionRef<bool()> done) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     deadlines.push_back(deadline);
-    held_on_entry.push_back(lock.owns_lock());
+    held_on_entry.push_back(Held(*mu));
     return done();
   }
   std::vector<TimePoint> deadlines;
@@ -41,9 +53,9 @@ class RecordingClock final : public Clock {
 TEST(ClockTest, WaitForWaitsUntilNowPlusTheTimeout) {
   const Clock::TimePoint now = Steady::time_point(std::chrono::hours(5));
   RecordingClock clock(now);
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
+  common::Mutex mu;
+  common::CondVar cv;
+  common::MutexLock lock(&mu);
   struct Row {
     const char* name;
     Clock::Duration timeout;
@@ -55,7 +67,7 @@ TEST(ClockTest, WaitForWaitsUntilNowPlusTheTimeout) {
                       {"negative", -1s, true}};
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    EXPECT_EQ(clock.WaitFor(lock, cv, row.timeout, [&] { return row.done; }), row.done);
+    EXPECT_EQ(clock.WaitFor(&mu, &cv, row.timeout, [&] { return row.done; }), row.done);
     EXPECT_EQ(clock.deadlines.back(), now + row.timeout);
     EXPECT_TRUE(clock.held_on_entry.back());
   }
@@ -73,30 +85,30 @@ TEST(SteadyClockTest, IsOneClockAndFollowsTheSteadyClock) {
 }
 
 TEST(SteadyClockTest, AConditionThatAlreadyHoldsEndsTheWaitAtOnce) {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
+  common::Mutex mu;
+  common::CondVar cv;
+  common::MutexLock lock(&mu);
   Steady::time_point start = Steady::now();
-  EXPECT_TRUE(Clock::Real().WaitFor(lock, cv, std::chrono::hours(1), [] { return true; }));
+  EXPECT_TRUE(Clock::Real().WaitFor(&mu, &cv, std::chrono::hours(1), [] { return true; }));
   EXPECT_LT(Steady::now() - start, 10s) << "waited although the condition held";
-  EXPECT_TRUE(lock.owns_lock());
+  EXPECT_TRUE(Held(mu));
 }
 
 TEST(SteadyClockTest, APassedDeadlineEndsTheWaitAtOnceWithTheCondition) {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
+  common::Mutex mu;
+  common::CondVar cv;
+  common::MutexLock lock(&mu);
   Clock& clock = Clock::Real();
   Steady::time_point start = Steady::now();
-  EXPECT_FALSE(clock.WaitUntil(lock, cv, clock.Now() - 1s, [] { return false; }));
-  EXPECT_TRUE(clock.WaitUntil(lock, cv, clock.Now() - 1s, [] { return true; }));
+  EXPECT_FALSE(clock.WaitUntil(&mu, &cv, clock.Now() - 1s, [] { return false; }));
+  EXPECT_TRUE(clock.WaitUntil(&mu, &cv, clock.Now() - 1s, [] { return true; }));
   EXPECT_LT(Steady::now() - start, 10s);
-  EXPECT_TRUE(lock.owns_lock());
+  EXPECT_TRUE(Held(mu));
 }
 
 TEST(SteadyClockTest, TheConditionRunsUnderTheLockAndNotificationsAloneDoNotEndTheWait) {
-  std::mutex mu;
-  std::condition_variable cv;
+  common::Mutex mu;
+  common::CondVar cv;
   std::atomic<bool> stop_notifying{false};
   std::atomic<bool> notifier_inside{false};  // true only while the notifier holds `mu`
   std::atomic<int> checks{0};
@@ -106,27 +118,27 @@ TEST(SteadyClockTest, TheConditionRunsUnderTheLockAndNotificationsAloneDoNotEndT
   std::thread notifier([&] {
     while (!stop_notifying.load()) {
       {
-        std::lock_guard<std::mutex> g(mu);
+        common::MutexLock g(&mu);
         notifier_inside.store(true);
         for (auto until = Steady::now() + 50us; Steady::now() < until;) {
         }
         notifier_inside.store(false);
       }
-      cv.notify_all();
+      cv.NotifyAll();
       std::this_thread::sleep_for(1ms);
     }
   });
-  std::unique_lock<std::mutex> lock(mu);
+  mu.Lock();
   Steady::time_point start = Steady::now();
-  bool done = Clock::Real().WaitFor(lock, cv, 200ms, [&] {
+  bool done = Clock::Real().WaitFor(&mu, &cv, 200ms, [&] {
     ++checks;
     if (notifier_inside.load()) ++checks_without_the_lock;
     return false;
   });
   Steady::duration waited = Steady::now() - start;
-  EXPECT_TRUE(lock.owns_lock());
+  EXPECT_TRUE(Held(mu));
   EXPECT_FALSE(notifier_inside.load()) << "returned without the lock";
-  lock.unlock();
+  mu.Unlock();
   stop_notifying.store(true);
   notifier.join();
   EXPECT_FALSE(done);

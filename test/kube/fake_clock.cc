@@ -8,8 +8,8 @@ namespace kube_test {
 // waiter between checking the time and blocking cannot miss the wakeup. `gate` and `gone` keep
 // Advance() from touching that mutex once the waiter has returned (its owner may be gone).
 struct FakeClock::Waiter {
-  std::condition_variable* cv;
-  std::mutex* mu;
+  common::CondVar* cv;
+  common::Mutex* mu;
   TimePoint deadline;
   std::mutex gate;
   bool gone = false;
@@ -22,20 +22,20 @@ kube::Clock::TimePoint FakeClock::Now() const {
 
 // Lock order: the waiter's mutex, then mu_ (here); a gate, then the waiter's mutex (Advance).
 // Nothing takes a gate or a waiter's mutex while holding mu_.
-bool FakeClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                          TimePoint deadline, absl::FunctionRef<bool()> done) {
+bool FakeClock::WaitUntil(common::Mutex* mu, common::CondVar* cv, TimePoint deadline,
+                          absl::FunctionRef<bool()> done) {
   auto self = std::make_shared<Waiter>();
-  self->cv = &cv;
-  self->mu = lock.mutex();
+  self->cv = cv;
+  self->mu = mu;
   self->deadline = deadline;
   {
     std::lock_guard<std::mutex> g(mu_);
     waiters_.push_back(self);
   }
   changed_.notify_all();
-  while (!done() && Now() < deadline) cv.wait(lock);
+  while (!done() && Now() < deadline) cv->Wait(mu);
   // Leaving needs the gate, which Advance() holds while it takes our mutex: release that first.
-  lock.unlock();
+  mu->Unlock();
   {
     std::lock_guard<std::mutex> g(self->gate);
     self->gone = true;
@@ -45,7 +45,7 @@ bool FakeClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_var
     waiters_.erase(std::find(waiters_.begin(), waiters_.end(), self));
   }
   changed_.notify_all();
-  lock.lock();
+  mu->Lock();
   return done();
 }
 
@@ -60,8 +60,8 @@ void FakeClock::Advance(Duration d) {
   for (const std::shared_ptr<Waiter>& w : waiters) {
     std::lock_guard<std::mutex> g(w->gate);
     if (w->gone) continue;
-    std::lock_guard<std::mutex> l(*w->mu);
-    w->cv->notify_all();
+    common::MutexLock l(w->mu);
+    w->cv->NotifyAll();
   }
 }
 

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "kube/clock.h"
 
 namespace kube_test {
@@ -30,8 +31,8 @@ class FakeClock final : public kube::Clock {
   FakeClock() = default;
 
   TimePoint Now() const override;
-  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                 TimePoint deadline, absl::FunctionRef<bool()> done) override;
+  bool WaitUntil(common::Mutex* mu, common::CondVar* cv, TimePoint deadline,
+                 absl::FunctionRef<bool()> done) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   // Moves time forward by `d` and wakes every waiter; those whose deadline it reached return.
   void Advance(Duration d);

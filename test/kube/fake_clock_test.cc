@@ -5,10 +5,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "gtest/gtest.h"
 
 namespace kube_test {
@@ -21,8 +20,8 @@ class OneWait {
  public:
   OneWait(kube::Clock& clock, kube::Clock::Duration timeout)
       : thread_([this, &clock, timeout] {
-          std::unique_lock<std::mutex> lock(mu_);
-          woken_by_condition_ = clock.WaitFor(lock, cv_, timeout, [this] { return wake_; });
+          common::MutexLock lock(&mu_);
+          woken_by_condition_ = clock.WaitFor(&mu_, &cv_, timeout, [this] { return wake_; });
           returned_.store(true);
         }) {}
   ~OneWait() {
@@ -31,10 +30,10 @@ class OneWait {
   }
   void Wake() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      common::MutexLock lock(&mu_);
       wake_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   void Join() {
     if (thread_.joinable()) thread_.join();
@@ -43,8 +42,8 @@ class OneWait {
   bool woken_by_condition() const { return woken_by_condition_; }  // after Join()
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  common::Mutex mu_;
+  common::CondVar cv_;
   bool wake_ = false;
   bool woken_by_condition_ = false;
   std::atomic<bool> returned_{false};
@@ -111,15 +110,15 @@ TEST(FakeClockTest, AdvanceToNextDeadlineWakesTheEarliestWaiterOnly) {
 // AwaitSleepers after Advance: returns once the woken thread has done its turn and waits again.
 TEST(FakeClockTest, AwaitSleepersSeesAPeriodicThreadWaitAgain) {
   FakeClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
+  common::Mutex mu;
+  common::CondVar cv;
   bool stop = false;
   std::atomic<int> turns{0};
   std::thread ticker([&] {
-    std::unique_lock<std::mutex> lock(mu);
+    common::MutexLock lock(&mu);
     while (!stop) {
       turns.fetch_add(1);
-      clock.WaitFor(lock, cv, 100ms, [&] { return stop; });
+      clock.WaitFor(&mu, &cv, 100ms, [&] { return stop; });
     }
   });
   ASSERT_TRUE(clock.AwaitSleepers(1));
@@ -133,10 +132,10 @@ TEST(FakeClockTest, AwaitSleepersSeesAPeriodicThreadWaitAgain) {
   ASSERT_TRUE(clock.AwaitSleepers(1));
   EXPECT_EQ(turns.load(), 5) << "half a period is not a turn";
   {
-    std::lock_guard<std::mutex> lock(mu);
+    common::MutexLock lock(&mu);
     stop = true;
   }
-  cv.notify_all();
+  cv.NotifyAll();
   ticker.join();
   EXPECT_FALSE(clock.AwaitSleepers(1, 10ms));
 }
