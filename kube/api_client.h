@@ -1,7 +1,9 @@
 // The HTTPS implementation of kube::Api (kube/api.h) for kube-apiserver: bearer token (re-read
 // from its file when the file changes, so rotated projected tokens keep working) or client
-// certificate, CA verification, keep-alive connections reused across calls, and streaming GETs
-// for watches. Thread-safe: each call borrows an idle connection or opens a new one.
+// certificate, keep-alive connections reused across calls, and streaming GETs for watches. The
+// server's certificate must chain to the configured CA and no other (the system's bundle only
+// when none is configured, as for client-go) and name the host dialled or tls_server_name.
+// Thread-safe: each call borrows an idle connection or opens a new one.
 #ifndef GPU_TENANCY_KUBE_API_CLIENT_H_
 #define GPU_TENANCY_KUBE_API_CLIENT_H_
 
