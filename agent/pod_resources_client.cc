@@ -40,7 +40,16 @@ class PodResourcesClient::Connection {
   explicit Connection(const std::string& socket_path)
       : stub_(v1::PodResourcesLister::NewStub(grpc::CreateChannel(
             absl::StrCat("unix://", socket_path), grpc::InsecureChannelCredentials()))) {}
-  v1::PodResourcesLister::Stub& lister() { return *stub_; }
+  // The kubelet's two calls; the deadline is on the context.
+  grpc::Status List(grpc::ClientContext* context, const v1::ListPodResourcesRequest& request,
+                    v1::ListPodResourcesResponse* response) {
+    return stub_->List(context, request, response);
+  }
+  grpc::Status Allocatable(grpc::ClientContext* context,
+                           const v1::AllocatableResourcesRequest& request,
+                           v1::AllocatableResourcesResponse* response) {
+    return stub_->GetAllocatableResources(context, request, response);
+  }
 
  private:
   std::unique_ptr<v1::PodResourcesLister::Stub> stub_;
@@ -81,7 +90,7 @@ absl::StatusOr<std::vector<topology::PodDevices>> PodResourcesClient::List(
   absl::Status status = Invoke<v1::ListPodResourcesRequest>(
       socket_path_, timeout,
       [this](grpc::ClientContext* c, const v1::ListPodResourcesRequest& r,
-             v1::ListPodResourcesResponse* out) { return connection_->lister().List(c, r, out); },
+             v1::ListPodResourcesResponse* out) { return connection_->List(c, r, out); },
       response);
   if (!status.ok()) return status;
   std::vector<topology::PodDevices> pods;
@@ -102,9 +111,7 @@ absl::StatusOr<std::vector<topology::ResourceDevices>> PodResourcesClient::Alloc
   absl::Status status = Invoke<v1::AllocatableResourcesRequest>(
       socket_path_, timeout,
       [this](grpc::ClientContext* c, const v1::AllocatableResourcesRequest& r,
-             v1::AllocatableResourcesResponse* out) {
-        return connection_->lister().GetAllocatableResources(c, r, out);
-      },
+             v1::AllocatableResourcesResponse* out) { return connection_->Allocatable(c, r, out); },
       response);
   if (!status.ok()) return status;
   return Devices(response.devices());
