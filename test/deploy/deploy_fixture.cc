@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -112,25 +113,41 @@ void DeployTest::TearDownTestSuite() {
   renders_ = nullptr;
 }
 
-const std::vector<std::string>& DeployTest::RenderNames() {
-  static const std::vector<std::string> kNames = {"base",        "scheduler",      "cert-manager",
-                                                  "monitoring",  "network-policy", "reconfigure",
-                                                  "static-certs"};
-  return kNames;
+namespace {
+
+// Each render's tree under the source folder; the static-certs overlay ("") is rendered from the
+// copy PrepareStaticCerts() makes.
+const std::vector<std::pair<std::string, std::string>>& RenderTrees() {
+  static const std::vector<std::pair<std::string, std::string>> kTrees = {
+      {"base", "manifests/base"},
+      {"scheduler", "manifests/scheduler"},
+      {"cert-manager", "manifests/overlays/cert-manager"},
+      {"monitoring", "manifests/monitoring"},
+      {"network-policy", "manifests/network-policy"},
+      {"reconfigure", "manifests/reconfigure"},
+      {"static-certs", ""}};
+  return kTrees;
+}
+
+}  // namespace
+
+std::vector<std::string> DeployTest::RenderNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, tree] : RenderTrees()) names.push_back(name);
+  return names;
 }
 
 const Render& DeployTest::Get(const std::string& name) {
   auto it = renders_->find(name);
   if (it == renders_->end()) {
+    auto tree = std::find_if(RenderTrees().begin(), RenderTrees().end(),
+                             [&](const auto& entry) { return entry.first == name; });
     Render r;
-    if (name == "static-certs") {
-      r = Kustomize(Manifests() + "/overlays/static-certs");
-    } else if (name == "cert-manager") {
-      r = Kustomize(Source("manifests/overlays/cert-manager"));
-    } else if (std::find(RenderNames().begin(), RenderNames().end(), name) != RenderNames().end()) {
-      r = Kustomize(Source("manifests/" + name));
-    } else {
+    if (tree == RenderTrees().end()) {
       r.error = "no render named " + name;
+    } else {
+      r = Kustomize(tree->second.empty() ? Manifests() + "/overlays/static-certs"
+                                         : Source(tree->second));
     }
     it = renders_->emplace(name, std::move(r)).first;
   }

@@ -85,7 +85,7 @@ class DeployTest : public ::testing::Test {
   static void TearDownTestSuite();
 
   // Every render's name, in the order EveryKustomizationRendersOffline reads them.
-  static const std::vector<std::string>& RenderNames();
+  static std::vector<std::string> RenderNames();
   static std::string Certs() {
     PrepareStaticCerts();
     return work_->File("certs");
