@@ -295,7 +295,7 @@ BENCHMARK(BM_BaselineParseListedPods)->Unit(benchmark::kMillisecond);
 
 // What a /metrics scrape adds at 5,000 nodes / 150,000 pods: the per-tenant allocations and
 // the per-pool inventory, computed from the published state and written as Prometheus text. It
-// runs on the operator listener's handler thread, never in front of a probe. Baseline: visiting
+// runs on the operator port's handler thread, never in front of a probe. Baseline: visiting
 // every pod hold once and summing its memory, the least any per-tenant accounting reads.
 void BM_MetricsScrape(benchmark::State& state) {
   std::shared_ptr<const topology::ModelState> current = Big().state->Current();

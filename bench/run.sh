@@ -149,7 +149,7 @@ verdict() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0 <= b+0) print "met"; else pr
   echo "per \`--resync\` period. Reads (filter, prioritize, webhook) never wait for it."
   echo
   echo "A \`/metrics\` scrape computes the per-tenant allocations and per-pool inventory of that state in"
-  echo "${scrape_ms} ms (visiting every pod hold once: ${holds_ms} ms). It runs on the operator listener's"
+  echo "${scrape_ms} ms (visiting every pod hold once: ${holds_ms} ms). It runs on the operator port's"
   echo "handler thread, so probes never wait for it."
   echo
   echo "Whole decisions without HTTP (parse + decide + encode the reply), CPU time next to parsing"

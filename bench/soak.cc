@@ -11,7 +11,7 @@
 //     bound to the best node; once a thread holds --hold pods it deletes them one by one, so
 //     occupancy rises to "full" (whole GPUs run out) and falls again, and the watch stream
 //     carries every ADDED / MODIFIED / DELETED;
-//   - on the plain listener, /metrics, /debug/allocations and /readyz every half second.
+//   - on the operator port, /metrics, /debug/allocations and /readyz every half second.
 // Every transport failure, unexpected HTTP status and malformed or unexpected reply is an error.
 // The server's VmRSS is sampled every second; after a warm-up the steady-state growth must stay
 // under 5%.

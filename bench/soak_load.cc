@@ -258,7 +258,7 @@ void BindLoop(Shared& s, int id) {
   for (const auto& [ns, name] : held) DeleteFromEmulator(s, ns, name);
 }
 
-// What an operator scrapes, on the plain listener: must always answer 200 with the synced cache
+// What an operator scrapes, on the operator port: must always answer 200 with the synced cache
 // in /metrics, a well-formed inventory, and readiness (the cache never goes unsynced here).
 void ObserverLoop(Shared& s) {
   httplib::Client client("127.0.0.1", s.metrics_port);

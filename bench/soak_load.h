@@ -1,6 +1,6 @@
 // soak's load: the client threads that drive the server over HTTPS keep-alive (filter and
 // prioritize, webhook reviews, bind-then-delete cycles through the emulation) and scrape its
-// plain listener. Each runs until Shared::end, checks every reply and counts into Shared::stats.
+// operator port. Each runs until Shared::end, checks every reply and counts into Shared::stats.
 #ifndef GPU_TENANCY_BENCH_SOAK_LOAD_H_
 #define GPU_TENANCY_BENCH_SOAK_LOAD_H_
 
@@ -35,7 +35,7 @@ void FilterLoop(Shared& s);
 void WebhookLoop(Shared& s, int id);
 // Bind cycles: fill to --hold pods, then drain them, and again; `id` keeps pod names apart.
 void BindLoop(Shared& s, int id);
-// /metrics, /debug/allocations and /readyz on the plain listener, twice a second.
+// /metrics, /debug/allocations and /readyz on the operator port, twice a second.
 void ObserverLoop(Shared& s);
 
 }  // namespace soak

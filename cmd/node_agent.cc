@@ -18,7 +18,7 @@
 #include "common/log.h"
 #include "kube/api_client.h"
 #include "kube/config.h"
-#include "server/operator_listener.h"
+#include "server/listener.h"
 #include "topology/status_macros.h"
 
 namespace cmd {
@@ -110,7 +110,7 @@ int RunNodeAgent(const std::vector<std::string>& args) {
 
   // The round's counters (rounds, errors by source, writes) for Prometheus, and a liveness
   // probe that answers while a round waits on the kubelet.
-  std::unique_ptr<server::OperatorListener> metrics;
+  std::unique_ptr<server::Listener> metrics;
   if (options->metrics_port >= 0) {
     std::vector<server::OperatorRoute> routes = {
         {"/healthz",
@@ -125,9 +125,11 @@ int RunNodeAgent(const std::vector<std::string>& args) {
            return server::OperatorReply{200, "text/plain; version=0.0.4; charset=utf-8",
                                         std::move(text)};
          }}};
-    absl::StatusOr<std::unique_ptr<server::OperatorListener>> bound =
-        server::OperatorListener::Bind(options->metrics_host, options->metrics_port,
-                                       std::move(routes), server::OperatorListener::Options{});
+    server::OperatorPortOptions port;
+    port.host = options->metrics_host;
+    port.port = options->metrics_port;
+    absl::StatusOr<std::unique_ptr<server::Listener>> bound =
+        server::Listener::BindOperatorPort(std::move(port), std::move(routes));
     if (!bound.ok()) return Fail(bound.status());
     metrics = *std::move(bound);
     metrics->Start();
@@ -135,7 +137,7 @@ int RunNodeAgent(const std::vector<std::string>& args) {
   common::Log(common::LogLevel::kInfo, "node agent started",
               {{"node", options->round.node},
                {"socket", options->socket},
-               {"metrics_port", absl::StrCat(metrics ? metrics->port() : -1)}});
+               {"metrics_port", absl::StrCat(metrics ? metrics->operator_port() : -1)}});
   const timespec wait = absl::ToTimespec(options->interval);
   for (;;) {
     // A failed round has been logged and counted; the next one tries again.

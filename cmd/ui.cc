@@ -1,5 +1,5 @@
 // gpu-tenancy ui: the sharing-mode picker on a local port, no cluster needed. The same pages,
-// with the live GPU map, are under `serve`'s operator listener at /ui/.
+// with the live GPU map, are under `serve`'s operator port at /ui/.
 #include "cmd/ui.h"
 
 #include <signal.h>
@@ -16,7 +16,7 @@
 #include "common/flag_table.h"
 #include "common/ui_json.h"
 #include "extender/gpu_map.h"
-#include "server/operator_listener.h"
+#include "server/listener.h"
 #include "views/audit.h"
 #include "views/audit_render.h"
 
@@ -88,17 +88,17 @@ int RunUi(const std::vector<std::string>& args) {
 
   sigset_t signals = BlockShutdownSignals();
 
-  absl::StatusOr<std::unique_ptr<server::OperatorListener>> listener =
-      server::OperatorListener::Bind(
-          host, port,
-          server::UiRoutes(
-              MakeUiHandlers(std::make_shared<const topology::Policy>(*std::move(policy)))),
-          server::OperatorListener::Options{});
+  server::OperatorPortOptions at;
+  at.host = host;
+  at.port = port;
+  absl::StatusOr<std::unique_ptr<server::Listener>> listener = server::Listener::BindOperatorPort(
+      std::move(at), server::UiRoutes(MakeUiHandlers(
+                         std::make_shared<const topology::Policy>(*std::move(policy)))));
   if (!listener.ok()) return Fail(listener.status());
   (*listener)->Start();
   const bool v6 = host.find(':') != std::string::npos;
   std::cout << "ui: http://" << (v6 ? absl::StrCat("[", host, "]") : host) << ":"
-            << (*listener)->port() << "/ui/" << std::endl;
+            << (*listener)->operator_port() << "/ui/" << std::endl;
   int received = 0;
   sigwait(&signals, &received);
   (*listener)->Stop();

@@ -1,5 +1,5 @@
 // The JSON handlers behind the pages (server/ui_routes.h), for `gpu-tenancy ui` (picker only)
-// and for `serve`'s operator listener (with the live map).
+// and for `serve`'s operator port (with the live map).
 #ifndef GPU_TENANCY_CMD_UI_H_
 #define GPU_TENANCY_CMD_UI_H_
 

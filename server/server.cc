@@ -7,8 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "server/file_watch.h"
-#include "server/operator_listener.h"
-#include "server/tls_listener.h"
+#include "server/listener.h"
 
 namespace server {
 namespace {
@@ -16,8 +15,8 @@ namespace {
 constexpr char kJson[] = "application/json";
 constexpr char kText[] = "text/plain";
 
-TlsListener::Options ListenerOptions(const Options& o) {
-  TlsListener::Options l;
+Listener::Options ListenerOptions(const Options& o) {
+  Listener::Options l;
   l.host = o.listen_host;
   l.port = o.listen_port;
   l.worker_threads = o.worker_threads;
@@ -29,6 +28,11 @@ TlsListener::Options ListenerOptions(const Options& o) {
   l.request_deadline = absl::ToChronoMilliseconds(o.request_deadline);
   l.idle_timeout = absl::ToChronoMilliseconds(o.keep_alive_timeout);
   l.reply_deadline = absl::ToChronoMilliseconds(o.request_deadline);
+  if (o.metrics_port >= 0) {
+    l.operator_port.emplace();
+    l.operator_port->host = o.metrics_host;
+    l.operator_port->port = o.metrics_port;
+  }
   return l;
 }
 
@@ -47,7 +51,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   s->metrics_registry_.Add(
       [self_for_metrics](common::MetricsText& out) { self_for_metrics->metrics_.Collect(out); });
   s->metrics_registry_.Add(
-      [self_for_metrics](common::MetricsText& out) { self_for_metrics->tls_->Collect(out); });
+      [self_for_metrics](common::MetricsText& out) { self_for_metrics->listener_->Collect(out); });
   s->metrics_registry_.Add(
       [self_for_metrics](common::MetricsText& out) { self_for_metrics->CollectOwnMetrics(out); });
   if (extra_metrics) s->metrics_registry_.Add(std::move(extra_metrics));
@@ -64,9 +68,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     return absl::InvalidArgumentError("TLS setup failed (see the log for the OpenSSL error)");
   }
   std::vector<TlsRoute> tls_routes;
+  Server* self = s.get();
   for (PostRoute& route : routes) {
     size_t metric = s->metrics_.AddRoute(route.path);
-    Server* self = s.get();
     tls_routes.push_back(
         {route.path,
          [self, metric, handler = std::move(route.handler)](absl::string_view body) {
@@ -82,66 +86,61 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
          },
          route.waits_on_io});
   }
-  absl::StatusOr<std::unique_ptr<TlsListener>> tls =
-      TlsListener::Bind(ListenerOptions(o), ctx, std::move(tls_routes));
-  if (!tls.ok()) return tls.status();
-  s->tls_port_ = (*tls)->port();
-  s->tls_ = *std::move(tls);
-
-  if (o.metrics_port >= 0) {
-    Server* self = s.get();
-    std::vector<OperatorRoute> plain_routes;
-    // Probes are answered on the listener's loop (they read atomics only); the rest queue for
-    // its handler thread.
-    plain_routes.push_back({"/healthz",
-                            [] {
-                              return OperatorReply{200, kText, "ok\n"};
-                            },
-                            /*quick=*/true});
-    for (ReadyCheck& check : readiness) {
-      plain_routes.push_back(
-          {check.path,
-           [self, ready = std::move(check.ready)] {
-             bool ok = !self->stopping_.load() && (!ready || ready());
-             return OperatorReply{ok ? 200 : 503, kText, ok ? "ok\n" : "not ready\n"};
-           },
-           /*quick=*/true});
-    }
-    for (GetRoute& route : operator_routes) {
-      plain_routes.push_back({route.path, [handler = std::move(route.handler)] {
-                                Reply reply = handler();
-                                return OperatorReply{reply.status, kJson, std::move(reply.body)};
-                              }});
-    }
-    for (OperatorRoute& route : page_routes) plain_routes.push_back(std::move(route));
-    plain_routes.push_back({"/metrics", [self] {
-                              return OperatorReply{200, "text/plain; version=0.0.4; charset=utf-8",
-                                                   self->metrics_registry_.Render()};
-                            }});
-    absl::StatusOr<std::unique_ptr<OperatorListener>> plain = OperatorListener::Bind(
-        o.metrics_host, o.metrics_port, std::move(plain_routes), OperatorListener::Options{});
-    if (!plain.ok()) return plain.status();
-    s->metrics_port_ = (*plain)->port();
-    s->operator_listener_ = *std::move(plain);
+  std::vector<OperatorRoute> plain_routes;
+  // Probes are answered on the listener's loop (they read atomics only); the rest queue for
+  // the operator port's handler thread.
+  plain_routes.push_back({"/healthz",
+                          [] {
+                            return OperatorReply{200, kText, "ok\n"};
+                          },
+                          /*quick=*/true});
+  for (ReadyCheck& check : readiness) {
+    plain_routes.push_back(
+        {check.path,
+         [self, ready = std::move(check.ready)] {
+           bool ok = !self->stopping_.load() && (!ready || ready());
+           return OperatorReply{ok ? 200 : 503, kText, ok ? "ok\n" : "not ready\n"};
+         },
+         /*quick=*/true});
   }
+  for (GetRoute& route : operator_routes) {
+    plain_routes.push_back({route.path, [handler = std::move(route.handler)] {
+                              Reply reply = handler();
+                              return OperatorReply{reply.status, kJson, std::move(reply.body)};
+                            }});
+  }
+  for (OperatorRoute& route : page_routes) plain_routes.push_back(std::move(route));
+  plain_routes.push_back({"/metrics", [self] {
+                            return OperatorReply{200, "text/plain; version=0.0.4; charset=utf-8",
+                                                 self->metrics_registry_.Render()};
+                          }});
+  absl::StatusOr<std::unique_ptr<Listener>> listener =
+      Listener::Bind(ListenerOptions(o), ctx, std::move(tls_routes), std::move(plain_routes));
+  if (!listener.ok()) return listener.status();
+  s->tls_port_ = (*listener)->port();
+  if (o.metrics_port >= 0) s->metrics_port_ = (*listener)->operator_port();
+  s->listener_ = *std::move(listener);
   return s;
 }
 
 void Server::CollectOwnMetrics(common::MetricsText& out) const {
   std::shared_ptr<const CertPair> cert = certs_->Current();
-  const TlsListener::Stats& tls = tls_->stats();
-  auto closed = [&](CloseReason r) { return tls.closed[static_cast<size_t>(r)].load(); };
+  auto closed = [](const Listener::Stats& port, CloseReason r) {
+    return port.closed[static_cast<size_t>(r)].load();
+  };
+  const Listener::Stats& tls = listener_->stats();
   out.Family("gpu_tenancy_tls_certificate_expiry_seconds", common::MetricsText::kGauge,
              "Unix time at which the serving certificate expires.");
   out.Sample("gpu_tenancy_tls_certificate_expiry_seconds", {}, cert ? cert->not_after_unix() : 0);
   out.Family("gpu_tenancy_request_deadline_expired_total", common::MetricsText::kCounter,
              "Connections closed for not delivering a request within their deadline (listener: "
              "tls is --request-deadline for the handshake and each request, operator is the "
-             "plain listener's).");
-  out.Sample("gpu_tenancy_request_deadline_expired_total", {{"listener", "tls"}},
-             closed(CloseReason::kHandshakeDeadline) + closed(CloseReason::kRequestDeadline));
+             "operator port's, from accept to the end of the request head).");
+  out.Sample(
+      "gpu_tenancy_request_deadline_expired_total", {{"listener", "tls"}},
+      closed(tls, CloseReason::kHandshakeDeadline) + closed(tls, CloseReason::kRequestDeadline));
   out.Sample("gpu_tenancy_request_deadline_expired_total", {{"listener", "operator"}},
-             operator_listener_ ? operator_listener_->expired() : 0);
+             closed(listener_->operator_stats(), CloseReason::kRequestDeadline));
 }
 
 void Server::Start() {
@@ -150,8 +149,7 @@ void Server::Start() {
   cert_watch_ = std::make_unique<FileWatcher>(
       std::vector<std::string>{options_.tls_cert_file, options_.tls_key_file},
       absl::ToChronoMilliseconds(options_.cert_poll_interval), [this] { ReloadCertificates(); });
-  tls_->Start();
-  if (operator_listener_) operator_listener_->Start();
+  listener_->Start();
 }
 
 void Server::Stop() {
@@ -159,13 +157,12 @@ void Server::Stop() {
   if (options_.shutdown_delay > absl::ZeroDuration()) {
     // Callers that keep sending while the endpoint is being removed get Connection: close
     // with each reply, so by the end of the delay few idle connections are left to close.
-    if (tls_) tls_->Drain();
+    if (listener_) listener_->Drain();
     std::this_thread::sleep_for(absl::ToChronoMilliseconds(options_.shutdown_delay));
   }
   cert_watch_.reset();
   // Closes the listening socket and idle connections; requests in flight finish first.
-  if (tls_) tls_->Stop();
-  if (operator_listener_) operator_listener_->Stop();
+  if (listener_) listener_->Stop();
 }
 
 void Server::ReloadCertificates() {

@@ -1,13 +1,14 @@
-// The only place that configures the HTTP listeners and OpenSSL. Two listeners:
-//   - TLS (extender and webhook routes; server/tls_listener.h): an event loop that holds any
-//     number of idle or slow connections for the price of memory, and a bounded worker pool for
-//     complete requests. TLS >= 1.2 with hot-swappable certificates, optional client-certificate
+// The only place that configures the listener and OpenSSL. One listener (server/listener.h),
+// whose event loops hold any number of idle or slow connections for the price of memory, on
+// two ports:
+//   - TLS (extender and webhook routes), with a bounded worker pool for complete requests. TLS
+//   >= 1.2 with hot-swappable certificates, optional client-certificate
 //     auth, TCP_NODELAY, long keep-alive, per-connection deadlines, connection limits in all
 //     and per client address, a body cap (413), JSON-only POSTs (415 otherwise), 503 when the
 //     workers are saturated, and a last-resort handler turning a stray exception into a 500;
-//   - plain HTTP for operators and the kubelet (server/operator_listener.h, one poll loop that
-//     slow or idle clients cannot starve): /healthz, readiness checks (/readyz...), /metrics,
-//     and read-only JSON routes such as /debug/allocations.
+//   - plain HTTP for operators and the kubelet (the operator port, which slow or idle clients
+//     cannot starve): /healthz, readiness checks (/readyz...), /metrics, and read-only JSON
+//     routes such as /debug/allocations.
 // Handlers are injected as pure functions of the body, so no business logic lives here.
 #ifndef GPU_TENANCY_SERVER_SERVER_H_
 #define GPU_TENANCY_SERVER_SERVER_H_
@@ -22,8 +23,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/prometheus_text.h"
+#include "server/listener.h"
 #include "server/metrics.h"
-#include "server/operator_listener.h"
 #include "server/tls.h"
 
 namespace server {
@@ -32,7 +33,7 @@ struct Options {
   std::string listen_host = "0.0.0.0";
   int listen_port = 8443;  // 0 picks a free port
   std::string metrics_host = "0.0.0.0";
-  int metrics_port = 8080;  // 0 picks a free port; -1 disables the plain listener
+  int metrics_port = 8080;  // 0 picks a free port; -1: no operator port
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string client_ca_file;         // non-empty: require client certificates from this CA
@@ -70,14 +71,14 @@ struct PostRoute {
   bool waits_on_io = true;
 };
 
-// A read-only operator route on the plain listener (GET, JSON reply).
+// A read-only operator route on the operator port (GET, JSON reply).
 struct GetRoute {
   std::string path;
   std::function<Reply()> handler;
 };
 
-// A readiness endpoint on the plain listener (e.g. /readyz, /readyz/extender): 200 while
-// `ready` holds and the server is not stopping, else 503. `ready` runs on the listener's poll
+// A readiness endpoint on the operator port (e.g. /readyz, /readyz/extender): 200 while
+// `ready` holds and the server is not stopping, else 503. `ready` runs on the listener's event
 // loop, so it must only read atomics: never block or take a lock.
 struct ReadyCheck {
   std::string path;
@@ -95,7 +96,7 @@ class Server {
       // The caller's own /metrics families, after the server's.
       common::MetricsRegistry::Collector extra_metrics = nullptr,
       std::vector<GetRoute> operator_routes = {},
-      // More routes on the plain listener as they are (the pages: server/ui_routes.h).
+      // More routes on the operator port as they are (the pages: server/ui_routes.h).
       std::vector<OperatorRoute> page_routes = {});
 
   void Start();  // serves on background threads
@@ -117,8 +118,7 @@ class Server {
   // Outlives the listener, whose SSL_CTX picks certificates from it on every handshake.
   std::unique_ptr<CertStore> certs_;
   RequestMetrics metrics_;
-  std::unique_ptr<class TlsListener> tls_;
-  std::unique_ptr<class OperatorListener> operator_listener_;
+  std::unique_ptr<Listener> listener_;
   common::MetricsRegistry metrics_registry_;  // what /metrics shows
   std::atomic<bool> stopping_{false};
   int tls_port_ = 0;

@@ -24,7 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "server/operator_listener.h"
+#include "server/listener.h"
 
 namespace server {
 

@@ -367,7 +367,7 @@ std::vector<Sample> RunHealthyClient(int port, const std::string& ca, bool keep_
   return samples;
 }
 
-// The kubelet's probe on the plain listener every 200 ms; also follows the server's RSS.
+// The kubelet's probe on the operator port every 200 ms; also follows the server's RSS.
 struct ProbeTally {
   int ok = 0;
   int failed = 0;

@@ -1,8 +1,8 @@
 // server::Server in process over real TLS on loopback: POST routes answered by their handlers
 // with a Server-Timing header and counted per route and code on /metrics (with the certificate
-// expiry, the deadline counters and the caller's extra metrics); the plain listener's health,
+// expiry, the deadline counters and the caller's extra metrics); the operator port's health,
 // readiness and JSON routes; a graceful Stop() that fails readiness first and keeps serving
-// through the shutdown delay; no plain listener when asked; what Create() refuses; and the
+// through the shutdown delay; no operator port when asked; what Create() refuses; and the
 // serving pair reloaded when its files change.
 #include "server/server.h"
 
@@ -282,7 +282,7 @@ TEST_F(ServerTest, StopFailsReadinessAtOnceAndServesThroughTheDelay) {
   EXPECT_LT(Steady::now() - again, std::chrono::milliseconds(1000));
 }
 
-TEST_F(ServerTest, AMetricsPortOfMinusOneMeansNoPlainListener) {
+TEST_F(ServerTest, AMetricsPortOfMinusOneMeansNoOperatorPort) {
   Options o = BaseOptions();
   o.metrics_port = -1;
   Start(o);

@@ -80,7 +80,7 @@ TEST(ShutdownTest, SigtermUnderLoadDrainsAndExitsZero) {
   signalled.store(true);
   auto signal_at = Clock::now();
   ASSERT_EQ(kill(server.pid(), SIGTERM), 0);
-  // Readiness fails (503) or the plain listener is gone (status 0), promptly.
+  // Readiness fails (503) or the operator port is gone (status 0), promptly.
   int ready = 200;
   while (ready == 200 && Clock::now() - signal_at < std::chrono::seconds(2)) {
     ready = server.Get("/readyz").status;

@@ -176,11 +176,11 @@ std::string Body(const std::string& response) {
   return end == std::string::npos ? "" : response.substr(end + 4);
 }
 
-uint64_t Closed(const TlsListener& l, CloseReason r) {
+uint64_t Closed(const Listener& l, CloseReason r) {
   return l.stats().closed[static_cast<size_t>(r)].load();
 }
 
-int64_t Open(const TlsListener& l, ConnectionState s) {
+int64_t Open(const Listener& l, ConnectionState s) {
   return l.stats().open[static_cast<size_t>(s)].load();
 }
 
@@ -192,7 +192,7 @@ void TlsListenerTest::SetUp() {
   certs_ = std::make_unique<CertStore>(*pair);
 }
 
-void TlsListenerTest::Start(TlsListener::Options options, std::vector<TlsRoute> extra) {
+void TlsListenerTest::Start(Listener::Options options, std::vector<TlsRoute> extra) {
   options.host = "127.0.0.1";
   options.port = 0;
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
@@ -219,8 +219,7 @@ void TlsListenerTest::Start(TlsListener::Options options, std::vector<TlsRoute> 
       {"/throw", [](absl::string_view) -> TlsReply { throw std::runtime_error("boom"); }},
   };
   for (TlsRoute& r : extra) routes.push_back(std::move(r));
-  absl::StatusOr<std::unique_ptr<TlsListener>> l =
-      TlsListener::Bind(options, ctx, std::move(routes));
+  absl::StatusOr<std::unique_ptr<Listener>> l = Listener::Bind(options, ctx, std::move(routes));
   ASSERT_TRUE(l.ok()) << l.status();
   listener_ = *std::move(l);
   listener_->Start();

@@ -1,4 +1,4 @@
-// Shared by the in-process TlsListener tests (tls_listener_test.cc, tls_loop_test.cc): a real
+// Shared by the in-process Listener tests (tls_listener_test.cc, tls_loop_test.cc): a real
 // listener on 127.0.0.1 port 0 over real TLS, bare OpenSSL clients from chosen loopback
 // addresses (127.0.0.x, so per-address limits can be exercised on one machine), a gate that
 // holds a handler, and bounded waits.
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "server/listener.h"
 #include "server/tls.h"
-#include "server/tls_listener.h"
 #include "test/support/serve_process.h"
 
 namespace server::listener_test {
@@ -72,8 +72,8 @@ std::string Post(const std::string& path, const std::string& body,
                  const std::string& extra_headers = "", const std::string& version = "HTTP/1.1");
 int Status(const std::string& response);
 std::string Body(const std::string& response);
-uint64_t Closed(const TlsListener& l, CloseReason r);
-int64_t Open(const TlsListener& l, ConnectionState s);
+uint64_t Closed(const Listener& l, CloseReason r);
+int64_t Open(const Listener& l, ConnectionState s);
 
 // Waits (bounded) until `done` holds.
 template <typename F>
@@ -91,13 +91,13 @@ class TlsListenerTest : public ::testing::Test {
   // Starts a listener with `options` (host and port are set here) and routes /echo (replies
   // with the body), /pure (the same, never waits on I/O), /block (waits on gate_), /big (a
   // reply of big_ bytes), /throw, and `extra`.
-  void Start(TlsListener::Options options, std::vector<TlsRoute> extra = {});
+  void Start(Listener::Options options, std::vector<TlsRoute> extra = {});
   void TearDown() override;
   int port() const { return listener_->port(); }
 
   testing_support::TempDir dir_;
   std::unique_ptr<CertStore> certs_;
-  std::unique_ptr<TlsListener> listener_;
+  std::unique_ptr<Listener> listener_;
   Gate gate_;
   size_t big_ = 0;
 };

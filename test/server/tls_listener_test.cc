@@ -1,22 +1,21 @@
-// TlsListener in process, what the listener as a whole promises: HTTP framing answers with JSON
+// Listener in process, what the listener as a whole promises: HTTP framing answers with JSON
 // reasons, keep-alive and pipelining, HTTP/1.0, chunked bodies and 100-continue, and a drain on
 // Stop(). What one event loop does with its connections (dealing, deadlines, limits, dispatch)
 // is tls_loop_test.cc.
-#include "server/tls_listener.h"
-
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "server/listener.h"
 #include "test/server/tls_listener_harness.h"
 
 namespace server::listener_test {
 namespace {
 
 TEST_F(TlsListenerTest, AnswersFramingErrorsWithJsonReasons) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.max_body_bytes = 1024;
   o.max_header_bytes = 2048;
   Start(o);

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "server/tls_listener.h"
+#include "server/listener.h"
 #include "test/server/go_like_caller.h"
 #include "test/server/tls_listener_harness.h"
 
@@ -46,7 +46,7 @@ void PrintTally(const char* what, const GoCallerTally& t) {
 }
 
 TEST_F(KeepAliveCallersTest, NoRequestIsLostToTheIdleTimeout) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.idle_timeout = kServerIdle;
   Start(o);
   GoCallerTally tally;
@@ -67,7 +67,7 @@ TEST_F(KeepAliveCallersTest, NoRequestIsLostToTheIdleTimeout) {
 // (--gtest_also_run_disabled_tests) to see the losses the test above guards against; it is
 // not run by default because how many it loses depends on scheduling.
 TEST_F(KeepAliveCallersTest, DISABLED_AnIdleTimeoutShorterThanTheCallersLosesRequests) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.idle_timeout = kFormerServerIdle;
   Start(o);
   GoCallerTally tally;
@@ -78,7 +78,7 @@ TEST_F(KeepAliveCallersTest, DISABLED_AnIdleTimeoutShorterThanTheCallersLosesReq
 }
 
 TEST_F(KeepAliveCallersTest, TheLastReplyBeforeTheRequestLimitSaysCloseAndNothingIsLost) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.idle_timeout = kServerIdle;
   o.keep_alive_max_requests = 3;
   Start(o);
@@ -101,7 +101,7 @@ TEST_F(KeepAliveCallersTest, TheLastReplyBeforeTheRequestLimitSaysCloseAndNothin
 }
 
 TEST_F(KeepAliveCallersTest, DrainTellsEveryCallerToLeaveAndStopLosesNothing) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.idle_timeout = kServerIdle;
   Start(o);
   std::atomic<bool> drained{false}, stopped{false};

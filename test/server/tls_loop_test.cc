@@ -1,4 +1,4 @@
-// One event loop of the TLS listener (server/tls_loop.h), driven through a real TlsListener over
+// One event loop of the TLS listener (server/event_loop.h), driven through a real Listener over
 // real TLS on 127.0.0.1: connections dealt to the loops in turn, each deadline closing its
 // connection with the reason counted, the per-loop ConnectionTable limits (oldest idle or
 // unfinished connection first, never one with a request in flight), handlers inline on the loop
@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "server/tls_listener.h"
+#include "server/listener.h"
 #include "test/server/tls_listener_harness.h"
 
 namespace server::listener_test {
@@ -39,7 +39,7 @@ std::string ServedOn(int port, const std::string& path, const std::string& body 
 }
 
 TEST_F(TlsLoopTest, ConnectionsAreDealtToTheLoopsInTurn) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.io_threads = 2;
   Start(o, {WhoAmI("/loop", /*waits_on_io=*/false)});
   // An inline handler runs on its connection's loop: the first and third connection share one.
@@ -52,7 +52,7 @@ TEST_F(TlsLoopTest, ConnectionsAreDealtToTheLoopsInTurn) {
 }
 
 TEST_F(TlsLoopTest, EachLoopHoldsAnEqualShareOfThePerAddressLimit) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.io_threads = 2;
   o.max_connections_per_peer = 4;  // two per loop
   Start(o);
@@ -68,7 +68,7 @@ TEST_F(TlsLoopTest, EachLoopHoldsAnEqualShareOfThePerAddressLimit) {
 }
 
 TEST_F(TlsLoopTest, EachDeadlineClosesItsConnectionAndIsCounted) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.request_deadline = milliseconds(400);
   o.idle_timeout = milliseconds(400);
   o.reply_deadline = milliseconds(400);
@@ -101,7 +101,7 @@ TEST_F(TlsLoopTest, EachDeadlineClosesItsConnectionAndIsCounted) {
 }
 
 TEST_F(TlsLoopTest, ABodyThatDoesNotArriveInTimeIsCutOff) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.request_deadline = milliseconds(300);
   Start(o);
   Client stalled_body(port());  // a whole head, then a body that never comes
@@ -121,7 +121,7 @@ TEST_F(TlsLoopTest, ABodyThatDoesNotArriveInTimeIsCutOff) {
 }
 
 TEST_F(TlsLoopTest, AKeepAliveConnectionIsClosedAfterIdlingPastItsReply) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.idle_timeout = milliseconds(300);
   Start(o);
   Client c(port());
@@ -136,7 +136,7 @@ TEST_F(TlsLoopTest, AKeepAliveConnectionIsClosedAfterIdlingPastItsReply) {
 }
 
 TEST_F(TlsLoopTest, AHandlerSlowerThanEveryDeadlineIsStillAnswered) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.request_deadline = milliseconds(200);
   o.idle_timeout = milliseconds(200);
   o.reply_deadline = milliseconds(200);
@@ -156,7 +156,7 @@ TEST_F(TlsLoopTest, AHandlerSlowerThanEveryDeadlineIsStillAnswered) {
 }
 
 TEST_F(TlsLoopTest, KeepAliveEndsAfterTheConfiguredNumberOfRequests) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.keep_alive_max_requests = 2;
   Start(o);
   Client c(port());
@@ -175,7 +175,7 @@ TEST_F(TlsLoopTest, KeepAliveEndsAfterTheConfiguredNumberOfRequests) {
 }
 
 TEST_F(TlsLoopTest, AnAddressAtItsLimitLosesItsOldestIdleConnection) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.io_threads = 1;  // one table sees every connection (two loops would hold a share each)
   o.max_connections_per_peer = 3;
   Start(o);
@@ -197,7 +197,7 @@ TEST_F(TlsLoopTest, AnAddressAtItsLimitLosesItsOldestIdleConnection) {
 }
 
 TEST_F(TlsLoopTest, AtTheTotalLimitTheBiggestHolderMakesRoom) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.io_threads = 1;
   o.max_connections = 4;
   o.max_connections_per_peer = 4;
@@ -213,7 +213,7 @@ TEST_F(TlsLoopTest, AtTheTotalLimitTheBiggestHolderMakesRoom) {
 }
 
 TEST_F(TlsLoopTest, RequestsInFlightAreNeverEvictedAndNewcomersAreRefusedInstead) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.io_threads = 1;
   o.max_connections_per_peer = 1;
   Start(o);
@@ -229,7 +229,7 @@ TEST_F(TlsLoopTest, RequestsInFlightAreNeverEvictedAndNewcomersAreRefusedInstead
 }
 
 TEST_F(TlsLoopTest, AConnectionIsOrderedByItsLastRequestNotItsArrival) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.io_threads = 1;
   o.max_connections_per_peer = 2;
   Start(o);
@@ -253,7 +253,7 @@ TEST_F(TlsLoopTest, AConnectionIsOrderedByItsLastRequestNotItsArrival) {
 }
 
 TEST_F(TlsLoopTest, AConnectionStillSendingItsRequestCanBeEvicted) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.io_threads = 1;
   o.max_connections_per_peer = 1;
   Start(o);
@@ -270,7 +270,7 @@ TEST_F(TlsLoopTest, AConnectionStillSendingItsRequestCanBeEvicted) {
 }
 
 TEST_F(TlsLoopTest, AReplyBeingWrittenIsInFlightAndNotEvicted) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.io_threads = 1;
   o.max_connections = 1;
   Start(o);
@@ -289,7 +289,7 @@ TEST_F(TlsLoopTest, AReplyBeingWrittenIsInFlightAndNotEvicted) {
 }
 
 TEST_F(TlsLoopTest, SaturatedWorkersAnswer503AtOnce) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.worker_threads = 1;
   o.max_queued = 0;
   Start(o);
@@ -317,7 +317,7 @@ TEST_F(TlsLoopTest, SaturatedWorkersAnswer503AtOnce) {
 }
 
 TEST_F(TlsLoopTest, PureHandlersOfSmallBodiesRunOnTheLoopAndTheRestOnAWorker) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.io_threads = 1;
   o.worker_threads = 1;
   o.inline_body_bytes = 16;
@@ -346,7 +346,7 @@ TEST_F(TlsLoopTest, AnInlineHandlerThatThrowsGets500AndTheLoopGoesOn) {
 }
 
 TEST_F(TlsLoopTest, QueuedRequestsCountTowardsTheBusyLimit) {
-  TlsListener::Options o;
+  Listener::Options o;
   o.worker_threads = 1;
   o.max_queued = 1;
   Start(o);

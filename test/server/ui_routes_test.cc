@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "httplib.h"
-#include "server/operator_listener.h"
+#include "server/listener.h"
 
 namespace server {
 namespace {
@@ -37,18 +37,21 @@ class UiRoutesTest : public testing::Test {
       return std::string(R"({"summary":{}})");
     };
     if (with_map) h.map = [] { return std::string(R"({"nodes":[]})"); };
-    absl::StatusOr<std::unique_ptr<OperatorListener>> l =
-        OperatorListener::Bind("127.0.0.1", 0, UiRoutes(std::move(h)), OperatorListener::Options{});
+    OperatorPortOptions at;
+    at.host = "127.0.0.1";
+    at.port = 0;
+    absl::StatusOr<std::unique_ptr<Listener>> l =
+        Listener::BindOperatorPort(std::move(at), UiRoutes(std::move(h)));
     ASSERT_TRUE(l.ok()) << l.status();
     listener_ = *std::move(l);
     listener_->Start();
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", listener_->port());
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", listener_->operator_port());
   }
   void TearDown() override {
     if (listener_) listener_->Stop();
   }
 
-  std::unique_ptr<OperatorListener> listener_;
+  std::unique_ptr<Listener> listener_;
   std::unique_ptr<httplib::Client> client_;
   std::string last_input_;
 };

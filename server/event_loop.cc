@@ -1,4 +1,4 @@
-#include "server/tls_loop.h"
+#include "server/event_loop.h"
 
 #include <algorithm>
 #include <array>
@@ -8,6 +8,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http.hpp>
+#include <type_traits>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -53,28 +54,60 @@ std::string PeerKey(const tcp::endpoint& endpoint) {
   return a.to_string();
 }
 
-// The handler's reply, or a 500 for an exception it let out.
-TlsReply RunHandler(const TlsRoute& route, absl::string_view body) {
+// What `call` returns, or `failed` (a 500) for an exception it let out, logged with the path.
+template <typename Call, typename Reply = std::invoke_result_t<Call&>>
+Reply Guarded(absl::string_view path, Call call, Reply failed) {
   try {
-    return route.handler(body);
+    return call();
   } catch (const std::exception& e) {
-    common::Log(common::LogLevel::kError, "handler threw",
-                {{"path", route.path}, {"error", e.what()}});
+    common::Log(common::LogLevel::kError, "handler threw", {{"path", path}, {"error", e.what()}});
   } catch (...) {
-    common::Log(common::LogLevel::kError, "handler threw", {{"path", route.path}});
+    common::Log(common::LogLevel::kError, "handler threw", {{"path", path}});
   }
-  return ErrorReply(500, "internal error");
+  return failed;
+}
+
+TlsReply RunHandler(const TlsRoute& route, absl::string_view body) {
+  return Guarded(
+      route.path, [&] { return route.handler(body); }, ErrorReply(500, "internal error"));
+}
+
+OperatorReply CallOperatorRoute(const OperatorRoute& route, absl::string_view query) {
+  return Guarded(
+      route.path,
+      [&] { return route.query_handler ? route.query_handler(query) : route.handler(); },
+      OperatorReply{500, "application/json", common::EncodeHttpError("internal error")});
+}
+
+// Runs `work` on `pool` while the calling coroutine sleeps, and wakes it on `loop` with what
+// `work` returned.
+template <typename Work>
+asio::awaitable<std::invoke_result_t<Work&>> RunOn(asio::thread_pool& pool, asio::io_context& loop,
+                                                   Work work) {
+  std::invoke_result_t<Work&> result;
+  AwaitToken token;
+  co_await asio::async_initiate<AwaitToken, void()>(
+      [&](auto wake) {
+        asio::post(pool,
+                   [&, wake = std::move(wake), guard = asio::make_work_guard(loop)]() mutable {
+                     result = work();
+                     asio::post(loop, std::move(wake));
+                   });
+      },
+      token);
+  co_return result;
 }
 
 // Beast's read errors: the reply they deserve, or nullopt for a connection that just ended.
-std::optional<TlsReply> ReplyToReadError(const ErrorCode& ec, const TlsListener::Options& o) {
+std::optional<TlsReply> ReplyToReadError(const ErrorCode& ec, size_t max_header_bytes,
+                                         size_t max_body_bytes) {
   if (ec == http::error::header_limit) {
     return ErrorReply(431,
-                      absl::StrCat("request head too large (over ", o.max_header_bytes, " bytes)"));
+                      absl::StrCat("request head too large (over ", max_header_bytes, " bytes)"));
   }
   if (ec == http::error::body_limit) {
     return ErrorReply(413,
-                      absl::StrCat("request body too large (over ", o.max_body_bytes, " bytes)"));
+                      absl::StrCat("request body too large (over ", max_body_bytes, " bytes)"));
   }
   if (ec == http::error::end_of_stream || ec == http::error::partial_message) return std::nullopt;
   if (ec.category() == http::make_error_code(http::error::bad_method).category()) {
@@ -86,8 +119,13 @@ std::optional<TlsReply> ReplyToReadError(const ErrorCode& ec, const TlsListener:
 }  // namespace
 
 struct Connection {
-  Connection(tcp::socket s, uint64_t connection_id)
-      : socket(std::move(s)), timer(socket.get_executor()), id(connection_id) {}
+  Connection(Port at, tcp::socket s, uint64_t connection_id)
+      : socket(std::move(s)),
+        timer(socket.get_executor()),
+        // A TLS connection's first state is its handshake; an operator one waits for a request.
+        state(at == Port::kTls ? ConnectionState::kHandshake : ConnectionState::kIdle),
+        port(at),
+        id(connection_id) {}
   tcp::socket& lowest() { return tls ? tls->socket() : socket; }
 
   tcp::socket socket;  // moved into `tls` when the client's first byte arrives
@@ -95,66 +133,90 @@ struct Connection {
   asio::steady_timer timer;  // the watchdog's
   Clock::time_point deadline = Clock::time_point::max();
   CloseReason on_deadline = CloseReason::kIdleTimeout;
-  ConnectionState state = ConnectionState::kHandshake;
+  ConnectionState state;
   bool closed = false;
-  uint64_t id;
+  const Port port;
+  const uint64_t id;
 };
 
-TlsLoop::TlsLoop(TlsShared& shared, ConnectionTable::Limits limits)
+EventLoop::EventLoop(ListenerShared& shared, ConnectionTable::Limits tls_limits,
+                     ConnectionTable::Limits operator_limits)
     : shared_(shared),
       options_(shared.options),
       acceptor_(loop_),
+      operator_acceptor_(loop_),
       drain_timer_(loop_),
-      table_(limits) {}
+      table_(tls_limits),
+      operator_table_(operator_limits) {}
 
-TlsLoop::~TlsLoop() {
+EventLoop::~EventLoop() {
   RequestStop();
   Join();
 }
 
-absl::Status TlsLoop::Listen(const tcp::endpoint& endpoint) {
+absl::Status EventLoop::Listen(Port port, const tcp::endpoint& endpoint) {
+  tcp::acceptor& acceptor = AcceptorOf(port);
   ErrorCode ec;
   auto failed = [&](const char* step) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.host, ":",
-                                               endpoint.port(), " (", step, ": ", ec.message(),
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", endpoint.address().to_string(),
+                                               ":", endpoint.port(), " (", step, ": ", ec.message(),
                                                ")"));
   };
-  acceptor_.open(endpoint.protocol(), ec);
+  acceptor.open(endpoint.protocol(), ec);
   if (ec) return failed("open");
-  acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
   if (ec) return failed("SO_REUSEADDR");
-  acceptor_.bind(endpoint, ec);
+  acceptor.bind(endpoint, ec);
   if (ec) return failed("bind");
-  acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return failed("listen");
   return absl::OkStatus();
 }
 
-int TlsLoop::port() const {
+int EventLoop::port(Port port) const {
+  const tcp::acceptor& acceptor = port == Port::kTls ? acceptor_ : operator_acceptor_;
+  if (!acceptor.is_open()) return -1;
   ErrorCode ec;
-  return acceptor_.local_endpoint(ec).port();
+  return acceptor.local_endpoint(ec).port();
 }
 
-void TlsLoop::Start(std::vector<TlsLoop*> deal_to) {
+tcp::acceptor& EventLoop::AcceptorOf(Port port) {
+  return port == Port::kTls ? acceptor_ : operator_acceptor_;
+}
+
+Listener::Stats& EventLoop::StatsOf(const Connection& c) {
+  return c.port == Port::kTls ? shared_.stats : shared_.operators->stats;
+}
+
+ConnectionTable& EventLoop::TableOf(const Connection& c) {
+  return c.port == Port::kTls ? table_ : operator_table_;
+}
+
+void EventLoop::Start(std::vector<EventLoop*> deal_to) {
   deal_to_ = std::move(deal_to);
   keep_running_.emplace(loop_.get_executor());  // a loop that does not accept waits for work
-  if (!deal_to_.empty()) asio::co_spawn(loop_, Accept(), asio::detached);
+  for (Port port : {Port::kTls, Port::kOperator}) {
+    if (!deal_to_.empty() && AcceptorOf(port).is_open()) {
+      asio::co_spawn(loop_, Accept(port), asio::detached);
+    }
+  }
   thread_ = std::thread([this] { loop_.run(); });
 }
 
-void TlsLoop::RequestStop() {
+void EventLoop::RequestStop() {
   if (thread_.joinable()) asio::post(loop_, [this] { BeginStop(); });
 }
 
-void TlsLoop::Join() {
+void EventLoop::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
-void TlsLoop::BeginStop() {
+void EventLoop::BeginStop() {
   stopping_ = true;
   keep_running_.reset();
   ErrorCode ec;
   acceptor_.close(ec);
+  operator_acceptor_.close(ec);
   // Connections with no request under way go now; the rest finish it (replies say
   // Connection: close) or are cut off at the drain timeout.
   std::vector<Connection*> quiet;
@@ -173,27 +235,29 @@ void TlsLoop::BeginStop() {
   });
 }
 
-void TlsLoop::Arm(Connection& c, std::chrono::milliseconds in, CloseReason reason) {
+void EventLoop::Arm(Connection& c, std::chrono::milliseconds in, CloseReason reason) {
   c.deadline = Clock::now() + in;
   c.on_deadline = reason;
   // The watchdog sleeps until the old deadline; wake it only when the new one is sooner.
   if (c.deadline < c.timer.expiry()) c.timer.cancel();
 }
 
-void TlsLoop::Disarm(Connection& c) { c.deadline = Clock::time_point::max(); }
+void EventLoop::Disarm(Connection& c) { c.deadline = Clock::time_point::max(); }
 
-void TlsLoop::SetState(Connection& c, ConnectionState state) {
-  shared_.stats.open[static_cast<size_t>(c.state)].fetch_sub(1, std::memory_order_relaxed);
-  shared_.stats.open[static_cast<size_t>(state)].fetch_add(1, std::memory_order_relaxed);
+void EventLoop::SetState(Connection& c, ConnectionState state) {
+  Listener::Stats& stats = StatsOf(c);
+  stats.open[static_cast<size_t>(c.state)].fetch_sub(1, std::memory_order_relaxed);
+  stats.open[static_cast<size_t>(state)].fetch_add(1, std::memory_order_relaxed);
   c.state = state;
 }
 
-void TlsLoop::Close(Connection& c, CloseReason reason) {
+void EventLoop::Close(Connection& c, CloseReason reason) {
   if (c.closed) return;
   c.closed = true;
-  shared_.stats.closed[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
-  shared_.stats.open[static_cast<size_t>(c.state)].fetch_sub(1, std::memory_order_relaxed);
-  table_.Remove(c.id);
+  Listener::Stats& stats = StatsOf(c);
+  stats.closed[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+  stats.open[static_cast<size_t>(c.state)].fetch_sub(1, std::memory_order_relaxed);
+  TableOf(c).Remove(c.id);
   live_.erase(c.id);
   ErrorCode ec;
   c.lowest().close(ec);  // ends every pending operation on it
@@ -201,7 +265,7 @@ void TlsLoop::Close(Connection& c, CloseReason reason) {
   if (stopping_ && live_.empty()) drain_timer_.cancel();
 }
 
-const TlsRoute* TlsLoop::FindRoute(absl::string_view target) const {
+const TlsRoute* EventLoop::FindRoute(absl::string_view target) const {
   absl::string_view path = target.substr(0, target.find('?'));
   for (const TlsRoute& r : shared_.routes) {
     if (r.path == path) return &r;
@@ -209,16 +273,17 @@ const TlsRoute* TlsLoop::FindRoute(absl::string_view target) const {
   return nullptr;
 }
 
-TlsLoop::Task<void> TlsLoop::Accept() {
+EventLoop::Task<void> EventLoop::Accept(Port port) {
+  tcp::acceptor& acceptor = AcceptorOf(port);
   asio::steady_timer backoff(loop_);
   for (size_t next = 0; !stopping_; ++next) {
     // Dealt round robin, so a few long-lived keep-alive callers (kube-scheduler's,
     // kube-apiserver's) spread evenly over the loops, and so does each address's share of
     // the per-address limit; a hash of the ports (SO_REUSEPORT) spreads only large numbers.
-    TlsLoop* target = deal_to_[next % deal_to_.size()];
+    EventLoop* target = deal_to_[next % deal_to_.size()];
     ErrorCode ec;
-    tcp::socket socket = co_await acceptor_.async_accept(target->loop_.get_executor(),
-                                                         asio::redirect_error(kAwait, ec));
+    tcp::socket socket = co_await acceptor.async_accept(target->loop_.get_executor(),
+                                                        asio::redirect_error(kAwait, ec));
     if (stopping_ || ec == asio::error::operation_aborted) co_return;
     if (ec) {
       // Out of descriptors (or another transient failure): retry shortly instead of spinning.
@@ -227,19 +292,22 @@ TlsLoop::Task<void> TlsLoop::Accept() {
       co_await backoff.async_wait(asio::redirect_error(kAwait, ec));
       continue;
     }
-    asio::post(target->loop_,
-               [target, s = std::move(socket)]() mutable { target->Adopt(std::move(s)); });
+    asio::post(target->loop_, [target, port, s = std::move(socket)]() mutable {
+      target->Adopt(port, std::move(s));
+    });
   }
 }
 
-void TlsLoop::Adopt(tcp::socket socket) {
+void EventLoop::Adopt(Port port, tcp::socket socket) {
   if (stopping_) return;  // the socket closes here
   ErrorCode ec;
   tcp::endpoint peer = socket.remote_endpoint(ec);
   if (ec) return;                              // already gone
   socket.set_option(tcp::no_delay(true), ec);  // else each keep-alive reply waits on delayed ACK
   uint64_t id = next_id_++;
-  ConnectionTable::Admission admission = table_.Admit(id, PeerKey(peer), Clock::now());
+  ConnectionTable& table = port == Port::kTls ? table_ : operator_table_;
+  Listener::Stats& stats = port == Port::kTls ? shared_.stats : shared_.operators->stats;
+  ConnectionTable::Admission admission = table.Admit(id, PeerKey(peer), Clock::now());
   for (const ConnectionTable::Eviction& e : admission.evict) {
     auto it = live_.find(e.id);
     if (it == live_.end()) continue;
@@ -251,22 +319,23 @@ void TlsLoop::Adopt(tcp::socket socket) {
     Close(*it->second, reason);
   }
   if (!admission.admitted) {
-    shared_.stats.closed[static_cast<size_t>(CloseReason::kRefused)].fetch_add(1);
+    stats.closed[static_cast<size_t>(CloseReason::kRefused)].fetch_add(1);
     return;
   }
-  auto c = std::make_shared<Connection>(std::move(socket), id);
+  auto c = std::make_shared<Connection>(port, std::move(socket), id);
   live_[id] = c.get();
-  shared_.stats.open[static_cast<size_t>(ConnectionState::kHandshake)].fetch_add(1);
+  stats.open[static_cast<size_t>(c->state)].fetch_add(1);
   asio::co_spawn(loop_, Watch(c), asio::detached);
   // Our code does not throw, but an allocation can: the connection must not outlive that.
-  asio::co_spawn(loop_, Serve(c), [this, c](std::exception_ptr e) {
-    if (!e) return;
-    common::Log(common::LogLevel::kError, "connection failed unexpectedly");
-    Close(*c, CloseReason::kPeerClosed);
-  });
+  asio::co_spawn(loop_, port == Port::kTls ? Serve(c) : ServeOperator(c),
+                 [this, c](std::exception_ptr e) {
+                   if (!e) return;
+                   common::Log(common::LogLevel::kError, "connection failed unexpectedly");
+                   Close(*c, CloseReason::kPeerClosed);
+                 });
 }
 
-TlsLoop::Task<void> TlsLoop::Watch(std::shared_ptr<Connection> c) {
+EventLoop::Task<void> EventLoop::Watch(std::shared_ptr<Connection> c) {
   while (!c->closed) {
     // Disarmed means "not now": a far wake-up rather than time_point::max, which timer
     // arithmetic would have to saturate.
@@ -277,7 +346,7 @@ TlsLoop::Task<void> TlsLoop::Watch(std::shared_ptr<Connection> c) {
   }
 }
 
-TlsLoop::Task<void> TlsLoop::Serve(std::shared_ptr<Connection> c) {
+EventLoop::Task<void> EventLoop::Serve(std::shared_ptr<Connection> c) {
   Arm(*c, options_.request_deadline, CloseReason::kHandshakeDeadline);
   ErrorCode ec;
   // No TLS state until the client sends something: a silent connection stays a bare socket.
@@ -300,7 +369,8 @@ TlsLoop::Task<void> TlsLoop::Serve(std::shared_ptr<Connection> c) {
   Close(*c, CloseReason::kDone);  // a no-op when ServeOne closed it already
 }
 
-TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer, size_t served) {
+EventLoop::Task<bool> EventLoop::ServeOne(Connection& c, beast::flat_buffer& buffer,
+                                          size_t served) {
   ErrorCode ec;
   if (buffer.size() == 0 && !c.tls->HasPending()) {
     if (stopping_) {
@@ -334,7 +404,9 @@ TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer,
   parser.body_limit(options_.max_body_bytes);
   co_await http::async_read_header(*c.tls, buffer, parser, asio::redirect_error(kAwait, ec));
   if (c.closed) co_return false;
-  if (ec) co_return co_await Refuse(c, ReplyToReadError(ec, options_), 11);
+  if (ec)
+    co_return co_await Refuse(
+        c, ReplyToReadError(ec, options_.max_header_bytes, options_.max_body_bytes), 11);
   http::request<http::string_body>& req = parser.get();
   unsigned version = req.version();
   if (version != 10 && version != 11) {
@@ -361,7 +433,9 @@ TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer,
   }
   co_await http::async_read(*c.tls, buffer, parser, asio::redirect_error(kAwait, ec));
   if (c.closed) co_return false;
-  if (ec) co_return co_await Refuse(c, ReplyToReadError(ec, options_), version);
+  if (ec)
+    co_return co_await Refuse(
+        c, ReplyToReadError(ec, options_.max_header_bytes, options_.max_body_bytes), version);
   bool keep_alive = req.keep_alive();
   std::string body = std::move(req.body());
 
@@ -386,19 +460,34 @@ TlsLoop::Task<bool> TlsLoop::ServeOne(Connection& c, beast::flat_buffer& buffer,
   co_return co_await Write(c, std::move(reply), version, keep_alive, CloseReason::kDone);
 }
 
-TlsLoop::Task<bool> TlsLoop::Write(Connection& c, TlsReply reply, unsigned version, bool keep_alive,
-                                   CloseReason closing) {
+EventLoop::Task<bool> EventLoop::Write(Connection& c, TlsReply reply, unsigned version,
+                                       bool keep_alive, CloseReason closing, bool head_only) {
   table_.MarkBusy(c.id);
   SetState(c, ConnectionState::kWriting);
-  Arm(c, options_.reply_deadline, CloseReason::kReplyDeadline);
+  Arm(c, c.port == Port::kTls ? options_.reply_deadline : shared_.operators->options.reply_deadline,
+      CloseReason::kReplyDeadline);
   http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
   res.set(http::field::content_type, "application/json");
+  if (c.port == Port::kOperator) {
+    // Live state, or a page tied to this binary's endpoints: never cached, never sniffed as
+    // another type.
+    res.set(http::field::cache_control, "no-store");
+    res.set("X-Content-Type-Options", "nosniff");
+  }
   for (auto& [name, value] : reply.headers) res.set(name, value);
   res.keep_alive(keep_alive);
-  res.body() = std::move(reply.body);
-  res.prepare_payload();
+  if (head_only) {
+    res.content_length(reply.body.size());  // what a GET would get, without it
+  } else {
+    res.body() = std::move(reply.body);
+    res.prepare_payload();
+  }
   ErrorCode ec;
-  co_await http::async_write(*c.tls, res, asio::redirect_error(kAwait, ec));
+  if (c.tls) {
+    co_await http::async_write(*c.tls, res, asio::redirect_error(kAwait, ec));
+  } else {
+    co_await http::async_write(c.socket, res, asio::redirect_error(kAwait, ec));
+  }
   if (c.closed) co_return false;
   if (ec) {
     Close(c, CloseReason::kPeerClosed);
@@ -411,21 +500,21 @@ TlsLoop::Task<bool> TlsLoop::Write(Connection& c, TlsReply reply, unsigned versi
   co_return true;
 }
 
-TlsLoop::Task<bool> TlsLoop::Refuse(Connection& c, std::optional<TlsReply> reply,
-                                    unsigned version) {
+EventLoop::Task<bool> EventLoop::Refuse(Connection& c, std::optional<TlsReply> reply,
+                                        unsigned version, bool head_only) {
   if (!reply) {
     Close(c, CloseReason::kPeerClosed);
     co_return false;
   }
   co_return co_await Write(c, *std::move(reply), version, /*keep_alive=*/false,
-                           CloseReason::kBadRequest);
+                           CloseReason::kBadRequest, head_only);
 }
 
-TlsLoop::Task<void> TlsLoop::Linger(Connection& c, CloseReason reason) {
+EventLoop::Task<void> EventLoop::Linger(Connection& c, CloseReason reason) {
   Arm(c, kLinger, reason);
   // close_notify and FIN, then read and drop what the client still sends (the rest of a
   // refused body, its own close_notify) until it closes too or the linger time is up.
-  c.tls->SendCloseNotify();
+  if (c.tls) c.tls->SendCloseNotify();
   ErrorCode ec;
   c.lowest().shutdown(tcp::socket::shutdown_send, ec);
   std::array<char, 2048> scratch;
@@ -435,24 +524,93 @@ TlsLoop::Task<void> TlsLoop::Linger(Connection& c, CloseReason reason) {
   Close(c, reason);
 }
 
-TlsLoop::Task<TlsReply> TlsLoop::RunOnWorker(const TlsRoute& route, std::string body) {
-  TlsReply reply;
+EventLoop::Task<TlsReply> EventLoop::RunOnWorker(const TlsRoute& route, std::string body) {
   shared_.in_pool.fetch_add(1);
   shared_.stats.queued.fetch_add(1, std::memory_order_relaxed);
-  // The coroutine sleeps while a worker runs the handler; the worker wakes it on the loop.
-  AwaitToken token;
-  co_await asio::async_initiate<AwaitToken, void()>(
-      [&](auto wake) {
-        asio::post(*shared_.workers,
-                   [&, wake = std::move(wake), work = asio::make_work_guard(loop_)]() mutable {
-                     shared_.stats.queued.fetch_sub(1, std::memory_order_relaxed);
-                     reply = RunHandler(route, body);
-                     shared_.in_pool.fetch_sub(1);
-                     asio::post(loop_, std::move(wake));
-                   });
-      },
-      token);
-  co_return reply;
+  co_return co_await RunOn(*shared_.workers, loop_, [&] {
+    shared_.stats.queued.fetch_sub(1, std::memory_order_relaxed);
+    TlsReply reply = RunHandler(route, body);
+    shared_.in_pool.fetch_sub(1);
+    return reply;
+  });
+}
+
+EventLoop::Task<void> EventLoop::ServeOperator(std::shared_ptr<Connection> c) {
+  const OperatorPortOptions& o = shared_.operators->options;
+  // One request per connection, its head complete within request_deadline of accept.
+  Arm(*c, o.request_deadline, CloseReason::kRequestDeadline);
+  ErrorCode ec;
+  co_await c->socket.async_wait(tcp::socket::wait_read, asio::redirect_error(kAwait, ec));
+  if (c->closed) co_return;
+  if (ec) {
+    Close(*c, CloseReason::kPeerClosed);
+    co_return;
+  }
+  // Begun: now the newest, so a full table gives up clients that never sent a byte first.
+  SetState(*c, ConnectionState::kReading);
+  operator_table_.MarkEvictable(c->id);
+  beast::flat_buffer buffer;
+  http::request_parser<http::empty_body> parser;
+  parser.header_limit(static_cast<uint32_t>(o.max_header_bytes));
+  co_await http::async_read_header(c->socket, buffer, parser, asio::redirect_error(kAwait, ec));
+  if (c->closed) co_return;
+  if (ec) {
+    co_await Refuse(*c, ReplyToReadError(ec, o.max_header_bytes, 0), 11);
+    co_return;
+  }
+  const http::request<http::empty_body>& req = parser.get();
+  const bool head_only = req.method() == http::verb::head;
+  absl::string_view target = View(req.target());
+  absl::string_view path = target.substr(0, target.find('?'));
+  absl::string_view query = target.substr(std::min(target.size(), path.size() + 1));
+  auto route = std::find_if(shared_.operators->routes.begin(), shared_.operators->routes.end(),
+                            [&](const OperatorRoute& r) { return r.path == path; });
+  std::optional<TlsReply> refusal;
+  if (req.version() != 10 && req.version() != 11) {
+    refusal = ErrorReply(400, "unsupported HTTP version");
+  } else if (req.method() != http::verb::get && !head_only) {
+    refusal = ErrorReply(405, "method not allowed");
+    refusal->headers.emplace_back("Allow", "GET, HEAD");
+  } else if (route == shared_.operators->routes.end()) {
+    refusal = ErrorReply(404, "no such route");
+  } else if (!parser.is_done()) {
+    refusal = ErrorReply(400, "operator routes take no request body");
+  }
+  // Replies are HTTP/1.1 whatever the request's version (RFC 9110 section 2.5), so each one
+  // can say Connection: close.
+  if (refusal) {
+    co_await Refuse(*c, std::move(refusal), 11, head_only);
+    co_return;
+  }
+  operator_table_.MarkBusy(c->id);
+  SetState(*c, ConnectionState::kInFlight);
+  Disarm(*c);  // our time, not the client's; the handler queue is bounded
+  OperatorReply reply;
+  if (route->quick) {
+    reply = CallOperatorRoute(*route, query);
+  } else if (shared_.operators->waiting.load() >= o.max_queued) {
+    shared_.operators->stats.rejected_busy.fetch_add(1, std::memory_order_relaxed);
+    reply = {503, "application/json",
+             common::EncodeHttpError("too many requests waiting; retry later")};
+  } else {
+    reply = co_await RunOnHandlerThread(*route, std::string(query));
+  }
+  if (c->closed) co_return;
+  TlsReply out{reply.status, std::move(reply.body), {{"Content-Type", reply.content_type}}};
+  co_await Write(*c, std::move(out), 11, /*keep_alive=*/false, CloseReason::kDone, head_only);
+}
+
+EventLoop::Task<OperatorReply> EventLoop::RunOnHandlerThread(const OperatorRoute& route,
+                                                             std::string query) {
+  OperatorShared& port = *shared_.operators;
+  port.waiting.fetch_add(1);
+  port.stats.queued.fetch_add(1, std::memory_order_relaxed);
+  co_return co_await RunOn(*port.handler, loop_, [&] {
+    port.stats.queued.fetch_sub(1, std::memory_order_relaxed);
+    OperatorReply reply = CallOperatorRoute(route, query);
+    port.waiting.fetch_sub(1);
+    return reply;
+  });
 }
 
 }  // namespace server

@@ -1,11 +1,12 @@
-// One event loop of the TLS listener (server/tls_listener.h says what the listener promises).
-// Each loop has its own thread, connections, deadlines and ConnectionTable; the first also
-// owns the listening socket and deals new connections to every loop in turn. Loops share only
-// what TlsShared holds: options, routes, the worker pool and the counters. A connection lives
-// and dies on the loop it was dealt to, so nothing a connection touches needs a lock.
+// One event loop of the listener (server/listener.h says what the listener promises).
+// Each loop has its own thread, connections, deadlines and a ConnectionTable per port; the
+// first also owns the listening sockets and deals new connections to every loop in turn. Loops
+// share only what ListenerShared holds: options, routes, the worker pools and the counters. A
+// connection lives and dies on the loop it was dealt to, so nothing a connection touches needs
+// a lock.
 // Internal to server/.
-#ifndef GPU_TENANCY_SERVER_TLS_LOOP_H_
-#define GPU_TENANCY_SERVER_TLS_LOOP_H_
+#ifndef GPU_TENANCY_SERVER_EVENT_LOOP_H_
+#define GPU_TENANCY_SERVER_EVENT_LOOP_H_
 
 #include <openssl/ssl.h>
 
@@ -29,13 +30,24 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "server/connection_table.h"
-#include "server/tls_listener.h"
+#include "server/listener.h"
 
 namespace server {
 
+enum class Port { kTls, kOperator };
+
+// What every loop shares about the operator port.
+struct OperatorShared {
+  OperatorPortOptions options;
+  std::vector<OperatorRoute> routes;
+  std::optional<boost::asio::thread_pool> handler;  // one thread: routes that are not quick
+  std::atomic<size_t> waiting{0};                   // queued for or running on `handler`
+  Listener::Stats stats;
+};
+
 // What every loop of one listener shares.
-struct TlsShared {
-  TlsListener::Options options;
+struct ListenerShared {
+  Listener::Options options;
   SSL_CTX* ssl = nullptr;  // the listener's reference; each SSL holds its own
   std::vector<TlsRoute> routes;
   std::optional<boost::asio::thread_pool> workers;
@@ -43,24 +55,26 @@ struct TlsShared {
   // Set by Drain() or Stop() before any loop hears of it, so every reply from then on says
   // Connection: close, whichever loop writes it.
   std::atomic<bool> stopping{false};
-  TlsListener::Stats stats;
+  Listener::Stats stats;
+  std::unique_ptr<OperatorShared> operators;  // null without an operator port
 };
 
 struct Connection;
 
-class TlsLoop {
+class EventLoop {
  public:
-  TlsLoop(TlsShared& shared, ConnectionTable::Limits limits);
-  ~TlsLoop();
-  TlsLoop(const TlsLoop&) = delete;
-  TlsLoop& operator=(const TlsLoop&) = delete;
+  EventLoop(ListenerShared& shared, ConnectionTable::Limits tls_limits,
+            ConnectionTable::Limits operator_limits);
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
 
-  // Binds `endpoint` and listens (the dealing loop only). Unavailable on failure.
-  absl::Status Listen(const boost::asio::ip::tcp::endpoint& endpoint);
-  int port() const;
+  // Binds `endpoint` for `port` and listens (the dealing loop only). Unavailable on failure.
+  absl::Status Listen(Port port, const boost::asio::ip::tcp::endpoint& endpoint);
+  int port(Port port) const;
   // Runs the loop on its thread. `deal_to` (for the loop that listens): the loops new
   // connections go to, in turn, itself included.
-  void Start(std::vector<TlsLoop*> deal_to);
+  void Start(std::vector<EventLoop*> deal_to);
   // Stops accepting, closes quiet connections and lets the rest finish their request (within
   // drain_timeout); Join() returns when that is done and the loop's thread has ended.
   void RequestStop();
@@ -71,18 +85,23 @@ class TlsLoop {
   template <typename T>
   using Task = boost::asio::awaitable<T>;
 
-  Task<void> Accept();
+  Task<void> Accept(Port port);
   // Takes a connection dealt to this loop (on this loop's thread): admits it, or not.
-  void Adopt(boost::asio::ip::tcp::socket socket);
+  void Adopt(Port port, boost::asio::ip::tcp::socket socket);
   Task<void> Watch(std::shared_ptr<Connection> c);
   Task<void> Serve(std::shared_ptr<Connection> c);
+  // The operator port's one request and reply.
+  Task<void> ServeOperator(std::shared_ptr<Connection> c);
+  Task<OperatorReply> RunOnHandlerThread(const OperatorRoute& route, std::string query);
   // One request and its reply; false when the connection is closed (or to be).
   Task<bool> ServeOne(Connection& c, boost::beast::flat_buffer& buffer, size_t served);
-  // Writes the reply; without keep-alive, lingers and closes the connection as `closing`.
+  // Writes the reply (its head alone for a HEAD request); without keep-alive, lingers and
+  // closes the connection as `closing`.
   Task<bool> Write(Connection& c, TlsReply reply, unsigned version, bool keep_alive,
-                   CloseReason closing);
+                   CloseReason closing, bool head_only = false);
   // Answers `reply` (if any) and closes, letting the client read it first.
-  Task<bool> Refuse(Connection& c, std::optional<TlsReply> reply, unsigned version);
+  Task<bool> Refuse(Connection& c, std::optional<TlsReply> reply, unsigned version,
+                    bool head_only = false);
   Task<void> Linger(Connection& c, CloseReason reason);
   Task<TlsReply> RunOnWorker(const TlsRoute& route, std::string body);
   void BeginStop();
@@ -92,18 +111,23 @@ class TlsLoop {
   void SetState(Connection& c, ConnectionState state);
   void Close(Connection& c, CloseReason reason);
   const TlsRoute* FindRoute(absl::string_view target) const;
+  Listener::Stats& StatsOf(const Connection& c);
+  ConnectionTable& TableOf(const Connection& c);
+  boost::asio::ip::tcp::acceptor& AcceptorOf(Port port);
 
-  TlsShared& shared_;
-  const TlsListener::Options& options_;
+  ListenerShared& shared_;
+  const Listener::Options& options_;
   boost::asio::io_context loop_{1};
-  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::ip::tcp::acceptor acceptor_;           // the TLS port's
+  boost::asio::ip::tcp::acceptor operator_acceptor_;  // the operator port's
   boost::asio::steady_timer drain_timer_;
   // This loop's thread only:
-  ConnectionTable table_;
+  ConnectionTable table_;  // the TLS port's
+  ConnectionTable operator_table_;
   absl::flat_hash_map<uint64_t, Connection*> live_;
   uint64_t next_id_ = 1;
   bool stopping_ = false;
-  std::vector<TlsLoop*> deal_to_;
+  std::vector<EventLoop*> deal_to_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
       keep_running_;
   std::thread thread_;
@@ -111,4 +135,4 @@ class TlsLoop {
 
 }  // namespace server
 
-#endif  // GPU_TENANCY_SERVER_TLS_LOOP_H_
+#endif  // GPU_TENANCY_SERVER_EVENT_LOOP_H_

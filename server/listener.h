@@ -1,13 +1,19 @@
-// The HTTPS listener for the extender and webhook routes: event loops that hold connections,
-// and a bounded pool of workers that runs only complete requests.
+// The listener: event loops that hold connections, a bounded pool of workers that runs only
+// complete requests, and two ports served by the same loops:
+//   - the TLS port for the extender and webhook routes (JSON POSTs, long keep-alive);
+//   - the plain operator port for the kubelet's probes, Prometheus and the pages (GET and HEAD,
+//     one request per connection), when Options::operator_port is set.
+// A process may have either port alone (the node agent and `gpu-tenancy ui` serve only the
+// operator port).
 //
-// io_threads Boost.Asio loops (server/tls_loop.h), each on its own thread; the first accepts
-// and deals new connections to them in turn. Accept, the TLS handshake (OpenSSL over the socket,
-// see server/tls_socket.h), reading the request head and body (Beast's HTTP/1.1 parser, with header
-// and body limits) and writing the reply are all asynchronous on the connection's loop, so a
-// connection that is idle, stuck inside its handshake or dripping one byte at a time costs memory
-// and a descriptor, never a thread. Until its first byte a new connection has no TLS state at all.
-// A complete request goes to a worker; the reply is posted back to the loop and written from there.
+// io_threads Boost.Asio loops (server/event_loop.h), each on its own thread; the first accepts
+// on both ports and deals new connections to them in turn. Accept, the TLS handshake (OpenSSL
+// over the socket, see server/tls_socket.h), reading the request head and body (Beast's HTTP/1.1
+// parser, with header and body limits) and writing the reply are all asynchronous on the
+// connection's loop, so a connection that is idle, stuck inside its handshake or dripping one
+// byte at a time costs memory and a descriptor, never a thread. Until its first byte a new
+// connection has no TLS state at all. A complete request goes to a worker; the reply is posted
+// back to the loop and written from there.
 //
 // Deadlines, each enforced by the loop (a connection past one is closed and counted by reason):
 //   request_deadline  from accept to the end of the handshake, and for each request from its
@@ -28,10 +34,19 @@
 // (malformed), 503 (workers saturated), 500 (a handler threw), each with a JSON reason.
 // HTTP/1.1 keep-alive (and HTTP/1.0), Expect: 100-continue, chunked request bodies.
 //
-//   auto listener = TlsListener::Bind(options, std::move(ssl_ctx), routes);
+// The operator port keeps the same machinery with its own limits and counters
+// (OperatorPortOptions): its request_deadline runs from accept to the end of the request head,
+// so a client that connects and sends nothing, or one byte at a time, holds a descriptor and
+// not a thread, and a probe is answered in the same turn of the loop whatever else is
+// connected. Quick routes (probes, which read atomics) run on the loop; the rest run one at a
+// time on the port's own handler thread, so a scrape waiting on the cluster-state lock holds up
+// neither a probe nor a worker of the TLS port. 404, 405 (not GET or HEAD), 400 (malformed, or
+// a request body), 431, 503 (max_queued requests already wait for the handler thread), 500.
+//
+//   auto listener = Listener::Bind(options, std::move(ssl_ctx), routes, operator_routes);
 //   (*listener)->Start();  ...  (*listener)->Stop();
-#ifndef GPU_TENANCY_SERVER_TLS_LISTENER_H_
-#define GPU_TENANCY_SERVER_TLS_LISTENER_H_
+#ifndef GPU_TENANCY_SERVER_LISTENER_H_
+#define GPU_TENANCY_SERVER_LISTENER_H_
 
 #include <openssl/ssl.h>
 
@@ -41,6 +56,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +73,40 @@ struct TlsReply {
   std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
 };
 
+// A route of the operator port: GET or HEAD, no request body.
+struct OperatorReply {
+  int status = 200;
+  std::string content_type;
+  std::string body;
+};
+
+struct OperatorRoute {
+  std::string path;  // matched exactly, without the query string
+  std::function<OperatorReply()> handler;
+  // Runs on the loop: only for handlers that never block (health and readiness, which read
+  // atomics). The others run one at a time on the operator port's handler thread.
+  bool quick = false;
+  // Instead of `handler`, for routes that read the query string (the part of the target after
+  // '?', as sent: still percent-encoded; "" when there is none).
+  std::function<OperatorReply(absl::string_view query)> query_handler = nullptr;
+};
+
+// The plain-HTTP operator port.
+struct OperatorPortOptions {
+  std::string host = "0.0.0.0";
+  int port = 8080;  // 0 picks a free port
+  // From accept to the blank line ending the request head: a probe sends it at once.
+  std::chrono::milliseconds request_deadline{3000};
+  // From the reply being ready to its last byte leaving: a client that stops reading.
+  std::chrono::milliseconds reply_deadline{10000};
+  // Requests queued for or running on the handler thread; beyond, 503 at once.
+  size_t max_queued = 16;
+  // Open connections (no per-address limit: probes and scrapers share few addresses); at the
+  // cap the oldest one that has not finished its request makes room.
+  size_t max_connections = 512;
+  size_t max_header_bytes = 16 * 1024;  // request line and headers; a larger head gets 431
+};
+
 struct TlsRoute {
   std::string path;  // matched exactly, without the query string
   // Called with the complete body: on a worker thread, or on the connection's loop when the
@@ -65,7 +115,7 @@ struct TlsRoute {
   bool waits_on_io = true;  // e.g. a call to kube-apiserver: always on a worker
 };
 
-// Why the listener closed a connection (for gpu_tenancy_tls_connections_closed_total).
+// Why the listener closed a connection (for gpu_tenancy_{tls,operator}_connections_closed_total).
 enum class CloseReason {
   kPeerClosed,         // the client hung up, or reset the connection
   kHandshakeFailed,    // not TLS, an unacceptable TLS version or cipher, or a client certificate
@@ -84,14 +134,15 @@ enum class CloseReason {
   kCount
 };
 
-// What connections are doing now (for gpu_tenancy_tls_connections{state}).
+// What connections are doing now (for gpu_tenancy_{tls,operator}_connections{state}).
 enum class ConnectionState { kHandshake, kIdle, kReading, kInFlight, kWriting, kCount };
 
-class TlsListener {
+class Listener {
  public:
   struct Options {
     std::string host = "0.0.0.0";
-    int port = 8443;  // 0 picks a free port
+    int port = 8443;                                   // 0 picks a free port; -1: no TLS port
+    std::optional<OperatorPortOptions> operator_port;  // absent: no operator port
     // Event loops: TLS, HTTP framing and inline handlers for their connections. Two share
     // TLS handshakes of a connection flood between two cores.
     int io_threads = 2;
@@ -126,13 +177,17 @@ class TlsListener {
     std::atomic<uint64_t> rejected_busy{0};  // answered 503 because the pool was full
   };
 
-  // Binds and listens; takes `ctx` (configured by the caller: certificates, client CAs).
-  // Unavailable when the address cannot be bound.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<TlsListener>> Bind(
-      Options options, SSL_CTX* ctx, std::vector<TlsRoute> routes);
-  ~TlsListener();  // Stop()
-  TlsListener(const TlsListener&) = delete;
-  TlsListener& operator=(const TlsListener&) = delete;
+  // Binds and listens on both ports; takes `ctx` (configured by the caller: certificates,
+  // client CAs; null without a TLS port). Unavailable when an address cannot be bound.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Listener>> Bind(
+      Options options, SSL_CTX* ctx, std::vector<TlsRoute> routes,
+      std::vector<OperatorRoute> operator_routes = {});
+  // A listener with the operator port alone, on one loop.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Listener>> BindOperatorPort(
+      OperatorPortOptions options, std::vector<OperatorRoute> routes);
+  ~Listener();  // Stop()
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
 
   void Start();  // the loop thread and the workers
   // From now on every reply says Connection: close and its connection is closed after it, so
@@ -142,9 +197,12 @@ class TlsListener {
   // drain_timeout), and returns when every thread has ended. Idempotent.
   void Stop();
 
-  int port() const;
-  const Stats& stats() const;
-  // The listener's series in the Prometheus text format.
+  int port() const;            // the TLS port's; -1 without one
+  int operator_port() const;   // -1 without one
+  const Stats& stats() const;  // the TLS port's
+  const Stats& operator_stats() const;
+  // The listener's series in the Prometheus text format: gpu_tenancy_tls_* for the TLS port,
+  // the same families as gpu_tenancy_operator_* for the operator port.
   void Collect(common::MetricsText& out) const;
 
   static absl::string_view ReasonName(CloseReason reason);
@@ -152,10 +210,10 @@ class TlsListener {
 
  private:
   class Impl;
-  explicit TlsListener(std::unique_ptr<Impl> impl);
+  explicit Listener(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace server
 
-#endif  // GPU_TENANCY_SERVER_TLS_LISTENER_H_
+#endif  // GPU_TENANCY_SERVER_LISTENER_H_

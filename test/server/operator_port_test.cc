@@ -1,9 +1,7 @@
-// The plain operator listener (/healthz, /readyz, /metrics, /debug/...) of the real binary:
-// clients that connect and send nothing, or drip their request a byte at a time, must never
-// keep the kubelet's probe from an answer; requests the listener cannot serve get a status and
-// a JSON reason.
-#include "server/operator_listener.h"
-
+// The plain operator port (/healthz, /readyz, /metrics, /debug/...), served by the same event
+// loops as the TLS port: clients that connect and send nothing, or drip their request a byte at
+// a time, must never keep the kubelet's probe from an answer; requests the port cannot serve
+// get a status and a JSON reason.
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -20,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "server/listener.h"
 #include "test/support/serve_process.h"
 
 namespace {
@@ -92,7 +91,7 @@ std::string Body(const std::string& reply) {
   return at == std::string::npos ? "" : reply.substr(at + 4);
 }
 
-class OperatorListenerTest : public ::testing::Test {
+class OperatorPortTest : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start({"--demo"});
@@ -102,7 +101,7 @@ class OperatorListenerTest : public ::testing::Test {
   std::unique_ptr<ServeProcess> server_;
 };
 
-TEST_F(OperatorListenerTest, AnswersWhatItServesAndRefusesTheRest) {
+TEST_F(OperatorPortTest, AnswersWhatItServesAndRefusesTheRest) {
   const int port = server_->metrics_port();
   struct Case {
     std::string name;
@@ -136,11 +135,15 @@ TEST_F(OperatorListenerTest, AnswersWhatItServesAndRefusesTheRest) {
       {"no version",
        {"GET /healthz\r\n\r\n"},
        "HTTP/1.1 400 Bad Request",
-       "{\"error\":\"malformed request line\"}"},
+       "{\"error\":\"malformed request: bad target\"}"},
       {"http 2 preface",
        {"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"},
        "HTTP/1.1 400 Bad Request",
-       "{\"error\":\"malformed request line\"}"},
+       "{\"error\":\"malformed request: bad version\"}"},
+      {"a body",
+       {"GET /healthz HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"},
+       "HTTP/1.1 400 Bad Request",
+       "{\"error\":\"operator routes take no request body\"}"},
       {"garbage",
        {"\x16\x03\x01\x02\xfc\x03\x03 \xff\xfe\r\n\r\n"},
        "HTTP/1.1 400 Bad Request",
@@ -148,7 +151,7 @@ TEST_F(OperatorListenerTest, AnswersWhatItServesAndRefusesTheRest) {
       {"huge head",
        {absl::StrCat("GET /healthz HTTP/1.1\r\nX-Pad: ", std::string(20000, 'a'), "\r\n\r\n")},
        "HTTP/1.1 431 Request Header Fields Too Large",
-       "{\"error\":\"request head too large\"}"},
+       "{\"error\":\"request head too large (over 16384 bytes)\"}"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -156,6 +159,13 @@ TEST_F(OperatorListenerTest, AnswersWhatItServesAndRefusesTheRest) {
         Exchange(port, c.pieces, std::chrono::milliseconds(c.pieces.size() > 1 ? 50 : 0));
     EXPECT_EQ(StatusLine(reply), c.status_line) << reply;
     EXPECT_NE(reply.find("\r\nConnection: close\r\n"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("\r\nCache-Control: no-store\r\n"), std::string::npos) << reply;
+    if (c.name == "post") {
+      EXPECT_NE(reply.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos) << reply;
+    }
+    if (c.name == "head has no body") {
+      EXPECT_NE(reply.find("\r\nContent-Length: 3\r\n"), std::string::npos) << reply;
+    }
     if (!c.body.empty() || c.name == "head has no body") {
       EXPECT_EQ(Body(reply), c.body);
     }
@@ -172,7 +182,7 @@ TEST_F(OperatorListenerTest, AnswersWhatItServesAndRefusesTheRest) {
 // The attack that matters: kubelet restarts the pod when /healthz times out (1 s by default)
 // three times in a row. Hundreds of silent connections and dozens of dripping ones, kept up for
 // longer than the request deadline, must not delay a probe.
-TEST_F(OperatorListenerTest, SilentAndDrippingClientsNeverDelayAProbe) {
+TEST_F(OperatorPortTest, SilentAndDrippingClientsNeverDelayAProbe) {
   const int port = server_->metrics_port();
   std::vector<int> silent, dripping;
   for (int i = 0; i < 700; ++i) {  // more than the 512 connections the listener keeps
@@ -226,12 +236,39 @@ TEST_F(OperatorListenerTest, SilentAndDrippingClientsNeverDelayAProbe) {
       metrics.body, "gpu_tenancy_request_deadline_expired_total{listener=\"operator\"}");
   ASSERT_TRUE(expired.has_value()) << metrics.body;
   EXPECT_GE(*expired, static_cast<double>(dripping.size()));
+  // The same count in the port's own families, beside the TLS port's.
+  EXPECT_EQ(testing_support::SampleValue(
+                metrics.body,
+                "gpu_tenancy_operator_connections_closed_total{reason=\"request_deadline\"}"),
+            *expired);
+  EXPECT_EQ(testing_support::SampleValue(metrics.body,
+                                         "gpu_tenancy_operator_connection_limit{scope=\"total\"}"),
+            512.0);
+}
+
+// An operator port alone (as the node agent and `gpu-tenancy ui` run it), on 127.0.0.1.
+std::unique_ptr<server::Listener> StartOperatorPort(std::vector<server::OperatorRoute> routes,
+                                                    server::Listener::Options options = {}) {
+  options.port = -1;
+  if (!options.operator_port) options.operator_port.emplace();
+  options.operator_port->host = "127.0.0.1";
+  options.operator_port->port = 0;
+  absl::StatusOr<std::unique_ptr<server::Listener>> listener =
+      server::Listener::Bind(options, nullptr, {}, std::move(routes));
+  EXPECT_TRUE(listener.ok()) << listener.status();
+  if (!listener.ok()) return nullptr;
+  (*listener)->Start();
+  return *std::move(listener);
+}
+
+uint64_t Closed(const server::Listener& listener, server::CloseReason reason) {
+  return listener.operator_stats().closed[static_cast<size_t>(reason)].load();
 }
 
 // In process, with handlers the test controls: a slow scrape (a /metrics waiting on the
 // cluster-state lock during a relist) must not hold up a probe, and scrapes piling up behind it
 // get a 503 instead of queueing without bound.
-TEST(OperatorListenerHandlersTest, ASlowHandlerDoesNotHoldUpProbes) {
+TEST(OperatorPortHandlersTest, ASlowHandlerDoesNotHoldUpProbes) {
   std::atomic<bool> release{false};
   std::atomic<int> slow_calls{0};
   std::vector<server::OperatorRoute> routes = {
@@ -247,13 +284,12 @@ TEST(OperatorListenerHandlersTest, ASlowHandlerDoesNotHoldUpProbes) {
          return server::OperatorReply{200, "text/plain", "scraped\n"};
        }},
   };
-  server::OperatorListener::Options options;
-  options.max_queued = 2;
-  absl::StatusOr<std::unique_ptr<server::OperatorListener>> listener =
-      server::OperatorListener::Bind("127.0.0.1", 0, routes, options);
-  ASSERT_TRUE(listener.ok()) << listener.status();
-  (*listener)->Start();
-  const int port = (*listener)->port();
+  server::Listener::Options options;
+  options.operator_port.emplace();
+  options.operator_port->max_queued = 2;
+  std::unique_ptr<server::Listener> listener = StartOperatorPort(routes, options);
+  ASSERT_NE(listener, nullptr);
+  const int port = listener->operator_port();
 
   // Two scrapes take the handler thread and its queue; both wait for `release`.
   std::string first, second;
@@ -287,13 +323,15 @@ TEST(OperatorListenerHandlersTest, ASlowHandlerDoesNotHoldUpProbes) {
   EXPECT_EQ(Body(first), "scraped\n") << first;
   EXPECT_EQ(Body(second), "scraped\n") << second;
   EXPECT_EQ(slow_calls.load(), 2);
-  EXPECT_EQ((*listener)->expired(), 0u);
-  (*listener)->Stop();
+  EXPECT_EQ(listener->operator_stats().rejected_busy.load(), 1u);
+  EXPECT_EQ(Closed(*listener, server::CloseReason::kRequestDeadline), 0u);
+  EXPECT_EQ(Closed(*listener, server::CloseReason::kReplyDeadline), 0u);
+  listener->Stop();
 }
 
 // A caller that asks for a large reply and never reads it is cut off at the reply deadline,
 // and others are served meanwhile: the loop never blocks on a full socket buffer.
-TEST(OperatorListenerHandlersTest, AReaderThatStallsIsCutOffAtTheReplyDeadline) {
+TEST(OperatorPortHandlersTest, AReaderThatStallsIsCutOffAtTheReplyDeadline) {
   std::vector<server::OperatorRoute> routes = {
       {"/healthz",
        [] {
@@ -305,13 +343,12 @@ TEST(OperatorListenerHandlersTest, AReaderThatStallsIsCutOffAtTheReplyDeadline) 
          return server::OperatorReply{200, "application/json", std::string(16 << 20, ' ')};
        }},
   };
-  server::OperatorListener::Options options;
-  options.reply_deadline = std::chrono::milliseconds(500);
-  absl::StatusOr<std::unique_ptr<server::OperatorListener>> listener =
-      server::OperatorListener::Bind("127.0.0.1", 0, routes, options);
-  ASSERT_TRUE(listener.ok()) << listener.status();
-  (*listener)->Start();
-  const int port = (*listener)->port();
+  server::Listener::Options options;
+  options.operator_port.emplace();
+  options.operator_port->reply_deadline = std::chrono::milliseconds(500);
+  std::unique_ptr<server::Listener> listener = StartOperatorPort(routes, options);
+  ASSERT_NE(listener, nullptr);
+  const int port = listener->operator_port();
 
   // A small receive buffer, so most of the 16 MiB must wait in the server's socket.
   int staller = ConnectTo(port, 4096);
@@ -327,10 +364,10 @@ TEST(OperatorListenerHandlersTest, AReaderThatStallsIsCutOffAtTheReplyDeadline) 
   }
   // Generous: building the reply takes seconds under ThreadSanitizer.
   for (Clock::time_point until = Clock::now() + std::chrono::seconds(30);
-       (*listener)->expired() == 0 && Clock::now() < until;) {
+       Closed(*listener, server::CloseReason::kReplyDeadline) == 0 && Clock::now() < until;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_EQ((*listener)->expired(), 1u);
+  EXPECT_EQ(Closed(*listener, server::CloseReason::kReplyDeadline), 1u);
   // What the staller gets once it reads: part of the reply, then the end of the connection.
   bool closed = false;
   std::string partial = ReadUntilClosed(staller, std::chrono::milliseconds(10000), &closed);
@@ -340,9 +377,9 @@ TEST(OperatorListenerHandlersTest, AReaderThatStallsIsCutOffAtTheReplyDeadline) 
   close(staller);
 }
 
-// Stop() with a handler still running returns once that handler does, and its caller's
-// connection is closed rather than left open.
-TEST(OperatorListenerHandlersTest, StopDropsRequestsWaitingForAHandler) {
+// Stop() lets a request on the handler thread finish for the drain timeout, like one on the TLS
+// port, then closes its connection; it returns once the handler does.
+TEST(OperatorPortHandlersTest, StopCutsOffAHandlerPastTheDrainTimeout) {
   std::atomic<bool> release{false};
   std::atomic<bool> called{false};
   std::vector<server::OperatorRoute> routes = {
@@ -351,23 +388,29 @@ TEST(OperatorListenerHandlersTest, StopDropsRequestsWaitingForAHandler) {
          while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
          return server::OperatorReply{200, "application/json", "{}"};
        }}};
-  absl::StatusOr<std::unique_ptr<server::OperatorListener>> listener =
-      server::OperatorListener::Bind("127.0.0.1", 0, routes, {});
-  ASSERT_TRUE(listener.ok()) << listener.status();
-  (*listener)->Start();
-  int fd = ConnectTo((*listener)->port());
+  server::Listener::Options options;
+  options.drain_timeout = std::chrono::milliseconds(300);
+  std::unique_ptr<server::Listener> listener = StartOperatorPort(routes, options);
+  ASSERT_NE(listener, nullptr);
+  int fd = ConnectTo(listener->operator_port());
   ASSERT_GE(fd, 0);
   const std::string request = "GET /debug/slow HTTP/1.1\r\n\r\n";
   ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(request.size()));
   while (!called.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  std::thread stopper([&] { (*listener)->Stop(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    listener->Stop();
+    stopped = true;
+  });
+  // Closed at the drain timeout, with the handler still running and Stop() still waiting.
+  bool closed = false;
+  EXPECT_EQ(ReadUntilClosed(fd, std::chrono::milliseconds(3000), &closed), "");
+  EXPECT_TRUE(closed);
+  EXPECT_FALSE(stopped.load());
   release = true;
   stopper.join();
-  bool closed = false;
-  EXPECT_EQ(ReadUntilClosed(fd, std::chrono::milliseconds(1000), &closed), "");
-  EXPECT_TRUE(closed);
+  EXPECT_EQ(Closed(*listener, server::CloseReason::kShutdown), 1u);
   close(fd);
 }
 
