@@ -33,13 +33,6 @@ namespace {
 // can destroy the reply in the client's receive buffer).
 constexpr std::chrono::milliseconds kLinger{1000};
 constexpr auto kAwait = asio::use_awaitable;
-using AwaitToken = asio::use_awaitable_t<>;
-
-absl::string_view View(beast::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-TlsReply ErrorReply(int status, absl::string_view message) {
-  return TlsReply{status, common::EncodeHttpError(message), {}};
-}
 
 bool IsJsonContentType(absl::string_view type) {
   absl::string_view media = type.substr(0, type.find(';'));
@@ -54,51 +47,17 @@ std::string PeerKey(const tcp::endpoint& endpoint) {
   return a.to_string();
 }
 
-// What `call` returns, or `failed` (a 500) for an exception it let out, logged with the path.
-template <typename Call, typename Reply = std::invoke_result_t<Call&>>
-Reply Guarded(absl::string_view path, Call call, Reply failed) {
-  try {
-    return call();
-  } catch (const std::exception& e) {
-    common::Log(common::LogLevel::kError, "handler threw", {{"path", path}, {"error", e.what()}});
-  } catch (...) {
-    common::Log(common::LogLevel::kError, "handler threw", {{"path", path}});
-  }
-  return failed;
-}
-
 TlsReply RunHandler(const TlsRoute& route, absl::string_view body) {
   return Guarded(
       route.path, [&] { return route.handler(body); }, ErrorReply(500, "internal error"));
 }
 
-OperatorReply CallOperatorRoute(const OperatorRoute& route, absl::string_view query) {
-  return Guarded(
-      route.path,
-      [&] { return route.query_handler ? route.query_handler(query) : route.handler(); },
-      OperatorReply{500, "application/json", common::EncodeHttpError("internal error")});
+}  // namespace
+
+TlsReply ErrorReply(int status, absl::string_view message) {
+  return TlsReply{status, common::EncodeHttpError(message), {}};
 }
 
-// Runs `work` on `pool` while the calling coroutine sleeps, and wakes it on `loop` with what
-// `work` returned.
-template <typename Work>
-asio::awaitable<std::invoke_result_t<Work&>> RunOn(asio::thread_pool& pool, asio::io_context& loop,
-                                                   Work work) {
-  std::invoke_result_t<Work&> result;
-  AwaitToken token;
-  co_await asio::async_initiate<AwaitToken, void()>(
-      [&](auto wake) {
-        asio::post(pool,
-                   [&, wake = std::move(wake), guard = asio::make_work_guard(loop)]() mutable {
-                     result = work();
-                     asio::post(loop, std::move(wake));
-                   });
-      },
-      token);
-  co_return result;
-}
-
-// Beast's read errors: the reply they deserve, or nullopt for a connection that just ended.
 std::optional<TlsReply> ReplyToReadError(const ErrorCode& ec, size_t max_header_bytes,
                                          size_t max_body_bytes) {
   if (ec == http::error::header_limit) {
@@ -115,29 +74,6 @@ std::optional<TlsReply> ReplyToReadError(const ErrorCode& ec, size_t max_header_
   }
   return std::nullopt;  // transport: reset, TLS error, closed by us
 }
-
-}  // namespace
-
-struct Connection {
-  Connection(Port at, tcp::socket s, uint64_t connection_id)
-      : socket(std::move(s)),
-        timer(socket.get_executor()),
-        // A TLS connection's first state is its handshake; an operator one waits for a request.
-        state(at == Port::kTls ? ConnectionState::kHandshake : ConnectionState::kIdle),
-        port(at),
-        id(connection_id) {}
-  tcp::socket& lowest() { return tls ? tls->socket() : socket; }
-
-  tcp::socket socket;  // moved into `tls` when the client's first byte arrives
-  std::optional<TlsSocket> tls;
-  asio::steady_timer timer;  // the watchdog's
-  Clock::time_point deadline = Clock::time_point::max();
-  CloseReason on_deadline = CloseReason::kIdleTimeout;
-  ConnectionState state;
-  bool closed = false;
-  const Port port;
-  const uint64_t id;
-};
 
 EventLoop::EventLoop(ListenerShared& shared, ConnectionTable::Limits tls_limits,
                      ConnectionTable::Limits operator_limits)
@@ -346,16 +282,25 @@ EventLoop::Task<void> EventLoop::Watch(std::shared_ptr<Connection> c) {
   }
 }
 
-EventLoop::Task<void> EventLoop::Serve(std::shared_ptr<Connection> c) {
-  Arm(*c, options_.request_deadline, CloseReason::kHandshakeDeadline);
+EventLoop::Task<bool> EventLoop::FirstByte(Connection& c, std::chrono::milliseconds within,
+                                           CloseReason missed) {
+  Arm(c, within, missed);
   ErrorCode ec;
-  // No TLS state until the client sends something: a silent connection stays a bare socket.
-  co_await c->socket.async_wait(tcp::socket::wait_read, asio::redirect_error(kAwait, ec));
-  if (c->closed) co_return;
+  co_await c.socket.async_wait(tcp::socket::wait_read, asio::redirect_error(kAwait, ec));
+  if (c.closed) co_return false;
   if (ec) {
-    Close(*c, CloseReason::kPeerClosed);
+    Close(c, CloseReason::kPeerClosed);
+    co_return false;
+  }
+  co_return true;
+}
+
+EventLoop::Task<void> EventLoop::Serve(std::shared_ptr<Connection> c) {
+  // No TLS state until the client sends something: a silent connection stays a bare socket.
+  if (!co_await FirstByte(*c, options_.request_deadline, CloseReason::kHandshakeDeadline)) {
     co_return;
   }
+  ErrorCode ec;
   c->tls.emplace(std::move(c->socket), shared_.ssl);
   co_await c->tls->async_handshake(asio::redirect_error(kAwait, ec));
   if (c->closed) co_return;
@@ -531,84 +476,6 @@ EventLoop::Task<TlsReply> EventLoop::RunOnWorker(const TlsRoute& route, std::str
     shared_.stats.queued.fetch_sub(1, std::memory_order_relaxed);
     TlsReply reply = RunHandler(route, body);
     shared_.in_pool.fetch_sub(1);
-    return reply;
-  });
-}
-
-EventLoop::Task<void> EventLoop::ServeOperator(std::shared_ptr<Connection> c) {
-  const OperatorPortOptions& o = shared_.operators->options;
-  // One request per connection, its head complete within request_deadline of accept.
-  Arm(*c, o.request_deadline, CloseReason::kRequestDeadline);
-  ErrorCode ec;
-  co_await c->socket.async_wait(tcp::socket::wait_read, asio::redirect_error(kAwait, ec));
-  if (c->closed) co_return;
-  if (ec) {
-    Close(*c, CloseReason::kPeerClosed);
-    co_return;
-  }
-  // Begun: now the newest, so a full table gives up clients that never sent a byte first.
-  SetState(*c, ConnectionState::kReading);
-  operator_table_.MarkEvictable(c->id);
-  beast::flat_buffer buffer;
-  http::request_parser<http::empty_body> parser;
-  parser.header_limit(static_cast<uint32_t>(o.max_header_bytes));
-  co_await http::async_read_header(c->socket, buffer, parser, asio::redirect_error(kAwait, ec));
-  if (c->closed) co_return;
-  if (ec) {
-    co_await Refuse(*c, ReplyToReadError(ec, o.max_header_bytes, 0), 11);
-    co_return;
-  }
-  const http::request<http::empty_body>& req = parser.get();
-  const bool head_only = req.method() == http::verb::head;
-  absl::string_view target = View(req.target());
-  absl::string_view path = target.substr(0, target.find('?'));
-  absl::string_view query = target.substr(std::min(target.size(), path.size() + 1));
-  auto route = std::find_if(shared_.operators->routes.begin(), shared_.operators->routes.end(),
-                            [&](const OperatorRoute& r) { return r.path == path; });
-  std::optional<TlsReply> refusal;
-  if (req.version() != 10 && req.version() != 11) {
-    refusal = ErrorReply(400, "unsupported HTTP version");
-  } else if (req.method() != http::verb::get && !head_only) {
-    refusal = ErrorReply(405, "method not allowed");
-    refusal->headers.emplace_back("Allow", "GET, HEAD");
-  } else if (route == shared_.operators->routes.end()) {
-    refusal = ErrorReply(404, "no such route");
-  } else if (!parser.is_done()) {
-    refusal = ErrorReply(400, "operator routes take no request body");
-  }
-  // Replies are HTTP/1.1 whatever the request's version (RFC 9110 section 2.5), so each one
-  // can say Connection: close.
-  if (refusal) {
-    co_await Refuse(*c, std::move(refusal), 11, head_only);
-    co_return;
-  }
-  operator_table_.MarkBusy(c->id);
-  SetState(*c, ConnectionState::kInFlight);
-  Disarm(*c);  // our time, not the client's; the handler queue is bounded
-  OperatorReply reply;
-  if (route->quick) {
-    reply = CallOperatorRoute(*route, query);
-  } else if (shared_.operators->waiting.load() >= o.max_queued) {
-    shared_.operators->stats.rejected_busy.fetch_add(1, std::memory_order_relaxed);
-    reply = {503, "application/json",
-             common::EncodeHttpError("too many requests waiting; retry later")};
-  } else {
-    reply = co_await RunOnHandlerThread(*route, std::string(query));
-  }
-  if (c->closed) co_return;
-  TlsReply out{reply.status, std::move(reply.body), {{"Content-Type", reply.content_type}}};
-  co_await Write(*c, std::move(out), 11, /*keep_alive=*/false, CloseReason::kDone, head_only);
-}
-
-EventLoop::Task<OperatorReply> EventLoop::RunOnHandlerThread(const OperatorRoute& route,
-                                                             std::string query) {
-  OperatorShared& port = *shared_.operators;
-  port.waiting.fetch_add(1);
-  port.stats.queued.fetch_add(1, std::memory_order_relaxed);
-  co_return co_await RunOn(*port.handler, loop_, [&] {
-    port.stats.queued.fetch_sub(1, std::memory_order_relaxed);
-    OperatorReply reply = CallOperatorRoute(route, query);
-    port.waiting.fetch_sub(1);
     return reply;
   });
 }

@@ -17,20 +17,26 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/log.h"
 #include "server/connection_table.h"
 #include "server/listener.h"
+#include "server/tls_socket.h"
 
 namespace server {
 
@@ -59,7 +65,71 @@ struct ListenerShared {
   std::unique_ptr<OperatorShared> operators;  // null without an operator port
 };
 
-struct Connection;
+// One connection, on the loop it was dealt to.
+struct Connection {
+  Connection(Port at, boost::asio::ip::tcp::socket s, uint64_t connection_id)
+      : socket(std::move(s)),
+        timer(socket.get_executor()),
+        // A TLS connection's first state is its handshake; an operator one waits for a request.
+        state(at == Port::kTls ? ConnectionState::kHandshake : ConnectionState::kIdle),
+        port(at),
+        id(connection_id) {}
+  boost::asio::ip::tcp::socket& lowest() { return tls ? tls->socket() : socket; }
+
+  boost::asio::ip::tcp::socket socket;  // moved into `tls` when the client's first byte arrives
+  std::optional<TlsSocket> tls;
+  boost::asio::steady_timer timer;  // the watchdog's
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  CloseReason on_deadline = CloseReason::kIdleTimeout;
+  ConnectionState state;
+  bool closed = false;
+  const Port port;
+  const uint64_t id;
+};
+
+// Internals both files of the loop use (event_loop.cc, event_loop_operator.cc).
+
+TlsReply ErrorReply(int status, absl::string_view message);
+// Beast's read errors: the reply they deserve, or nullopt for a connection that just ended.
+std::optional<TlsReply> ReplyToReadError(const boost::system::error_code& ec,
+                                         size_t max_header_bytes, size_t max_body_bytes);
+
+inline absl::string_view View(boost::beast::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+// What `call` returns, or `failed` (a 500) for an exception it let out, logged with the path.
+template <typename Call, typename Reply = std::invoke_result_t<Call&>>
+Reply Guarded(absl::string_view path, Call call, Reply failed) {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    common::Log(common::LogLevel::kError, "handler threw", {{"path", path}, {"error", e.what()}});
+  } catch (...) {
+    common::Log(common::LogLevel::kError, "handler threw", {{"path", path}});
+  }
+  return failed;
+}
+
+// Runs `work` on `pool` while the calling coroutine sleeps, and wakes it on `loop` with what
+// `work` returned.
+template <typename Work>
+boost::asio::awaitable<std::invoke_result_t<Work&>> RunOn(boost::asio::thread_pool& pool,
+                                                          boost::asio::io_context& loop,
+                                                          Work work) {
+  std::invoke_result_t<Work&> result;
+  boost::asio::use_awaitable_t<> token;
+  co_await boost::asio::async_initiate<boost::asio::use_awaitable_t<>, void()>(
+      [&](auto wake) {
+        boost::asio::post(pool, [&, wake = std::move(wake),
+                                 guard = boost::asio::make_work_guard(loop)]() mutable {
+          result = work();
+          boost::asio::post(loop, std::move(wake));
+        });
+      },
+      token);
+  co_return result;
+}
 
 class EventLoop {
  public:
@@ -89,8 +159,11 @@ class EventLoop {
   // Takes a connection dealt to this loop (on this loop's thread): admits it, or not.
   void Adopt(Port port, boost::asio::ip::tcp::socket socket);
   Task<void> Watch(std::shared_ptr<Connection> c);
+  // Arms `within` (closing as `missed` past it) and waits for the client's first byte; false
+  // when the connection is closed instead.
+  Task<bool> FirstByte(Connection& c, std::chrono::milliseconds within, CloseReason missed);
   Task<void> Serve(std::shared_ptr<Connection> c);
-  // The operator port's one request and reply.
+  // The operator port's one request and reply (server/event_loop_operator.cc).
   Task<void> ServeOperator(std::shared_ptr<Connection> c);
   Task<OperatorReply> RunOnHandlerThread(const OperatorRoute& route, std::string query);
   // One request and its reply; false when the connection is closed (or to be).

@@ -230,9 +230,7 @@ void CollectPort(common::MetricsText& out, absl::string_view prefix, absl::strin
   }
   const std::string limit = absl::StrCat(prefix, "_connection_limit");
   out.Family(limit, common::MetricsText::kGauge,
-             absl::StrCat("Connections the ", what,
-                          " holds at most, in all and per client "
-                          "address."));
+             absl::StrCat("Connections the ", what, " holds at most, in all and per address."));
   out.Sample(limit, {{"scope", "total"}}, total);
   out.Sample(limit, {{"scope", "per_ip"}}, per_ip);
   const std::string depth = absl::StrCat(prefix, "_", queue, "_queue_depth");
