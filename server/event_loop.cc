@@ -120,12 +120,12 @@ tcp::acceptor& EventLoop::AcceptorOf(Port port) {
   return port == Port::kTls ? acceptor_ : operator_acceptor_;
 }
 
-Listener::Stats& EventLoop::StatsOf(const Connection& c) {
-  return c.port == Port::kTls ? shared_.stats : shared_.operators->stats;
+Listener::Stats& EventLoop::StatsOf(Port port) {
+  return port == Port::kTls ? shared_.stats : shared_.operators->stats;
 }
 
-ConnectionTable& EventLoop::TableOf(const Connection& c) {
-  return c.port == Port::kTls ? table_ : operator_table_;
+ConnectionTable& EventLoop::TableOf(Port port) {
+  return port == Port::kTls ? table_ : operator_table_;
 }
 
 void EventLoop::Start(std::vector<EventLoop*> deal_to) {
@@ -181,7 +181,7 @@ void EventLoop::Arm(Connection& c, std::chrono::milliseconds in, CloseReason rea
 void EventLoop::Disarm(Connection& c) { c.deadline = Clock::time_point::max(); }
 
 void EventLoop::SetState(Connection& c, ConnectionState state) {
-  Listener::Stats& stats = StatsOf(c);
+  Listener::Stats& stats = StatsOf(c.port);
   stats.open[static_cast<size_t>(c.state)].fetch_sub(1, std::memory_order_relaxed);
   stats.open[static_cast<size_t>(state)].fetch_add(1, std::memory_order_relaxed);
   c.state = state;
@@ -190,10 +190,10 @@ void EventLoop::SetState(Connection& c, ConnectionState state) {
 void EventLoop::Close(Connection& c, CloseReason reason) {
   if (c.closed) return;
   c.closed = true;
-  Listener::Stats& stats = StatsOf(c);
+  Listener::Stats& stats = StatsOf(c.port);
   stats.closed[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
   stats.open[static_cast<size_t>(c.state)].fetch_sub(1, std::memory_order_relaxed);
-  TableOf(c).Remove(c.id);
+  TableOf(c.port).Remove(c.id);
   live_.erase(c.id);
   ErrorCode ec;
   c.lowest().close(ec);  // ends every pending operation on it
@@ -241,8 +241,8 @@ void EventLoop::Adopt(Port port, tcp::socket socket) {
   if (ec) return;                              // already gone
   socket.set_option(tcp::no_delay(true), ec);  // else each keep-alive reply waits on delayed ACK
   uint64_t id = next_id_++;
-  ConnectionTable& table = port == Port::kTls ? table_ : operator_table_;
-  Listener::Stats& stats = port == Port::kTls ? shared_.stats : shared_.operators->stats;
+  ConnectionTable& table = TableOf(port);
+  Listener::Stats& stats = StatsOf(port);
   ConnectionTable::Admission admission = table.Admit(id, PeerKey(peer), Clock::now());
   for (const ConnectionTable::Eviction& e : admission.evict) {
     auto it = live_.find(e.id);

@@ -184,8 +184,8 @@ class EventLoop {
   void SetState(Connection& c, ConnectionState state);
   void Close(Connection& c, CloseReason reason);
   const TlsRoute* FindRoute(absl::string_view target) const;
-  Listener::Stats& StatsOf(const Connection& c);
-  ConnectionTable& TableOf(const Connection& c);
+  Listener::Stats& StatsOf(Port port);
+  ConnectionTable& TableOf(Port port);
   boost::asio::ip::tcp::acceptor& AcceptorOf(Port port);
 
   ListenerShared& shared_;
