@@ -25,7 +25,7 @@
 namespace cmd {
 namespace {
 
-const common::FlagTable kFlags{
+const common::FlagTable kAuditFlags{
     {"gpu-tenancy audit (--cluster-file FILE | --demo | [--kubeconfig FILE [--context N]])\n"
      "                         [--policy FILE] [--mig-parted-config FILE]\n"
      "                         [--scheduler-config FILE] [-o text|json|html|markdown]"},
@@ -120,14 +120,14 @@ bool ListsKind(const common::JsonValue& items, absl::string_view kind) {
 
 int RunAudit(const std::vector<std::string>& args) {
   ParsedFlags parsed;
-  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  if (std::optional<int> exit_code = kAuditFlags.ParseOrExit(args, parsed)) return *exit_code;
   const ParsedFlags* flags = &parsed;
   if (!flags->positional.empty()) {
-    return kFlags.Refuse(absl::InvalidArgumentError(
+    return kAuditFlags.Refuse(absl::InvalidArgumentError(
         absl::StrCat("unexpected argument \"", flags->positional[0], "\"")));
   }
   absl::StatusOr<std::string> format = OutputFormat(*flags, {"text", "json", "html", "markdown"});
-  if (!format.ok()) return kFlags.Refuse(format.status());
+  if (!format.ok()) return kAuditFlags.Refuse(format.status());
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
 

@@ -38,7 +38,7 @@
 namespace cmd {
 namespace {
 
-const common::FlagTable kFlags{
+const common::FlagTable kCheckFlags{
     {"gpu-tenancy check (--policy FILE | --demo) [--namespace NS]\n"
      "                         [--namespace-labels NS=key=value,key=value ...]\n"
      "                         [--cluster-file FILE] MANIFEST..."},
@@ -280,13 +280,13 @@ class Checker {
 
 int RunCheck(const std::vector<std::string>& args) {
   ParsedFlags parsed;
-  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  if (std::optional<int> exit_code = kCheckFlags.ParseOrExit(args, parsed)) return *exit_code;
   const ParsedFlags* flags = &parsed;
   if (!flags->Has("policy") && !flags->Has("demo")) {
-    return kFlags.Refuse(absl::InvalidArgumentError("--policy FILE (or --demo) is required"));
+    return kCheckFlags.Refuse(absl::InvalidArgumentError("--policy FILE (or --demo) is required"));
   }
   if (flags->positional.empty()) {
-    return kFlags.Refuse(absl::InvalidArgumentError("give at least one MANIFEST"));
+    return kCheckFlags.Refuse(absl::InvalidArgumentError("give at least one MANIFEST"));
   }
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
@@ -295,7 +295,7 @@ int RunCheck(const std::vector<std::string>& args) {
   if (it != flags->values.end()) {
     for (const std::string& value : it->second) {
       absl::Status parsed = ParseNamespaceLabels(value, labels);
-      if (!parsed.ok()) return kFlags.Refuse(parsed);
+      if (!parsed.ok()) return kCheckFlags.Refuse(parsed);
     }
   }
   std::string ns = flags->Get("namespace", "default");
@@ -303,7 +303,7 @@ int RunCheck(const std::vector<std::string>& args) {
   std::optional<topology::ClusterSnapshot> cluster;
   if (flags->Has("cluster-file")) {
     absl::StatusOr<topology::ClusterData> data = LoadClusterFlag(*flags);
-    if (!data.ok()) return kFlags.Refuse(data.status());
+    if (!data.ok()) return kCheckFlags.Refuse(data.status());
     cluster = topology::BuildSnapshot(*data, common::BuiltinCatalog(), *policy);
   }
   Checker checker(*policy, ns, std::move(labels), cluster ? &*cluster : nullptr);

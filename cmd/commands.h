@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
-
 namespace cmd {
 
 int RunAudit(const std::vector<std::string>& args);
@@ -21,9 +19,6 @@ int RunSchedulerConfig(const std::vector<std::string>& args);
 int RunServe(const std::vector<std::string>& args);
 int RunUi(const std::vector<std::string>& args);
 int RunWebhookConfig(const std::vector<std::string>& args);
-
-// Prints "error: ..." to stderr; returns 2. (Usage errors: each command's FlagTable::Refuse.)
-int Fail(const absl::Status& status);
 
 }  // namespace cmd
 

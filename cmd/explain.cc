@@ -34,7 +34,7 @@
 namespace cmd {
 namespace {
 
-const common::FlagTable kFlags{
+const common::FlagTable kExplainFlags{
     {"gpu-tenancy explain (--cluster-file FILE | --demo) --pod FILE|NAMESPACE/NAME\n"
      "                           [--policy FILE] [-o text|json]"},
     "Why a pod fits or does not fit each node of the cluster, rule by rule.",
@@ -492,16 +492,17 @@ void PrintJson(const extender::PodDecision& d, const std::optional<BoundDevices>
 
 int RunExplain(const std::vector<std::string>& args) {
   ParsedFlags parsed;
-  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  if (std::optional<int> exit_code = kExplainFlags.ParseOrExit(args, parsed)) return *exit_code;
   const ParsedFlags* flags = &parsed;
   absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "json"});
-  if (!output.ok()) return kFlags.Refuse(output.status());
+  if (!output.ok()) return kExplainFlags.Refuse(output.status());
   const std::string format = *output;
-  if (!flags->Has("pod")) return kFlags.Refuse(absl::InvalidArgumentError("--pod is required"));
+  if (!flags->Has("pod"))
+    return kExplainFlags.Refuse(absl::InvalidArgumentError("--pod is required"));
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
   absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
-  if (!cluster.ok()) return kFlags.Refuse(cluster.status());
+  if (!cluster.ok()) return kExplainFlags.Refuse(cluster.status());
   absl::StatusOr<topology::PodFacts> pod = FindPod(flags->Get("pod"), *cluster);
   if (!pod.ok()) return Fail(pod.status());
 

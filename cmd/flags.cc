@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
@@ -10,6 +11,11 @@
 #include "absl/strings/str_cat.h"
 
 namespace cmd {
+
+int Fail(const absl::Status& status) {
+  std::cerr << "error: " << status.message() << "\n";
+  return 2;
+}
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   // A directory opens as a stream on Linux and then reads as nothing.

@@ -18,6 +18,10 @@ using common::ParsedFlags;
 
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
+// Prints "error: ..." to stderr; returns 2, a command's exit code for a failure it explains.
+// (Usage errors: each command's FlagTable::Refuse.)
+int Fail(const absl::Status& status);
+
 // The -o / --output value, "text" when not given; InvalidArgument ("-o must be text or
 // json") when it is not one of `formats`.
 absl::StatusOr<std::string> OutputFormat(const ParsedFlags& flags,

@@ -7,15 +7,7 @@
 #include <vector>
 
 #include "cmd/commands.h"
-
-namespace cmd {
-
-int Fail(const absl::Status& status) {
-  std::cerr << "error: " << status.message() << "\n";
-  return 2;
-}
-
-}  // namespace cmd
+#include "cmd/flags.h"
 
 namespace {
 

@@ -26,7 +26,7 @@ namespace {
 
 constexpr char kDefaultSocket[] = "/var/lib/kubelet/pod-resources/kubelet.sock";
 
-const common::FlagTable kFlags{
+const common::FlagTable kNodeAgentFlags{
     {"gpu-tenancy node-agent --node NAME [--pod-resources-socket PATH] [--interval DURATION]\n"
      "                              [--kubeconfig FILE [--context NAME]] [--once]\n"
      "                              [--metrics-listen HOST:PORT|off]"},
@@ -86,14 +86,14 @@ absl::StatusOr<AgentOptions> ParseOptions(const ParsedFlags& flags) {
 
 int RunNodeAgent(const std::vector<std::string>& args) {
   ParsedFlags flags;
-  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, flags)) return *exit_code;
+  if (std::optional<int> exit_code = kNodeAgentFlags.ParseOrExit(args, flags)) return *exit_code;
   if (flags.Has("log-level")) {
     absl::StatusOr<common::LogLevel> level = common::ParseLogLevel(flags.Get("log-level"));
-    if (!level.ok()) return kFlags.Refuse(level.status());
+    if (!level.ok()) return kNodeAgentFlags.Refuse(level.status());
     common::SetLogLevel(*level);
   }
   absl::StatusOr<AgentOptions> options = ParseOptions(flags);
-  if (!options.ok()) return kFlags.Refuse(options.status());
+  if (!options.ok()) return kNodeAgentFlags.Refuse(options.status());
   // Blocked before any thread starts (gRPC and the API client start their own), so SIGTERM
   // reaches the sigtimedwait below instead of killing the process from one of theirs.
   sigset_t signals{};

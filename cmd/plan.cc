@@ -31,7 +31,7 @@
 namespace cmd {
 namespace {
 
-const common::FlagTable kFlags{
+const common::FlagTable kPlanFlags{
     {"gpu-tenancy plan --input FILE [--policy FILE] [-o text|yaml|json]",
      "gpu-tenancy plan --from-cluster (--cluster-file FILE | --demo |\n"
      "                 [--kubeconfig FILE [--context N]]) [--policy FILE] [-o text|yaml|json]"},
@@ -59,7 +59,7 @@ const common::FlagTable kFlags{
 
 int PrintRecuts(const ParsedFlags& flags, const std::string& format) {
   if (flags.Has("input")) {
-    return kFlags.Refuse(
+    return kPlanFlags.Refuse(
         absl::InvalidArgumentError("--input and --from-cluster are two different plans"));
   }
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(flags);
@@ -68,7 +68,7 @@ int PrintRecuts(const ParsedFlags& flags, const std::string& format) {
   std::vector<topology::PodFacts> pods;
   if (flags.Has("cluster-file") || flags.Has("demo")) {
     absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(flags);
-    if (!cluster.ok()) return kFlags.Refuse(cluster.status());
+    if (!cluster.ok()) return kPlanFlags.Refuse(cluster.status());
     std::vector<std::string> skipped;
     snapshot = std::make_shared<const topology::ClusterSnapshot>(
         topology::BuildSnapshot(*cluster, common::BuiltinCatalog(), *policy, &skipped));
@@ -100,24 +100,24 @@ int PrintRecuts(const ParsedFlags& flags, const std::string& format) {
 
 int RunPlan(const std::vector<std::string>& args) {
   ParsedFlags parsed;
-  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  if (std::optional<int> exit_code = kPlanFlags.ParseOrExit(args, parsed)) return *exit_code;
   const ParsedFlags* flags = &parsed;
   absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "yaml", "json"});
-  if (!output.ok()) return kFlags.Refuse(output.status());
+  if (!output.ok()) return kPlanFlags.Refuse(output.status());
   const std::string format = *output;
   if (!flags->positional.empty()) {
-    return kFlags.Refuse(absl::InvalidArgumentError(
+    return kPlanFlags.Refuse(absl::InvalidArgumentError(
         absl::StrCat("unexpected argument \"", flags->positional.front(), "\"")));
   }
   if (flags->Has("from-cluster")) return PrintRecuts(*flags, format);
   for (const char* flag : {"cluster-file", "demo", "kubeconfig", "context"}) {
     if (flags->Has(flag)) {
-      return kFlags.Refuse(
+      return kPlanFlags.Refuse(
           absl::InvalidArgumentError(absl::StrCat("--", flag, " needs --from-cluster")));
     }
   }
   if (!flags->Has("input")) {
-    return kFlags.Refuse(absl::InvalidArgumentError("--input or --from-cluster is required"));
+    return kPlanFlags.Refuse(absl::InvalidArgumentError("--input or --from-cluster is required"));
   }
   std::string path = flags->Get("input");
   absl::StatusOr<std::string> text = ReadFile(path);

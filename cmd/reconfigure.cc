@@ -33,7 +33,7 @@
 namespace cmd {
 namespace {
 
-const common::FlagTable kFlags{
+const common::FlagTable kReconfigureFlags{
     {"gpu-tenancy reconfigure NODE --to CONFIG\n"
      "                               [--mig-parted-config FILE | --mig-parted-configmap NS/NAME]\n"
      "                               [--kubeconfig FILE [--context NAME]] [--timeout 30m]\n"
@@ -196,18 +196,19 @@ absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ParsedFlags& flags, ku
 
 int RunReconfigure(const std::vector<std::string>& args) {
   ParsedFlags parsed;
-  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  if (std::optional<int> exit_code = kReconfigureFlags.ParseOrExit(args, parsed)) return *exit_code;
   const ParsedFlags* flags = &parsed;
   absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "json"});
-  if (!output.ok()) return kFlags.Refuse(output.status());
+  if (!output.ok()) return kReconfigureFlags.Refuse(output.status());
   const std::string format = *output;
   if (flags->positional.size() != 1) {
-    return kFlags.Refuse(absl::InvalidArgumentError(
+    return kReconfigureFlags.Refuse(absl::InvalidArgumentError(
         flags->positional.empty() ? "NODE is required" : "exactly one NODE, please"));
   }
-  if (!flags->Has("to")) return kFlags.Refuse(absl::InvalidArgumentError("--to is required"));
+  if (!flags->Has("to"))
+    return kReconfigureFlags.Refuse(absl::InvalidArgumentError("--to is required"));
   if (flags->Has("mig-parted-config") && flags->Has("mig-parted-configmap")) {
-    return kFlags.Refuse(absl::InvalidArgumentError(
+    return kReconfigureFlags.Refuse(absl::InvalidArgumentError(
         "--mig-parted-config and --mig-parted-configmap exclude each other"));
   }
   kube::GateOptions options;
@@ -219,14 +220,14 @@ int RunReconfigure(const std::vector<std::string>& args) {
   options.smoke_namespace = flags->Get("smoke-namespace", "default");
   absl::StatusOr<absl::Duration> timeout = common::DurationFlag(
       *flags, "timeout", absl::Minutes(30), absl::Milliseconds(1), absl::Hours(24), "30m");
-  if (!timeout.ok()) return kFlags.Refuse(timeout.status());
+  if (!timeout.ok()) return kReconfigureFlags.Refuse(timeout.status());
   absl::StatusOr<absl::Duration> settle = common::DurationFlag(
       *flags, "settle", absl::Minutes(2), absl::Milliseconds(1), absl::Hours(24), "90s");
-  if (!settle.ok()) return kFlags.Refuse(settle.status());
+  if (!settle.ok()) return kReconfigureFlags.Refuse(settle.status());
   options.timeout = *timeout;
   options.settle = *settle;
   absl::StatusOr<common::LogLevel> level = common::ParseLogLevel(flags->Get("log-level", "warn"));
-  if (!level.ok()) return kFlags.Refuse(level.status());
+  if (!level.ok()) return kReconfigureFlags.Refuse(level.status());
   common::SetLogLevel(*level);
 
   std::unique_ptr<common::AuditLog> audit;

@@ -19,7 +19,7 @@
 namespace cmd {
 namespace {
 
-const common::FlagTable kFlags{
+const common::FlagTable kSchedulerConfigFlags{
     {"gpu-tenancy scheduler-config [--layout stanza|scheduler|default-scheduler]\n"
      "                                    [--policy FILE] [--cluster-file FILE]"},
     "The kube-scheduler extender entry, managing every GPU resource name.",
@@ -201,15 +201,16 @@ std::string ExtenderStanza(const std::vector<topology::ManagedResource>& resourc
 
 int RunSchedulerConfig(const std::vector<std::string>& args) {
   ParsedFlags parsed;
-  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  if (std::optional<int> exit_code = kSchedulerConfigFlags.ParseOrExit(args, parsed))
+    return *exit_code;
   const ParsedFlags* flags = &parsed;
   if (!flags->positional.empty()) {
-    return kFlags.Refuse(
+    return kSchedulerConfigFlags.Refuse(
         absl::InvalidArgumentError(absl::StrCat("unexpected argument ", flags->positional[0])));
   }
   const std::string layout = flags->Get("layout", "stanza");
   if (layout != "stanza" && layout != "scheduler" && layout != "default-scheduler") {
-    return kFlags.Refuse(absl::InvalidArgumentError(absl::StrCat(
+    return kSchedulerConfigFlags.Refuse(absl::InvalidArgumentError(absl::StrCat(
         "--layout must be stanza, scheduler or default-scheduler, not \"", layout, "\"")));
   }
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);

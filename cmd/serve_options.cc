@@ -15,7 +15,7 @@
 namespace cmd {
 namespace {
 
-const common::FlagTable kFlags{
+const common::FlagTable kServeFlags{
     {"gpu-tenancy serve --policy FILE --tls-cert FILE --tls-key FILE\n"
      "                         [--kubeconfig FILE [--context NAME] | --cluster-file FILE] [flags]",
      "gpu-tenancy serve --demo [--listen HOST:PORT] [--metrics-listen HOST:PORT]"},
@@ -135,7 +135,7 @@ absl::Status ParseServerOptions(const ParsedFlags& flags, bool demo, ServeOption
 
 }  // namespace
 
-const common::FlagTable& ServeFlags() { return kFlags; }
+const common::FlagTable& ServeFlags() { return kServeFlags; }
 
 absl::Status MergeServeConfigFile(ParsedFlags& flags) {
   if (!flags.Has("config")) return absl::OkStatus();
@@ -148,7 +148,7 @@ absl::Status MergeServeConfigFile(ParsedFlags& flags) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": expected a mapping"));
   for (auto it = doc->MemberBegin(); it != doc->MemberEnd(); ++it) {
     std::string key(common::AsStringView(it->name));
-    const common::Flag* flag = kFlags.Find(key);
+    const common::Flag* flag = kServeFlags.Find(key);
     if (!flag || flag->value.empty() || key == "config") {
       return absl::InvalidArgumentError(absl::StrCat(path, ": unknown key \"", key, "\""));
     }

@@ -23,7 +23,7 @@
 namespace cmd {
 namespace {
 
-const common::FlagTable kFlags{
+const common::FlagTable kUiFlags{
     {"gpu-tenancy ui [--listen HOST:PORT] [--policy FILE]"},
     "Serves the sharing-mode picker at http://HOST:PORT/ui/.",
     {{"listen", "HOST:PORT", "where to serve (default 127.0.0.1:8090; port 0 picks a free one)"},
@@ -76,13 +76,13 @@ server::UiHandlers MakeUiHandlers(
 
 int RunUi(const std::vector<std::string>& args) {
   ParsedFlags parsed;
-  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  if (std::optional<int> exit_code = kUiFlags.ParseOrExit(args, parsed)) return *exit_code;
   const ParsedFlags* flags = &parsed;
   std::string host;
   int port = 0;
   absl::Status where =
       SplitHostPort("--listen", flags->Get("listen", "127.0.0.1:8090"), host, port);
-  if (!where.ok()) return kFlags.Refuse(where);
+  if (!where.ok()) return kUiFlags.Refuse(where);
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
   if (!policy.ok()) return Fail(policy.status());
 

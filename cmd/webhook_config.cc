@@ -21,7 +21,7 @@
 namespace cmd {
 namespace {
 
-const common::FlagTable kFlags{
+const common::FlagTable kWebhookConfigFlags{
     {"gpu-tenancy webhook-config [--policy FILE]"},
     "The Validating and Mutating WebhookConfigurations, with the matchConditions the policy\n"
     "needs.",
@@ -204,10 +204,11 @@ std::string MatchConditions(const topology::Policy& policy, webhook::ReviewKind 
 
 int RunWebhookConfig(const std::vector<std::string>& args) {
   ParsedFlags parsed;
-  if (std::optional<int> exit_code = kFlags.ParseOrExit(args, parsed)) return *exit_code;
+  if (std::optional<int> exit_code = kWebhookConfigFlags.ParseOrExit(args, parsed))
+    return *exit_code;
   const ParsedFlags* flags = &parsed;
   if (!flags->positional.empty()) {
-    return kFlags.Refuse(
+    return kWebhookConfigFlags.Refuse(
         absl::InvalidArgumentError(absl::StrCat("unexpected argument ", flags->positional[0])));
   }
   absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);

@@ -11,7 +11,7 @@ namespace {
 
 // Every field a line may carry, in the order lines list them; "" (or empty, or unset) is left
 // out. Views into the event, which outlives the line being written.
-struct Fields {
+struct AuditFields {
   absl::string_view action, decision, kind, webhook, namespace_name, pod, claim, uid;
   absl::string_view tenant, tier;
   absl::string_view node, pool, mig_profile;
@@ -26,7 +26,7 @@ struct Fields {
 };
 
 // The pod an event is about, where it went and whose it is: binds and preempt answers.
-void SetPod(Fields& f, const std::string& namespace_name, const std::string& pod,
+void SetPod(AuditFields& f, const std::string& namespace_name, const std::string& pod,
             const std::string& uid, const AuditTenant& tenant, const std::string& node) {
   f.namespace_name = namespace_name;
   f.pod = pod;
@@ -36,8 +36,8 @@ void SetPod(Fields& f, const std::string& namespace_name, const std::string& pod
   f.node = node;
 }
 
-Fields Of(const BindAudit& e) {
-  Fields f;
+AuditFields Of(const BindAudit& e) {
+  AuditFields f;
   f.action = "bind";
   f.decision = e.bound ? "bound" : "failed";
   SetPod(f, e.namespace_name, e.pod, e.uid, e.tenant, e.node);
@@ -48,8 +48,8 @@ Fields Of(const BindAudit& e) {
   return f;
 }
 
-Fields Of(const AdmissionDenialAudit& e) {
-  Fields f;
+AuditFields Of(const AdmissionDenialAudit& e) {
+  AuditFields f;
   f.action = "admission";
   f.decision = "denied";
   f.kind = e.kind;
@@ -63,9 +63,9 @@ Fields Of(const AdmissionDenialAudit& e) {
   return f;
 }
 
-Fields Of(const ClaimAudit& e) {
+AuditFields Of(const ClaimAudit& e) {
   const bool allocated = e.change == ClaimAudit::Change::kAllocated;
-  Fields f;
+  AuditFields f;
   f.action = "claim";
   f.decision = allocated ? "allocated" : "released";
   f.kind = "ResourceClaim";
@@ -84,8 +84,8 @@ Fields Of(const ClaimAudit& e) {
   return f;
 }
 
-Fields Of(const PreemptAudit& e) {
-  Fields f;
+AuditFields Of(const PreemptAudit& e) {
+  AuditFields f;
   f.action = "preempt";
   f.decision = e.outcome == PreemptAudit::Outcome::kChanged ? "changed" : "dropped";
   SetPod(f, e.namespace_name, e.pod, e.uid, e.tenant, e.node);
@@ -95,8 +95,8 @@ Fields Of(const PreemptAudit& e) {
   return f;
 }
 
-Fields Of(const ReconfigureAudit& e) {
-  Fields f;
+AuditFields Of(const ReconfigureAudit& e) {
+  AuditFields f;
   f.action = "reconfigure";
   switch (e.outcome) {
     case ReconfigureAudit::Outcome::kOk:
@@ -120,7 +120,7 @@ Fields Of(const ReconfigureAudit& e) {
 }  // namespace
 
 std::string AuditLine(const AuditEvent& event, absl::Time at) {
-  const Fields r = std::visit([](const auto& e) { return Of(e); }, event);
+  const AuditFields r = std::visit([](const auto& e) { return Of(e); }, event);
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
   auto field = [&](const char* key, absl::string_view value) {

@@ -10,29 +10,26 @@
 namespace common {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void String(Writer& w, absl::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
+using Writer = JsonWriter;
 
 void Strings(Writer& w, const std::vector<std::string>& values) {
   w.StartArray();
-  for (const std::string& v : values) String(w, v);
+  for (const std::string& v : values) WriteString(w, v);
   w.EndArray();
 }
 
-absl::Status Invalid(absl::string_view annotation, absl::string_view what) {
+absl::Status InvalidAnnotation(absl::string_view annotation, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(annotation, ": ", what));
 }
 
 // A JSON array of strings at `path`, into `out`.
 absl::Status ReadStrings(const JsonValue& value, absl::string_view annotation,
                          absl::string_view path, std::vector<std::string>& out) {
-  if (!value.IsArray()) return Invalid(annotation, absl::StrCat(path, " must be a list of IDs"));
+  if (!value.IsArray())
+    return InvalidAnnotation(annotation, absl::StrCat(path, " must be a list of IDs"));
   for (const JsonValue& item : value.GetArray()) {
     if (!item.IsString()) {
-      return Invalid(annotation, absl::StrCat(path, " must hold strings only"));
+      return InvalidAnnotation(annotation, absl::StrCat(path, " must hold strings only"));
     }
     out.emplace_back(AsStringView(item));
   }
@@ -49,13 +46,13 @@ std::string EncodePodDevices(const PodDevicesAnnotation& value) {
   Writer w(buffer);
   w.StartObject();
   w.Key("node");
-  String(w, value.node);
+  WriteString(w, value.node);
   w.Key("containers");
   w.StartArray();
   for (const topology::ContainerDevices& c : value.containers) {
     w.StartObject();
     w.Key("name");
-    String(w, c.container);
+    WriteString(w, c.container);
     w.Key("devices");
     w.StartObject();
     for (const topology::ResourceDevices& r : c.resources) {
@@ -72,23 +69,24 @@ std::string EncodePodDevices(const PodDevicesAnnotation& value) {
 
 absl::StatusOr<PodDevicesAnnotation> DecodePodDevices(absl::string_view json) {
   absl::StatusOr<rapidjson::Document> doc = ParseJson(json);
-  if (!doc.ok()) return Invalid(kPod, doc.status().message());
-  if (!doc->IsObject()) return Invalid(kPod, "must be a JSON object");
+  if (!doc.ok()) return InvalidAnnotation(kPod, doc.status().message());
+  if (!doc->IsObject()) return InvalidAnnotation(kPod, "must be a JSON object");
   PodDevicesAnnotation out;
   const JsonValue* node = FindMember(*doc, "node");
-  if (!node || !node->IsString()) return Invalid(kPod, "node must be a string");
+  if (!node || !node->IsString()) return InvalidAnnotation(kPod, "node must be a string");
   out.node = std::string(AsStringView(*node));
   const JsonValue* containers = FindMember(*doc, "containers");
-  if (!containers || !containers->IsArray()) return Invalid(kPod, "containers must be a list");
+  if (!containers || !containers->IsArray())
+    return InvalidAnnotation(kPod, "containers must be a list");
   for (const JsonValue& c : containers->GetArray()) {
     const std::string at = absl::StrCat("containers[", out.containers.size(), "]");
     const JsonValue* name = c.IsObject() ? FindMember(c, "name") : nullptr;
     if (!name || !name->IsString())
-      return Invalid(kPod, absl::StrCat(at, ".name must be a string"));
+      return InvalidAnnotation(kPod, absl::StrCat(at, ".name must be a string"));
     topology::ContainerDevices container{std::string(AsStringView(*name)), {}};
     const JsonValue* devices = FindMember(c, "devices");
     if (!devices || !devices->IsObject()) {
-      return Invalid(kPod, absl::StrCat(at, ".devices must be an object"));
+      return InvalidAnnotation(kPod, absl::StrCat(at, ".devices must be an object"));
     }
     for (auto it = devices->MemberBegin(); it != devices->MemberEnd(); ++it) {
       topology::ResourceDevices r{std::string(AsStringView(it->name)), {}};
@@ -111,7 +109,7 @@ std::string EncodeNodeGpus(const topology::NodeGpus& value) {
   for (const topology::NodeGpu& g : value.gpus) {
     w.StartObject();
     w.Key("id");
-    String(w, g.id);
+    WriteString(w, g.id);
     if (!g.mig.empty()) {
       w.Key("mig");
       Strings(w, g.mig);
@@ -129,15 +127,16 @@ std::string EncodeNodeGpus(const topology::NodeGpus& value) {
 
 absl::StatusOr<topology::NodeGpus> DecodeNodeGpus(absl::string_view json) {
   absl::StatusOr<rapidjson::Document> doc = ParseJson(json);
-  if (!doc.ok()) return Invalid(kNode, doc.status().message());
-  if (!doc->IsObject()) return Invalid(kNode, "must be a JSON object");
+  if (!doc.ok()) return InvalidAnnotation(kNode, doc.status().message());
+  if (!doc->IsObject()) return InvalidAnnotation(kNode, "must be a JSON object");
   topology::NodeGpus out;
   const JsonValue* gpus = FindMember(*doc, "gpus");
-  if (!gpus || !gpus->IsArray()) return Invalid(kNode, "gpus must be a list");
+  if (!gpus || !gpus->IsArray()) return InvalidAnnotation(kNode, "gpus must be a list");
   for (const JsonValue& g : gpus->GetArray()) {
     const std::string at = absl::StrCat("gpus[", out.gpus.size(), "]");
     const JsonValue* id = g.IsObject() ? FindMember(g, "id") : nullptr;
-    if (!id || !id->IsString()) return Invalid(kNode, absl::StrCat(at, ".id must be a string"));
+    if (!id || !id->IsString())
+      return InvalidAnnotation(kNode, absl::StrCat(at, ".id must be a string"));
     topology::NodeGpu gpu{std::string(AsStringView(*id)), {}};
     if (const JsonValue* mig = FindMember(g, "mig")) {
       absl::Status read = ReadStrings(*mig, kNode, absl::StrCat(at, ".mig"), gpu.mig);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/json.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "topology/status_macros.h"
@@ -13,14 +14,7 @@
 namespace common {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void Key(Writer& w, absl::string_view key) {
-  w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-}
-void String(Writer& w, absl::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
+using Writer = JsonWriter;
 
 // True when rapidjson::Writer would escape a byte of `s`: a control character, '"' or '\\'.
 // Eight bytes at a time (node names and our reasons almost never need it).
@@ -75,7 +69,7 @@ class TextOut {
     if (!clean && NeedsEscape(s)) {
       rapidjson::StringBuffer buffer;
       Writer w(buffer);
-      common::String(w, s);
+      WriteString(w, s);
       Put(absl::string_view(buffer.GetString(), buffer.GetSize()));
       return;
     }
@@ -103,11 +97,11 @@ class TextOut {
 };
 
 void StringMap(Writer& w, absl::string_view key, const std::map<std::string, std::string>& m) {
-  Key(w, key);
+  WriteKey(w, key);
   w.StartObject();
   for (const auto& [k, v] : m) {
-    Key(w, k);
-    String(w, v);
+    WriteKey(w, k);
+    WriteString(w, v);
   }
   w.EndObject();
 }
@@ -179,17 +173,17 @@ namespace {
 // NodeNames (names-only) or Nodes (the kept Node objects as they arrived).
 void KeptNodes(Writer& w, const ExtenderArgs& args, const std::vector<size_t>& kept) {
   if (args.names_only) {
-    Key(w, "NodeNames");
+    WriteKey(w, "NodeNames");
     w.StartArray();
-    for (size_t i : kept) String(w, args.node_names[i]);
+    for (size_t i : kept) WriteString(w, args.node_names[i]);
     w.EndArray();
   } else {
-    Key(w, "Nodes");
+    WriteKey(w, "Nodes");
     w.StartObject();
-    Key(w, "metadata");
+    WriteKey(w, "metadata");
     w.StartObject();
     w.EndObject();
-    Key(w, "items");
+    WriteKey(w, "items");
     w.StartArray();
     for (size_t i : kept) args.node_items[i]->Accept(w);
     w.EndArray();
@@ -199,11 +193,11 @@ void KeptNodes(Writer& w, const ExtenderArgs& args, const std::vector<size_t>& k
 
 void FailedMap(Writer& w, absl::string_view key, const ExtenderArgs& args,
                const std::vector<FailedNode>& failed) {
-  Key(w, key);
+  WriteKey(w, key);
   w.StartObject();
   for (const FailedNode& f : failed) {
-    Key(w, args.node_names[f.candidate]);
-    String(w, f.reason);
+    WriteKey(w, args.node_names[f.candidate]);
+    WriteString(w, f.reason);
   }
   w.EndObject();
 }
@@ -238,8 +232,8 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterReply& repl
   KeptNodes(w, args, reply.kept);
   StringMap(w, "FailedNodes", reply.failed);
   StringMap(w, "FailedAndUnresolvableNodes", reply.failed_unresolvable);
-  Key(w, "Error");
-  String(w, reply.error);
+  WriteKey(w, "Error");
+  WriteString(w, reply.error);
   w.EndObject();
   return Take(buffer);
 }
@@ -254,8 +248,8 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const std::vector<size_
     KeptNodes(w, args, kept);
     FailedMap(w, "FailedNodes", args, failed);
     FailedMap(w, "FailedAndUnresolvableNodes", args, failed_unresolvable);
-    Key(w, "Error");
-    String(w, "");
+    WriteKey(w, "Error");
+    WriteString(w, "");
     w.EndObject();
     return Take(buffer);
   }
@@ -303,14 +297,14 @@ std::string EncodeFilterError(absl::string_view error) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  Key(w, "NodeNames");
+  WriteKey(w, "NodeNames");
   w.Null();
-  Key(w, "Nodes");
+  WriteKey(w, "Nodes");
   w.Null();
   StringMap(w, "FailedNodes", {});
   StringMap(w, "FailedAndUnresolvableNodes", {});
-  Key(w, "Error");
-  String(w, error);
+  WriteKey(w, "Error");
+  WriteString(w, error);
   w.EndObject();
   return Take(buffer);
 }
@@ -319,8 +313,8 @@ std::string EncodeHttpError(absl::string_view message) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  Key(w, "error");
-  String(w, message);
+  WriteKey(w, "error");
+  WriteString(w, message);
   w.EndObject();
   return Take(buffer);
 }
@@ -351,8 +345,8 @@ std::string EncodeBindingResult(absl::string_view error) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  Key(w, "Error");
-  String(w, error);
+  WriteKey(w, "Error");
+  WriteString(w, error);
   w.EndObject();
   return Take(buffer);
 }

@@ -42,10 +42,10 @@ absl::Status WrongType(absl::string_view path, absl::string_view want, const Jso
 // Deepest nesting accepted. Kubernetes objects stay far below it; the limit exists because
 // RapidJSON's Accept() (the encoder) and copies recurse per level, so a 100,000-deep value
 // echoed back (a Node in a names-and-objects filter reply) would overflow a worker's stack.
-constexpr size_t kMaxDepth = 512;
+constexpr size_t kMaxJsonDepth = 512;
 
 // Builds the document as Document::Parse does, counting nesting on the way (RapidJSON's parsers
-// have no depth limit). Past kMaxDepth it stops building, and then either stops the parser
+// have no depth limit). Past kMaxJsonDepth it stops building, and then either stops the parser
 // (kStop: the recursive parser, whose stack grows per level) or lets it read on (the iterative
 // one), so malformed input still reports the parser's own error first, exactly as when the
 // depth was measured after parsing.
@@ -76,7 +76,7 @@ class DepthLimitedHandler {
  private:
   // True when the container is to be built.
   bool Open() {
-    if (!too_deep_ && ++depth_ > kMaxDepth) too_deep_ = true;
+    if (!too_deep_ && ++depth_ > kMaxJsonDepth) too_deep_ = true;
     return !too_deep_;
   }
   rapidjson::Document& doc_;
@@ -95,8 +95,8 @@ namespace {
 // The iterative parser keeps its state on the heap, so no input can exhaust a worker's stack.
 // This one decides every error, but it is about a quarter slower than the recursive parser,
 // which ParseFast runs instead on the way every well-formed request takes: its recursion ends
-// at kMaxDepth + 1 levels (a few hundred bytes each), and any input it does not accept is parsed
-// again here, so errors are exactly the iterative parser's.
+// at kMaxJsonDepth + 1 levels (a few hundred bytes each), and any input it does not accept is
+// parsed again here, so errors are exactly the iterative parser's.
 template <unsigned kFlags, typename Stream>
 absl::Status ParseIterative(Stream& in, rapidjson::Document& doc) {
   rapidjson::ParseResult result;
@@ -113,7 +113,7 @@ absl::Status ParseIterative(Stream& in, rapidjson::Document& doc) {
   }
   if (handler.too_deep()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid JSON: nested deeper than ", kMaxDepth, " levels"));
+        absl::StrCat("invalid JSON: nested deeper than ", kMaxJsonDepth, " levels"));
   }
   return absl::OkStatus();
 }

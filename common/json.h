@@ -12,10 +12,27 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 
 namespace common {
 
 using JsonValue = rapidjson::Value;
+
+// The writer our encoders use, and its key and string calls taking a string_view (which need
+// not end in '\0').
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+inline void WriteKey(JsonWriter& w, absl::string_view key) {
+  w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+}
+inline void WriteString(JsonWriter& w, absl::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+// A string value holding a copy of `s`, made in `alloc`.
+inline JsonValue JsonString(absl::string_view s, rapidjson::Document::AllocatorType& alloc) {
+  return JsonValue(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
+}
 
 // Parses with the iterative parser (bounded stack, so deep nesting cannot overflow it).
 // InvalidArgument with the parser's message and byte offset on malformed input or trailing junk,

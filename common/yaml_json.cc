@@ -13,7 +13,7 @@
 namespace common {
 namespace {
 
-constexpr int kMaxDepth = 200;
+constexpr int kMaxYamlDepth = 200;
 
 bool IsPlain(const YAML::Node& node) { return node.Tag() == "?"; }
 
@@ -61,7 +61,7 @@ void ScalarToJson(const YAML::Node& node, rapidjson::Value& out,
 
 absl::Status NodeToJson(const YAML::Node& node, rapidjson::Value& out,
                         rapidjson::Document::AllocatorType& alloc, int depth) {
-  if (depth > kMaxDepth) return absl::InvalidArgumentError("YAML nests too deeply");
+  if (depth > kMaxYamlDepth) return absl::InvalidArgumentError("YAML nests too deeply");
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:

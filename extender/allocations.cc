@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "common/json.h"
 #include "common/prometheus_text.h"
 #include "extender/device_attribution.h"
 #include "extender/dra_partitions.h"
@@ -58,18 +59,14 @@ void Add(Held& into, const Held& h) {
   into.pods += h.pods;
 }
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void String(Writer& w, absl::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
+using Writer = common::JsonWriter;
 
 void WriteHeld(Writer& w, const Held& h) {
   w.StartObject();
   w.Key("migInstances");
   w.StartObject();
   for (const auto& [profile, n] : h.mig_instances) {
-    String(w, profile);
+    common::WriteString(w, profile);
     w.Int64(n);
   }
   w.EndObject();
@@ -93,15 +90,15 @@ void WriteReportedDevices(Writer& w, const PodHold& pod, const topology::NodeFac
   for (const topology::ReportedDevice& d : topology::ReportedDevices(*report, node)) {
     w.StartObject();
     w.Key("resource");
-    String(w, d.resource);
+    common::WriteString(w, d.resource);
     w.Key("id");
-    String(w, d.id);
+    common::WriteString(w, d.id);
     if (!d.gpu.empty()) {
       w.Key("gpu");
-      String(w, d.gpu);
+      common::WriteString(w, d.gpu);
     }
     w.Key("sharing");
-    String(w, SharingOf(d));
+    common::WriteString(w, SharingOf(d));
     w.EndObject();
   }
   w.EndArray();
@@ -115,18 +112,18 @@ void WritePod(Writer& w, const PodHold& pod, const NodeState& node) {
   const topology::NodeSupply& supply = node.supply;
   w.StartObject();
   w.Key("namespace");
-  String(w, pod.namespace_name);
+  common::WriteString(w, pod.namespace_name);
   w.Key("name");
-  String(w, pod.name);
+  common::WriteString(w, pod.name);
   w.Key("uid");
-  String(w, pod.uid);
+  common::WriteString(w, pod.uid);
   w.Key("state");
   w.String(pod.assumed ? "assumed" : "bound");
   w.Key("devices");
   w.StartObject();
   std::set<std::string> profiles;
   for (const topology::ResourceCount& device : pod.demand.devices) {
-    String(w, device.name);
+    common::WriteString(w, device.name);
     w.Int64(device.count);
     if (const OfferedResource* r = supply.Find(device); r && !r->mig_profile.empty()) {
       profiles.insert(r->mig_profile);
@@ -135,7 +132,7 @@ void WritePod(Writer& w, const PodHold& pod, const NodeState& node) {
   w.EndObject();
   w.Key("migProfiles");
   w.StartArray();
-  for (const std::string& p : profiles) String(w, p);
+  for (const std::string& p : profiles) common::WriteString(w, p);
   w.EndArray();
   if (pod.gpu_index) {
     w.Key("gpuIndex");
@@ -196,10 +193,10 @@ void WriteMemorySlices(Writer& w, const topology::DraDevice& d, const std::strin
 void StartPlacement(Writer& w, const topology::DraDevice& d, const PartitionedGpu& gpu) {
   w.StartObject();
   w.Key("device");
-  String(w, d.name);
+  common::WriteString(w, d.name);
   if (!d.profile.empty()) {
     w.Key("migProfile");
-    String(w, d.profile);
+    common::WriteString(w, d.profile);
   }
   WriteMemorySlices(w, d, gpu.counter_set);
 }
@@ -216,7 +213,7 @@ void WritePartitionedGpus(Writer& w, const topology::ModelState& state) {
                               {"pool", &gpu.pool},
                               {"counterSet", &gpu.counter_set}}) {
       w.Key(key);
-      String(w, *value);
+      common::WriteString(w, *value);
     }
     w.Key("held");
     w.StartArray();
@@ -224,11 +221,12 @@ void WritePartitionedGpus(Writer& w, const topology::ModelState& state) {
       StartPlacement(w, *h.device, gpu);
       if (h.claim) {
         w.Key("claim");
-        String(w, absl::StrCat(h.claim->namespace_name, "/", h.claim->name));
+        common::WriteString(w, absl::StrCat(h.claim->namespace_name, "/", h.claim->name));
         w.Key("tenant");
-        String(w, topology::ResolveTenant(*state.policy, h.claim->namespace_name,
-                                          state.snapshot->NamespaceLabels(h.claim->namespace_name))
-                      .name);
+        common::WriteString(
+            w, topology::ResolveTenant(*state.policy, h.claim->namespace_name,
+                                       state.snapshot->NamespaceLabels(h.claim->namespace_name))
+                   .name);
       }
       w.EndObject();
     }
@@ -242,7 +240,7 @@ void WritePartitionedGpus(Writer& w, const topology::ModelState& state) {
     w.EndArray();
     w.Key("blocked");
     w.StartArray();
-    for (const topology::DraDevice* d : gpu.blocked) String(w, d->name);
+    for (const topology::DraDevice* d : gpu.blocked) common::WriteString(w, d->name);
     w.EndArray();
     w.EndObject();
   }
@@ -253,13 +251,13 @@ void WriteClaim(Writer& w, const ClaimAllocation& a) {
   const topology::DraClaim& c = *a.claim;
   w.StartObject();
   w.Key("namespace");
-  String(w, c.namespace_name);
+  common::WriteString(w, c.namespace_name);
   w.Key("name");
-  String(w, c.name);
+  common::WriteString(w, c.name);
   w.Key("uid");
-  String(w, c.uid);
+  common::WriteString(w, c.uid);
   w.Key("node");
-  String(w, c.allocated_node);
+  common::WriteString(w, c.allocated_node);
   w.Key("devices");
   w.StartArray();
   for (const topology::DraDevice* d : a.devices) {
@@ -274,7 +272,7 @@ void WriteClaim(Writer& w, const ClaimAllocation& a) {
                               {"product", &d->product}}) {
       if (value->empty()) continue;
       w.Key(key);
-      String(w, *value);
+      common::WriteString(w, *value);
     }
     if (d->memory_mib) {
       w.Key("memoryMiB");
@@ -284,7 +282,7 @@ void WriteClaim(Writer& w, const ClaimAllocation& a) {
     if (!d->consumes_counters.empty()) {
       const std::string& set = d->consumes_counters.front().counter_set;
       w.Key("partitionOf");
-      String(w, set);
+      common::WriteString(w, set);
       WriteMemorySlices(w, *d, set);
     }
     w.EndObject();
@@ -297,11 +295,11 @@ void WriteClaim(Writer& w, const ClaimAllocation& a) {
   for (const topology::DraReservation& r : c.reserved_for) {
     w.StartObject();
     w.Key("resource");
-    String(w, r.resource);
+    common::WriteString(w, r.resource);
     w.Key("name");
-    String(w, r.name);
+    common::WriteString(w, r.name);
     w.Key("uid");
-    String(w, r.uid);
+    common::WriteString(w, r.uid);
     w.EndObject();
   }
   w.EndArray();
@@ -445,18 +443,18 @@ std::string AllocationsJson(const topology::ModelState& state,
   for (const TenantAllocation& a : allocations) {
     w.StartObject();
     w.Key("tenant");
-    String(w, a.tenant);
+    common::WriteString(w, a.tenant);
     w.Key("tier");
     if (a.tier.empty()) {
       w.Null();
     } else {
-      String(w, a.tier);
+      common::WriteString(w, a.tier);
     }
     w.Key("held");
     WriteHeld(w, a.held);
     w.Key("deviceIds");
     w.StartArray();
-    for (const std::string& id : TenantDeviceIds(a, *state.snapshot)) String(w, id);
+    for (const std::string& id : TenantDeviceIds(a, *state.snapshot)) common::WriteString(w, id);
     w.EndArray();
     if (!a.quota.empty()) {
       w.Key("quota");
@@ -474,9 +472,9 @@ std::string AllocationsJson(const topology::ModelState& state,
       const NodeState* node = state.snapshot->FindNode(n.node);
       w.StartObject();
       w.Key("node");
-      String(w, n.node);
+      common::WriteString(w, n.node);
       w.Key("pool");
-      String(w, n.pool);
+      common::WriteString(w, n.pool);
       w.Key("held");
       WriteHeld(w, n.held);
       w.Key("pods");

@@ -9,14 +9,12 @@
 
 namespace kube {
 
-using topology::NodeFacts;
-using topology::PodFacts;
-
 namespace {
 
-std::string PodKey(const PodFacts& pod) { return pod.uid.empty() ? pod.Key() : pod.uid; }
+std::string PodKey(const topology::PodFacts& pod) { return pod.uid.empty() ? pod.Key() : pod.uid; }
 
-std::shared_ptr<const topology::PodHold> MakeHold(const PodFacts& pod, topology::GpuDemand demand,
+std::shared_ptr<const topology::PodHold> MakeHold(const topology::PodFacts& pod,
+                                                  topology::GpuDemand demand,
                                                   std::optional<int> gpu_index, bool assumed) {
   return std::make_shared<const topology::PodHold>(
       topology::PodHold{PodKey(pod), pod.namespace_name, pod.name, std::move(demand), gpu_index,
@@ -47,8 +45,8 @@ void ClusterState::UnindexFromNode(const std::string& uid, const std::string& no
   if (it->second.empty()) uids_by_node_.erase(it);
 }
 
-std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const NodeFacts& facts,
-                                                                       bool from_scratch) const {
+std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(
+    const topology::NodeFacts& facts, bool from_scratch) const {
   auto state = std::make_shared<topology::NodeState>();
   state->facts = facts;
   const topology::Policy& policy = *policy_;
@@ -84,7 +82,7 @@ std::shared_ptr<const topology::NodeState> ClusterState::RecountLocked(const Nod
 }
 
 std::shared_ptr<const topology::NodeState> ClusterState::BuildNodeLocked(
-    const NodeFacts& facts) const {
+    const topology::NodeFacts& facts) const {
   return RecountLocked(facts, /*from_scratch=*/false);
 }
 
@@ -141,7 +139,7 @@ void ClusterState::RemovePodLocked(const std::string& uid,
   pending_.erase(uid);
 }
 
-void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& touched) {
+void ClusterState::AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std::string>& touched) {
   std::string uid = PodKey(pod);
   if (auto it = bound_.find(uid); it != bound_.end()) {
     touched.insert(it->second.node);
@@ -180,12 +178,12 @@ void ClusterState::AddPodLocked(PodFacts pod, absl::flat_hash_set<std::string>& 
 // and only their nodes rebuilt, so a quiet relist allocates nothing that outlives it: rebuilding
 // everything every resync period re-allocated the whole model each time and left the heap more
 // fragmented after every relist.
-void ClusterState::ReplaceNodes(std::vector<NodeFacts> nodes) {
+void ClusterState::ReplaceNodes(std::vector<topology::NodeFacts> nodes) {
   common::MutexLock lock(&mu_);
   absl::flat_hash_set<std::string> listed;
   absl::flat_hash_set<std::string> touched;
   listed.reserve(nodes.size());
-  for (NodeFacts& n : nodes) {
+  for (topology::NodeFacts& n : nodes) {
     listed.insert(n.name);
     auto it = nodes_.find(n.name);
     if (it != nodes_.end() && it->second == n) continue;
@@ -211,7 +209,7 @@ void ClusterState::ReplaceNodes(std::vector<NodeFacts> nodes) {
   if (!touched.empty()) PublishNodesLocked(touched);
 }
 
-bool ClusterState::MarkIfUnchangedLocked(const std::string& uid, const PodFacts& pod) {
+bool ClusterState::MarkIfUnchangedLocked(const std::string& uid, const topology::PodFacts& pod) {
   if (auto p = pending_.find(uid); p != pending_.end()) {
     if (!(p->second.facts == pod)) return false;
     p->second.listed = list_generation_;
@@ -232,9 +230,9 @@ bool ClusterState::MarkIfUnchangedLocked(const std::string& uid, const PodFacts&
   return true;
 }
 
-void ClusterState::ReplacePods(std::vector<PodFacts> pods) {
+void ClusterState::ReplacePods(std::vector<topology::PodFacts> pods) {
   ReplacePods([&](PodSink offer) {
-    for (PodFacts& p : pods) offer(std::move(p));
+    for (topology::PodFacts& p : pods) offer(std::move(p));
   });
 }
 
@@ -250,7 +248,7 @@ void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
   ++list_generation_;
   absl::flat_hash_set<std::string> touched;
   // `list` calls the sink synchronously, under mu_.
-  list([&](PodFacts pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  list([&](topology::PodFacts pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     std::string uid = PodKey(pod);
     if (MarkIfUnchangedLocked(uid, pod)) return;
     const bool was_bound = bound_.contains(uid);
@@ -367,7 +365,7 @@ void ClusterState::ReplaceAll(topology::ClusterData data) {
   ReplacePods(std::move(data.pods));
 }
 
-void ClusterState::UpsertNode(NodeFacts node) {
+void ClusterState::UpsertNode(topology::NodeFacts node) {
   common::MutexLock lock(&mu_);
   std::string name = node.name;
   nodes_.insert_or_assign(name, std::move(node));
@@ -380,7 +378,7 @@ void ClusterState::DeleteNode(const std::string& name) {
   PublishNodesLocked({name});
 }
 
-void ClusterState::UpsertPod(PodFacts pod) {
+void ClusterState::UpsertPod(topology::PodFacts pod) {
   common::MutexLock lock(&mu_);
   if (!policy_) return;
   absl::flat_hash_set<std::string> touched;
@@ -424,7 +422,7 @@ void ClusterState::SetPolicy(std::shared_ptr<const topology::Policy> policy) {
   RebuildAllLocked();
 }
 
-absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const PodFacts& pod,
+absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const topology::PodFacts& pod,
                                                             const std::string& node,
                                                             Clock::TimePoint expiry) {
   common::MutexLock lock(&mu_);
@@ -494,7 +492,7 @@ bool ClusterState::DropAssumptionLocked(const std::string& uid,
   return true;
 }
 
-std::optional<PodFacts> ClusterState::PendingPod(const std::string& uid) const {
+std::optional<topology::PodFacts> ClusterState::PendingPod(const std::string& uid) const {
   common::MutexLock lock(&mu_);
   auto it = pending_.find(uid);
   if (it == pending_.end()) return std::nullopt;

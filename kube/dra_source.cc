@@ -17,7 +17,7 @@ struct ObjectName {
   std::string namespace_name, name;
 };
 
-ObjectName NameOf(const common::JsonValue& object) {
+ObjectName NamespaceAndName(const common::JsonValue& object) {
   const common::JsonValue* meta = common::FindMember(object, "metadata");
   if (!meta) return {};
   return {std::string(common::StringOr(*meta, "namespace")),
@@ -220,7 +220,7 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
           [this](absl::string_view type, const common::JsonValue& object) {
             common::MutexLock lock(&mu_);
             if (type == "DELETED") {
-              store_.DeleteSlice(NameOf(object).name);
+              store_.DeleteSlice(NamespaceAndName(object).name);
             } else if (absl::StatusOr<topology::DraSlice> s = common::ParseResourceSlice(object);
                        s.ok()) {
               store_.UpsertSlice(*std::move(s));
@@ -247,7 +247,7 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
             common::MutexLock lock(&mu_);
             std::vector<ClaimTransition> changes;
             if (type == "DELETED") {
-              ObjectName n = NameOf(object);
+              ObjectName n = NamespaceAndName(object);
               changes = store_.DeleteClaim(n.namespace_name, n.name);
             } else if (absl::StatusOr<topology::DraClaim> c = common::ParseResourceClaim(object);
                        c.ok()) {
@@ -270,7 +270,7 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
               [this](absl::string_view type, const common::JsonValue& object) {
                 common::MutexLock lock(&mu_);
                 if (type == "DELETED") {
-                  store_.DeleteClass(NameOf(object).name);
+                  store_.DeleteClass(NamespaceAndName(object).name);
                 } else if (absl::StatusOr<topology::DraDeviceClass> c =
                                common::ParseDeviceClass(object);
                            c.ok()) {
@@ -296,7 +296,7 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
           [this](absl::string_view type, const common::JsonValue& object) {
             common::MutexLock lock(&mu_);
             if (type == "DELETED") {
-              ObjectName n = NameOf(object);
+              ObjectName n = NamespaceAndName(object);
               store_.DeleteTemplate(n.namespace_name, n.name);
             } else if (absl::StatusOr<topology::DraClaim> t =
                            common::ParseResourceClaimTemplate(object);

@@ -6,16 +6,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "plan/quantity_text.h"
 #include "topology/mig_layout.h"
 
 namespace plan {
 namespace {
 
 using topology::MigProfile;
-
-std::string Mi(int64_t mib) { return absl::StrCat(mib, "Mi"); }
-
-std::string ProfileArg(const MigProfile& p) { return p.id ? absl::StrCat(*p.id) : p.name; }
 
 bool IsShared(Mechanism m) { return m == Mechanism::kTimeslice || m == Mechanism::kMps; }
 
@@ -161,7 +158,7 @@ std::vector<PodSnippet> Pods(const Plan& plan) {
     }
     pod.spread_over_zones = w.spec.mirrored;
     if (IsShared(w.mechanism)) {
-      pod.memory_annotation = {{plan.memory_annotation, Mi(w.sizing.total_mib)}};
+      pod.memory_annotation = {{plan.memory_annotation, MiQuantity(w.sizing.total_mib)}};
     }
     out.push_back(std::move(pod));
   }
@@ -196,7 +193,7 @@ std::vector<ClaimSnippet> Claims(const Plan& plan) {
     claim.gpus = w.gpus_per_replica;
     if (w.mechanism == Mechanism::kMps) {
       claim.mps_thread_percent = MpsThreadPercent(plan, static_cast<int>(i));
-      claim.pinned_memory = Mi(w.sizing.total_mib);
+      claim.pinned_memory = MiQuantity(w.sizing.total_mib);
     }
     out.push_back(std::move(claim));
   }
@@ -260,6 +257,10 @@ std::vector<std::string> AllWarnings(const Plan& plan) {
 }
 
 }  // namespace
+
+std::string ProfileArg(const topology::MigProfile& profile) {
+  return profile.id ? absl::StrCat(*profile.id) : profile.name;
+}
 
 absl::string_view TrustName(Trust t) { return t == Trust::kUntrusted ? "untrusted" : "trusted"; }
 

@@ -127,6 +127,9 @@ PlanDocument BuildDocument(Plan plan);
 // The instances of one MIG GPU per profile ("3g.40gb": 1, ...), largest first.
 std::vector<std::pair<std::string, int>> MigDevices(const GpuPlan& gpu);
 
+// How nvidia-smi and mig-parted name a profile in a create order: its id ("9"), else its name.
+std::string ProfileArg(const topology::MigProfile& profile);
+
 absl::string_view TrustName(Trust trust);        // "trusted", "untrusted"
 absl::string_view LatencyName(Latency latency);  // "sla", "best-effort"
 

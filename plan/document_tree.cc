@@ -1,12 +1,11 @@
 #include "plan/document_tree.h"
 
 #include "absl/strings/str_cat.h"
+#include "plan/quantity_text.h"
 #include "topology/wellknown.h"
 
 namespace plan {
 namespace {
-
-std::string Mi(int64_t mib) { return absl::StrCat(mib, "Mi"); }
 
 Tree StringOrNull(absl::string_view s) { return s.empty() ? Tree::Null() : Tree::String(s); }
 
@@ -66,10 +65,6 @@ Tree HolderTree(const Plan& plan, const Holder& h) {
   return o.SetString("workload", plan.workloads[h.workload].spec.name)
       .SetInt("replica", h.replica + 1)
       .SetBool("canary", false);
-}
-
-std::string ProfileArg(const topology::MigProfile& p) {
-  return p.id ? absl::StrCat(*p.id) : p.name;
 }
 
 Tree GpusTree(const Plan& plan) {
@@ -299,13 +294,13 @@ Tree PolicyTree(const PolicySection& policy) {
   Tree tenants = Tree::List();
   for (const PolicyTenant& t : policy.tenants) {
     Tree limits = Tree::Map();
-    limits.SetString("gpuMemoryPerPod", Mi(t.gpu_memory_mib_per_pod));
+    limits.SetString("gpuMemoryPerPod", MiQuantity(t.gpu_memory_mib_per_pod));
     if (!t.mig_profiles.empty()) limits.Set("migProfiles", Tree::Strings(t.mig_profiles));
     if (t.shared) limits.SetInt("sharedReplicasPerPod", 1);
     if (t.mps) {
       limits.Set("mps", Tree::Map()
                             .SetInt("maxActiveThreadPercentage", t.mps_thread_percent)
-                            .SetString("maxPinnedMemory", Mi(t.mps_pinned_mib)));
+                            .SetString("maxPinnedMemory", MiQuantity(t.mps_pinned_mib)));
     }
     tenants.Push(Tree::Map()
                      .SetString("name", t.name)

@@ -20,8 +20,6 @@ namespace {
 using topology::Catalog;
 using topology::GpuModel;
 
-int CeilDiv(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
-
 // Per entry of Plan::gpus: its index into Plan::gpu_types and into Plan::nodes.
 struct FleetIndex {
   std::vector<int> gpu_type;

@@ -41,4 +41,6 @@ std::string GiBText(int64_t bytes, bool round_up) {
 
 std::string MibText(int64_t mib, bool round_up) { return GiBText(mib * kMiB, round_up); }
 
+std::string MiQuantity(int64_t mib) { return absl::StrCat(mib, "Mi"); }
+
 }  // namespace plan

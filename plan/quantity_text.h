@@ -18,6 +18,12 @@ inline constexpr int64_t kGiB = int64_t{1} << 30;
 std::string GiBText(int64_t bytes, bool round_up);
 std::string MibText(int64_t mib, bool round_up);  // GiBText of a MiB count
 
+// "40960Mi": a MiB count as a Kubernetes quantity.
+std::string MiQuantity(int64_t mib);
+
+// How many of `per` it takes to hold `need` (both positive).
+inline int CeilDiv(int64_t need, int64_t per) { return static_cast<int>((need + per - 1) / per); }
+
 // "13B", "7.24B", "350M", "1234": a parameter count as model cards write it.
 std::string CountText(int64_t n);
 

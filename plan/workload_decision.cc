@@ -16,8 +16,6 @@ namespace {
 using topology::Catalog;
 using topology::GpuModel;
 
-int CeilDiv(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
-
 // Which fleet GPU type a workload runs on: the one it names, else the first that suits the
 // mechanism it would get on a MIG GPU.
 absl::StatusOr<int> PickType(const Plan& fleet, const Catalog& catalog, const WorkloadSpec& w,

@@ -32,7 +32,6 @@ namespace {
 // goodbye before the socket is closed (closing with unread input would send a reset, which
 // can destroy the reply in the client's receive buffer).
 constexpr std::chrono::milliseconds kLinger{1000};
-constexpr auto kAwait = asio::use_awaitable;
 
 bool IsJsonContentType(absl::string_view type) {
   absl::string_view media = type.substr(0, type.find(';'));
@@ -412,7 +411,7 @@ EventLoop::Task<bool> EventLoop::Write(Connection& c, TlsReply reply, unsigned v
   Arm(c, c.port == Port::kTls ? options_.reply_deadline : shared_.operators->options.reply_deadline,
       CloseReason::kReplyDeadline);
   http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
-  res.set(http::field::content_type, "application/json");
+  res.set(http::field::content_type, kJsonContentType);
   if (c.port == Port::kOperator) {
     // Live state, or a page tied to this binary's endpoints: never cached, never sniffed as
     // another type.

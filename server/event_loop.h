@@ -42,6 +42,9 @@ namespace server {
 
 enum class Port { kTls, kOperator };
 
+// The completion token of every `co_await` on the loops.
+inline constexpr auto kAwait = boost::asio::use_awaitable;
+
 // What every loop shares about the operator port.
 struct OperatorShared {
   OperatorPortOptions options;

@@ -18,13 +18,11 @@ using ErrorCode = boost::system::error_code;
 
 namespace {
 
-constexpr auto kAwait = asio::use_awaitable;
-
 OperatorReply CallOperatorRoute(const OperatorRoute& route, absl::string_view query) {
   return Guarded(
       route.path,
       [&] { return route.query_handler ? route.query_handler(query) : route.handler(); },
-      OperatorReply{500, "application/json", common::EncodeHttpError("internal error")});
+      OperatorReply{500, kJsonContentType, common::EncodeHttpError("internal error")});
 }
 
 }  // namespace
@@ -85,7 +83,7 @@ EventLoop::Task<void> EventLoop::ServeOperator(std::shared_ptr<Connection> c) {
     reply = CallOperatorRoute(*route, query);
   } else if (shared_.operators->waiting.load() >= o.max_queued) {
     shared_.operators->stats.rejected_busy.fetch_add(1, std::memory_order_relaxed);
-    reply = {503, "application/json",
+    reply = {503, kJsonContentType,
              common::EncodeHttpError("too many requests waiting; retry later")};
   } else {
     reply = co_await RunOnHandlerThread(*route, std::string(query));

@@ -73,6 +73,8 @@ struct TlsReply {
   std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
 };
 
+inline constexpr char kJsonContentType[] = "application/json";
+
 // A route of the operator port: GET or HEAD, no request body.
 struct OperatorReply {
   int status = 200;

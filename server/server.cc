@@ -12,7 +12,6 @@
 namespace server {
 namespace {
 
-constexpr char kJson[] = "application/json";
 constexpr char kText[] = "text/plain";
 
 Listener::Options ListenerOptions(const Options& o) {
@@ -104,10 +103,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
          /*quick=*/true});
   }
   for (GetRoute& route : operator_routes) {
-    plain_routes.push_back({route.path, [handler = std::move(route.handler)] {
-                              Reply reply = handler();
-                              return OperatorReply{reply.status, kJson, std::move(reply.body)};
-                            }});
+    plain_routes.push_back(
+        {route.path, [handler = std::move(route.handler)] {
+           Reply reply = handler();
+           return OperatorReply{reply.status, kJsonContentType, std::move(reply.body)};
+         }});
   }
   for (OperatorRoute& route : page_routes) plain_routes.push_back(std::move(route));
   plain_routes.push_back({"/metrics", [self] {

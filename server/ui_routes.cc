@@ -10,8 +10,6 @@
 namespace server {
 namespace ui_routes {
 
-constexpr char kJson[] = "application/json";
-
 // By extension; the pages use nothing else.
 std::string ContentType(absl::string_view name) {
   if (absl::EndsWith(name, ".html")) return "text/html; charset=utf-8";
@@ -48,7 +46,7 @@ std::optional<std::string> PercentDecode(absl::string_view text) {
 }
 
 OperatorReply Error(int status, absl::string_view message) {
-  return {status, kJson, common::EncodeHttpError(message)};
+  return {status, kJsonContentType, common::EncodeHttpError(message)};
 }
 
 }  // namespace ui_routes
@@ -72,7 +70,7 @@ std::vector<OperatorRoute> UiRoutes(UiHandlers handlers) {
     if (file.name == "index.html") routes.push_back({"/ui/", [page] { return page; }});
   }
   routes.push_back({"/ui/api/catalog", [catalog = std::move(handlers.catalog)] {
-                      return OperatorReply{200, kJson, catalog()};
+                      return OperatorReply{200, kJsonContentType, catalog()};
                     }});
   OperatorRoute plan{"/ui/api/plan", nullptr};
   plan.query_handler = [handler = std::move(handlers.plan)](absl::string_view query) {
@@ -81,12 +79,12 @@ std::vector<OperatorRoute> UiRoutes(UiHandlers handlers) {
     if (input->empty()) return Error(400, "input: empty");
     absl::StatusOr<std::string> body = handler(*input);
     if (!body.ok()) return Error(400, body.status().message());
-    return OperatorReply{200, kJson, *std::move(body)};
+    return OperatorReply{200, kJsonContentType, *std::move(body)};
   };
   routes.push_back(std::move(plan));
   if (handlers.map) {
     routes.push_back({"/ui/api/map", [map = std::move(handlers.map)] {
-                        return OperatorReply{200, kJson, map()};
+                        return OperatorReply{200, kJsonContentType, map()};
                       }});
   }
   if (handlers.audit_html && handlers.audit_json) {
@@ -94,7 +92,7 @@ std::vector<OperatorRoute> UiRoutes(UiHandlers handlers) {
                         return OperatorReply{200, "text/html; charset=utf-8", audit()};
                       }});
     routes.push_back({"/ui/api/audit", [audit = std::move(handlers.audit_json)] {
-                        return OperatorReply{200, kJson, audit()};
+                        return OperatorReply{200, kJsonContentType, audit()};
                       }});
   }
   return routes;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cel/parse.h"
+#include "common/json.h"
 #include "rapidjson/document.h"
 
 namespace webhook {
@@ -75,9 +76,7 @@ std::string Annotation(const topology::TenantRef& tenant,
                        const std::vector<std::string>& requests) {
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& alloc = doc.GetAllocator();
-  auto str = [&](absl::string_view s) {
-    return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
-  };
+  auto str = [&](absl::string_view s) { return common::JsonString(s, alloc); };
   doc.AddMember("tenant", str(tenant.name), alloc);
   doc.AddMember("tier", str(tenant.tier->name), alloc);
   rapidjson::Value names(rapidjson::kArrayType);

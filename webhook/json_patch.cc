@@ -12,9 +12,7 @@
 namespace webhook {
 namespace {
 
-rapidjson::Value Str(absl::string_view s, rapidjson::Document::AllocatorType& alloc) {
-  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
-}
+using common::JsonString;
 
 absl::Status OpError(size_t index, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("patch[", index, "]: ", what));
@@ -91,8 +89,8 @@ JsonPatch::JsonPatch() { ops_.SetArray(); }
 void JsonPatch::Push(absl::string_view op, absl::string_view path, const rapidjson::Value* value) {
   auto& alloc = ops_.GetAllocator();
   rapidjson::Value entry(rapidjson::kObjectType);
-  entry.AddMember("op", Str(op, alloc), alloc);
-  entry.AddMember("path", Str(path, alloc), alloc);
+  entry.AddMember("op", JsonString(op, alloc), alloc);
+  entry.AddMember("path", JsonString(path, alloc), alloc);
   if (value) entry.AddMember("value", rapidjson::Value(*value, alloc), alloc);
   ops_.PushBack(entry, alloc);
 }
@@ -102,7 +100,7 @@ void JsonPatch::Add(absl::string_view path, const rapidjson::Value& value) {
 }
 
 void JsonPatch::Add(absl::string_view path, absl::string_view value) {
-  rapidjson::Value v = Str(value, ops_.GetAllocator());
+  rapidjson::Value v = JsonString(value, ops_.GetAllocator());
   Push("add", path, &v);
 }
 
@@ -111,7 +109,7 @@ void JsonPatch::Replace(absl::string_view path, const rapidjson::Value& value) {
 }
 
 void JsonPatch::Replace(absl::string_view path, absl::string_view value) {
-  rapidjson::Value v = Str(value, ops_.GetAllocator());
+  rapidjson::Value v = JsonString(value, ops_.GetAllocator());
   Push("replace", path, &v);
 }
 
@@ -134,7 +132,7 @@ void EnsureMapEntries(const rapidjson::Value& object, absl::string_view pointer,
     rapidjson::Value whole(rapidjson::kObjectType);
     for (const auto& [k, v] : entries) {
       if (whole.FindMember(rapidjson::StringRef(k.data(), k.size())) != whole.MemberEnd()) continue;
-      whole.AddMember(Str(k, alloc), Str(v, alloc), alloc);
+      whole.AddMember(JsonString(k, alloc), JsonString(v, alloc), alloc);
     }
     patch.Add(map_pointer, whole);
     return;
@@ -193,7 +191,7 @@ absl::Status ApplyPatch(const rapidjson::Value& patch, rapidjson::Document& doc)
         if (exists) {
           it->value = copy;
         } else {
-          parent->AddMember(Str(last, alloc), copy, alloc);
+          parent->AddMember(JsonString(last, alloc), copy, alloc);
         }
       } else if (!exists) {
         return OpError(i, absl::StrCat(common::AsStringView(*path_value), " does not exist"));

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/json.h"
 
 namespace webhook {
 namespace {
@@ -14,16 +15,14 @@ using common::StringOr;
 
 using Alloc = rapidjson::Document::AllocatorType;
 
-rapidjson::Value Str(absl::string_view s, Alloc& alloc) {
-  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
-}
+using common::JsonString;
 
 rapidjson::Value PoolExpression(const topology::Policy& policy,
                                 const std::vector<std::string>& pools, Alloc& alloc) {
   rapidjson::Value values(rapidjson::kArrayType);
-  for (const std::string& p : pools) values.PushBack(Str(p, alloc), alloc);
+  for (const std::string& p : pools) values.PushBack(JsonString(p, alloc), alloc);
   rapidjson::Value expr(rapidjson::kObjectType);
-  expr.AddMember("key", Str(policy.pool_label, alloc), alloc);
+  expr.AddMember("key", JsonString(policy.pool_label, alloc), alloc);
   expr.AddMember("operator", "In", alloc);
   expr.AddMember("values", values, alloc);
   return expr;
@@ -154,14 +153,14 @@ void EnsureTolerations(const JsonValue& spec, const topology::Policy& policy,
   if (needed.empty()) return;
   auto toleration = [&](const topology::Taint& taint) {
     rapidjson::Value t(rapidjson::kObjectType);
-    t.AddMember("key", Str(taint.key, alloc), alloc);
+    t.AddMember("key", JsonString(taint.key, alloc), alloc);
     if (taint.value.empty()) {
       t.AddMember("operator", "Exists", alloc);
     } else {
       t.AddMember("operator", "Equal", alloc);
-      t.AddMember("value", Str(taint.value, alloc), alloc);
+      t.AddMember("value", JsonString(taint.value, alloc), alloc);
     }
-    if (!taint.effect.empty()) t.AddMember("effect", Str(taint.effect, alloc), alloc);
+    if (!taint.effect.empty()) t.AddMember("effect", JsonString(taint.effect, alloc), alloc);
     return t;
   };
   if (!existing) {

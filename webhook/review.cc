@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/json.h"
 #include "common/k8s_codec.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -28,18 +29,14 @@ using common::StringOr;
 constexpr absl::string_view kDraGroup = "resource.k8s.io";
 constexpr absl::string_view kDraVersions[] = {"v1", "v1beta1", "v1beta2", "v1alpha2", "v1alpha3"};
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void String(Writer& w, absl::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
+using Writer = common::JsonWriter;
 
 std::string ErrorBody(absl::string_view message) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
   w.Key("error");
-  String(w, message);
+  common::WriteString(w, message);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
@@ -60,13 +57,13 @@ std::string ReplyBody(absl::string_view uid, const ObjectOutcome& o, ReviewKind 
   Writer w(buffer);
   w.StartObject();
   w.Key("apiVersion");
-  String(w, kAdmissionApiVersion);
+  common::WriteString(w, kAdmissionApiVersion);
   w.Key("kind");
-  String(w, "AdmissionReview");
+  common::WriteString(w, "AdmissionReview");
   w.Key("response");
   w.StartObject();
   w.Key("uid");
-  String(w, uid);
+  common::WriteString(w, uid);
   w.Key("allowed");
   w.Bool(o.allowed);
   if (!o.allowed) {
@@ -75,32 +72,32 @@ std::string ReplyBody(absl::string_view uid, const ObjectOutcome& o, ReviewKind 
     w.Key("code");
     w.Int(403);
     w.Key("reason");
-    String(w, "Forbidden");
+    common::WriteString(w, "Forbidden");
     w.Key("message");
-    String(w, o.message);
+    common::WriteString(w, o.message);
     w.EndObject();
   }
   if (!o.warnings.empty()) {
     w.Key("warnings");
     w.StartArray();
-    for (const std::string& text : o.warnings) String(w, text);
+    for (const std::string& text : o.warnings) common::WriteString(w, text);
     w.EndArray();
   }
   if (!o.audit_annotations.empty()) {
     w.Key("auditAnnotations");
     w.StartObject();
     for (const auto& [key, value] : o.audit_annotations) {
-      String(w, key);
-      String(w, value);
+      common::WriteString(w, key);
+      common::WriteString(w, value);
     }
     w.EndObject();
   }
   // A validating reply with patch or patchType is a call failure at the API server.
   if (kind == ReviewKind::kMutate && !o.patch.empty()) {
     w.Key("patchType");
-    String(w, "JSONPatch");
+    common::WriteString(w, "JSONPatch");
     w.Key("patch");
-    String(w, absl::Base64Escape(patch_json));  // JsonPatch::ToBase64, serialised once
+    common::WriteString(w, absl::Base64Escape(patch_json));  // JsonPatch::ToBase64, serialised once
   }
   w.EndObject();
   w.EndObject();
