@@ -43,5 +43,27 @@ TEST(JsonTest, ErrorsAreTheSameWithACallersPool) {
   }
 }
 
+TEST(JsonWriterTest, KeysAndStringsNeedNoTerminatingNul) {
+  const std::string text = "nodeXgpu\"0";
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  WriteKey(w, absl::string_view(text).substr(0, 4));
+  WriteString(w, absl::string_view(text).substr(5));
+  w.EndObject();
+  EXPECT_EQ(absl::string_view(buffer.GetString(), buffer.GetSize()), R"({"node":"gpu\"0"})");
+}
+
+TEST(JsonStringTest, CopiesSoTheSourceMayGo) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  {
+    std::string name = "tenant-a";
+    doc.AddMember("name", JsonString(absl::string_view(name).substr(0, 6), doc.GetAllocator()),
+                  doc.GetAllocator());
+    name.assign("overwritten");
+  }
+  EXPECT_EQ(ToJson(doc), R"({"name":"tenant"})");
+}
+
 }  // namespace
 }  // namespace common

@@ -14,5 +14,16 @@ TEST(GiBTextTest, NeedsRoundUpCapacitiesRoundDown) {
   EXPECT_EQ(GiBText(0, true), "0.00 GiB");
 }
 
+TEST(MiQuantityTest, AMiBCountAsAKubernetesQuantity) {
+  EXPECT_EQ(MiQuantity(40960), "40960Mi");
+  EXPECT_EQ(MiQuantity(0), "0Mi");
+}
+
+TEST(CeilDivTest, AnyRemainderTakesOneMore) {
+  EXPECT_EQ(CeilDiv(80, 40), 2);
+  EXPECT_EQ(CeilDiv(81, 40), 3);
+  EXPECT_EQ(CeilDiv(1, 40), 1);
+}
+
 }  // namespace
 }  // namespace plan
