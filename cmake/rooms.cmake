@@ -4,7 +4,7 @@
 # test/, bench/ and fuzz/ see the whole tree. test/CMakeLists.txt checks that each room is
 # refused what it must not see.
 #
-# It also puts the target in unity batches when GPU_TENANCY_UNITY is on (CMakeLists.txt).
+# It also puts the target in unity batches when GPU_TENANCY_UNITY_ROOMS is on (CMakeLists.txt).
 #
 #   gpu_tenancy_room(TARGET ROOM [LOWER_ROOM...])
 function(gpu_tenancy_room target room)
@@ -14,5 +14,5 @@ function(gpu_tenancy_room target room)
     file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${seen}" "${view}/${seen}" SYMBOLIC)
   endforeach()
   target_include_directories(${target} PRIVATE "${view}")
-  set_target_properties(${target} PROPERTIES UNITY_BUILD ${GPU_TENANCY_UNITY})
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ${GPU_TENANCY_UNITY_ROOMS})
 endfunction()

@@ -30,11 +30,12 @@ dict_for() {
 }
 
 # No precompiled headers here: only some libraries are instrumented (fuzz/CMakeLists.txt), so
-# one header shared across them would be built with the wrong flags for the others.
+# one header shared across them would be built with the wrong flags for the others. The
+# libraries compile in unity batches, as in the sanitizer builds (CMakeLists.txt).
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   CC="${CC:-clang}" CXX="${CXX:-clang++}" cmake -S . -B "$BUILD_DIR" -G Ninja \
     -DGPU_TENANCY_FUZZ=ON -DBUILD_TESTING=OFF -DBUILD_BENCHMARKS=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_TENANCY_PCH=OFF
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_TENANCY_PCH=OFF -DGPU_TENANCY_UNITY_ROOMS=ON
 fi
 cmake --build "$BUILD_DIR" --target fuzzers -j2
 
