@@ -10,9 +10,7 @@
 namespace common {
 namespace {
 
-using Writer = JsonWriter;
-
-void Strings(Writer& w, const std::vector<std::string>& values) {
+void Strings(JsonWriter& w, const std::vector<std::string>& values) {
   w.StartArray();
   for (const std::string& v : values) WriteString(w, v);
   w.EndArray();
@@ -43,7 +41,7 @@ constexpr absl::string_view kNode = topology::kNodeDevicesAnnotation;
 
 std::string EncodePodDevices(const PodDevicesAnnotation& value) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  JsonWriter w(buffer);
   w.StartObject();
   w.Key("node");
   WriteString(w, value.node);
@@ -102,7 +100,7 @@ absl::StatusOr<PodDevicesAnnotation> DecodePodDevices(absl::string_view json) {
 
 std::string EncodeNodeGpus(const topology::NodeGpus& value) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  JsonWriter w(buffer);
   w.StartObject();
   w.Key("gpus");
   w.StartArray();

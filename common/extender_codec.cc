@@ -14,8 +14,6 @@
 namespace common {
 namespace {
 
-using Writer = JsonWriter;
-
 // True when rapidjson::Writer would escape a byte of `s`: a control character, '"' or '\\'.
 // Eight bytes at a time (node names and our reasons almost never need it).
 bool NeedsEscape(absl::string_view s) {
@@ -68,7 +66,7 @@ class TextOut {
   void String(absl::string_view s, bool clean = false) {
     if (!clean && NeedsEscape(s)) {
       rapidjson::StringBuffer buffer;
-      Writer w(buffer);
+      JsonWriter w(buffer);
       WriteString(w, s);
       Put(absl::string_view(buffer.GetString(), buffer.GetSize()));
       return;
@@ -96,7 +94,7 @@ class TextOut {
   size_t at_;
 };
 
-void StringMap(Writer& w, absl::string_view key, const std::map<std::string, std::string>& m) {
+void StringMap(JsonWriter& w, absl::string_view key, const std::map<std::string, std::string>& m) {
   WriteKey(w, key);
   w.StartObject();
   for (const auto& [k, v] : m) {
@@ -171,7 +169,7 @@ absl::StatusOr<ExtenderArgs> ParseExtenderArgs(absl::string_view body) {
 namespace {
 
 // NodeNames (names-only) or Nodes (the kept Node objects as they arrived).
-void KeptNodes(Writer& w, const ExtenderArgs& args, const std::vector<size_t>& kept) {
+void KeptNodes(JsonWriter& w, const ExtenderArgs& args, const std::vector<size_t>& kept) {
   if (args.names_only) {
     WriteKey(w, "NodeNames");
     w.StartArray();
@@ -191,7 +189,7 @@ void KeptNodes(Writer& w, const ExtenderArgs& args, const std::vector<size_t>& k
   }
 }
 
-void FailedMap(Writer& w, absl::string_view key, const ExtenderArgs& args,
+void FailedMap(JsonWriter& w, absl::string_view key, const ExtenderArgs& args,
                const std::vector<FailedNode>& failed) {
   WriteKey(w, key);
   w.StartObject();
@@ -227,7 +225,7 @@ void FailedMap(TextOut& out, const ExtenderArgs& args, const std::vector<FailedN
 
 std::string EncodeFilterResult(const ExtenderArgs& args, const FilterReply& reply) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  JsonWriter w(buffer);
   w.StartObject();
   KeptNodes(w, args, reply.kept);
   StringMap(w, "FailedNodes", reply.failed);
@@ -243,7 +241,7 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const std::vector<size_
                                const std::vector<FailedNode>& failed_unresolvable) {
   if (!args.names_only) {
     rapidjson::StringBuffer buffer;
-    Writer w(buffer);
+    JsonWriter w(buffer);
     w.StartObject();
     KeptNodes(w, args, kept);
     FailedMap(w, "FailedNodes", args, failed);
@@ -254,7 +252,7 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const std::vector<size_
     return Take(buffer);
   }
   // Names only: a few hundred short strings, written as text (rapidjson::Writer copies every
-  // byte through its transcoder). Same bytes as the Writer.
+  // byte through its transcoder). Same bytes as the JsonWriter.
   size_t size = 128;
   for (size_t i : kept) size += args.node_names[i].size() + 3;
   for (const auto* list : {&failed, &failed_unresolvable}) {
@@ -295,7 +293,7 @@ std::string EncodeHostPriorityList(const std::vector<HostScore>& scores) {
 
 std::string EncodeFilterError(absl::string_view error) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  JsonWriter w(buffer);
   w.StartObject();
   WriteKey(w, "NodeNames");
   w.Null();
@@ -311,7 +309,7 @@ std::string EncodeFilterError(absl::string_view error) {
 
 std::string EncodeHttpError(absl::string_view message) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  JsonWriter w(buffer);
   w.StartObject();
   WriteKey(w, "error");
   WriteString(w, message);
@@ -343,7 +341,7 @@ absl::StatusOr<BindingArgs> ParseBindingArgs(absl::string_view body) {
 
 std::string EncodeBindingResult(absl::string_view error) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  JsonWriter w(buffer);
   w.StartObject();
   WriteKey(w, "Error");
   WriteString(w, error);

@@ -59,9 +59,7 @@ void Add(Held& into, const Held& h) {
   into.pods += h.pods;
 }
 
-using Writer = common::JsonWriter;
-
-void WriteHeld(Writer& w, const Held& h) {
+void WriteHeld(common::JsonWriter& w, const Held& h) {
   w.StartObject();
   w.Key("migInstances");
   w.StartObject();
@@ -82,7 +80,8 @@ void WriteHeld(Writer& w, const Held& h) {
 }
 
 // The devices the node agent reported for the pod, when its report is believed.
-void WriteReportedDevices(Writer& w, const PodHold& pod, const topology::NodeFacts& node) {
+void WriteReportedDevices(common::JsonWriter& w, const PodHold& pod,
+                          const topology::NodeFacts& node) {
   const topology::DeviceReport* report = topology::BelievedReport(pod, node);
   if (!report) return;
   w.Key("reportedDevices");
@@ -108,7 +107,7 @@ void WriteReportedDevices(Writer& w, const PodHold& pod, const topology::NodeFac
   }
 }
 
-void WritePod(Writer& w, const PodHold& pod, const NodeState& node) {
+void WritePod(common::JsonWriter& w, const PodHold& pod, const NodeState& node) {
   const topology::NodeSupply& supply = node.supply;
   w.StartObject();
   w.Key("namespace");
@@ -182,7 +181,8 @@ void AddClaims(const topology::ModelState& state, TenantOf tenant_of) {
   }
 }
 
-void WriteMemorySlices(Writer& w, const topology::DraDevice& d, const std::string& set) {
+void WriteMemorySlices(common::JsonWriter& w, const topology::DraDevice& d,
+                       const std::string& set) {
   w.Key("memorySlices");
   w.StartArray();
   for (int i : MemorySlices(d, set)) w.Int(i);
@@ -190,7 +190,8 @@ void WriteMemorySlices(Writer& w, const topology::DraDevice& d, const std::strin
 }
 
 // {"device", "migProfile", "memorySlices"} of one placement on `gpu`, then the caller's keys.
-void StartPlacement(Writer& w, const topology::DraDevice& d, const PartitionedGpu& gpu) {
+void StartPlacement(common::JsonWriter& w, const topology::DraDevice& d,
+                    const PartitionedGpu& gpu) {
   w.StartObject();
   w.Key("device");
   common::WriteString(w, d.name);
@@ -203,7 +204,7 @@ void StartPlacement(Writer& w, const topology::DraDevice& d, const PartitionedGp
 
 // Each partitioned GPU: what allocated claims hold of it (and whose), what could still be cut,
 // and what the held placements block.
-void WritePartitionedGpus(Writer& w, const topology::ModelState& state) {
+void WritePartitionedGpus(common::JsonWriter& w, const topology::ModelState& state) {
   w.Key("partitionedGpus");
   w.StartArray();
   for (const PartitionedGpu& gpu : PartitionedGpus(state.snapshot->dra())) {
@@ -247,7 +248,7 @@ void WritePartitionedGpus(Writer& w, const topology::ModelState& state) {
   w.EndArray();
 }
 
-void WriteClaim(Writer& w, const ClaimAllocation& a) {
+void WriteClaim(common::JsonWriter& w, const ClaimAllocation& a) {
   const topology::DraClaim& c = *a.claim;
   w.StartObject();
   w.Key("namespace");
@@ -436,7 +437,7 @@ void AppendTenantMetrics(const std::vector<TenantAllocation>& allocations,
 std::string AllocationsJson(const topology::ModelState& state,
                             const std::vector<TenantAllocation>& allocations) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  common::JsonWriter w(buffer);
   w.StartObject();
   w.Key("tenants");
   w.StartArray();

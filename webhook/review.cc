@@ -29,11 +29,9 @@ using common::StringOr;
 constexpr absl::string_view kDraGroup = "resource.k8s.io";
 constexpr absl::string_view kDraVersions[] = {"v1", "v1beta1", "v1beta2", "v1alpha2", "v1alpha3"};
 
-using Writer = common::JsonWriter;
-
 std::string ErrorBody(absl::string_view message) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  common::JsonWriter w(buffer);
   w.StartObject();
   w.Key("error");
   common::WriteString(w, message);
@@ -54,7 +52,7 @@ ReviewOutcome BadRequest(absl::string_view message) {
 std::string ReplyBody(absl::string_view uid, const ObjectOutcome& o, ReviewKind kind,
                       absl::string_view patch_json) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  common::JsonWriter w(buffer);
   w.StartObject();
   w.Key("apiVersion");
   common::WriteString(w, kAdmissionApiVersion);
