@@ -7,7 +7,7 @@ RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       cmake ninja-build g++ pkg-config \
       libcpp-httplib-dev libssl-dev rapidjson-dev libyaml-cpp-dev libabsl-dev \
-      libboost1.81-dev libjemalloc-dev libgrpc++-dev protobuf-compiler-grpc \
+      libboost1.81-dev libjemalloc-dev libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
