@@ -246,6 +246,12 @@ absl::Status ParseDevice(const JsonValue& item, const JsonPath& path, DraSlice& 
         topology::DraCounterConsumption& c = device.consumes_counters.emplace_back();
         return ParseNamedCounters(item, c_path, "counterSet", c.counter_set, c.counters);
       }));
+  if (const JsonValue* multiple = FindNonNull(*body, "allowMultipleAllocations")) {
+    if (!multiple->IsBool()) {
+      return Invalid(JsonPath(body_path, "allowMultipleAllocations"), "expected boolean");
+    }
+    device.allow_multiple_allocations = multiple->GetBool();
+  }
   slice.devices.push_back(std::move(device));
   return absl::OkStatus();
 }

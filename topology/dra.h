@@ -101,6 +101,9 @@ struct DraDevice {
   // Partitionable devices: an allocated device takes these from its pool's counter sets, so
   // devices drawing on the same counters exclude each other (topology/dra_counters.h).
   std::vector<DraCounterConsumption> consumes_counters;
+  // allowMultipleAllocations (DRAConsumableCapacity): several claims may hold the device at once,
+  // each taking part of its capacity. One fault domain and one memory heap, so a shared mode.
+  bool allow_multiple_allocations = false;
 
   DraDeviceId Id() const { return {driver, pool, name}; }
   bool operator==(const DraDevice&) const = default;

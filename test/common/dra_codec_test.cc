@@ -293,6 +293,25 @@ TEST(DraCodecTest, PerDeviceNodeName) {
   EXPECT_EQ(slice->devices[1].node, "");
 }
 
+TEST(DraCodecTest, MultiAllocatableDevice) {
+  // DRAConsumableCapacity (beta in 1.36): several claims may hold the device at once.
+  constexpr char kJson[] = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",
+    "spec":{"driver":"gpu.nvidia.com","nodeName":"node-s","pool":{"name":"node-s","generation":1},
+      "devices":[
+        {"name":"gpu-0","allowMultipleAllocations":true,"attributes":{"type":{"string":"gpu"}},
+         "capacity":{"memory":{"value":"80Gi","requestPolicy":{"default":"10Gi",
+           "validRange":{"min":"1Gi","step":"1Gi"}}}}},
+        {"name":"gpu-1","allowMultipleAllocations":false},
+        {"name":"gpu-2"}]}})";
+  absl::StatusOr<DraSlice> slice = ParseResourceSlice(JsonOrFail(kJson));
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  ASSERT_EQ(slice->devices.size(), 3u);
+  EXPECT_TRUE(slice->devices[0].allow_multiple_allocations);
+  EXPECT_EQ(slice->devices[0].memory_mib, 81920);
+  EXPECT_FALSE(slice->devices[1].allow_multiple_allocations);
+  EXPECT_FALSE(slice->devices[2].allow_multiple_allocations);
+}
+
 TEST(DraCodecTest, V1beta1FlatClaimRequests) {
   constexpr char kJson[] = R"({"apiVersion":"resource.k8s.io/v1beta1","kind":"ResourceClaim",
     "metadata":{"name":"c","namespace":"team-b","uid":"u-1",
@@ -418,6 +437,10 @@ TEST(DraCodecTest, ErrorsNameThePath) {
        "resourceslice.spec.driver: missing"},
       {"driver not a string", DraParser::kSlice, R"({"spec":{"driver":7}})",
        "resourceslice.spec.driver: expected string, got number"},
+      {"allowMultipleAllocations not a bool", DraParser::kSlice,
+       R"({"spec":{"driver":"d","pool":{"name":"p"},"devices":[{"name":"a",
+         "allowMultipleAllocations":"yes"}]}})",
+       dev0 + ".allowMultipleAllocations: expected boolean"},
       {"empty driver", DraParser::kSlice, R"({"spec":{"driver":""}})",
        "resourceslice.spec.driver: empty"},
       {"no pool", DraParser::kSlice, R"({"spec":{"driver":"d"}})",
