@@ -6,6 +6,7 @@
 //   tier_rules.cc           unknown-tenant, tier-shared, fail-requests-greater-than-one, warnings
 //   device_access_rules.cc  device-access: the escape hatches past the device plugin
 //   tenant_limit_rules.cc   tenant-limits, invalid-gpu-request, priority-class
+//   pod_demand_rules.cc     dra-extended-resource, unknown-demand
 #ifndef GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_
 #define GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_
 
@@ -60,8 +61,13 @@ void CheckInvalidGpuRequest(const PodRuleContext& ctx, std::vector<Violation>& o
 // priority-class: the tenant's allowed PriorityClass names (every pod of the tenant).
 void CheckPriorityClass(const PodRuleContext& ctx, std::vector<Violation>& out);
 
+// pod_demand_rules.cc: dra-extended-resource and unknown-demand.
+void CheckDraExtendedResources(const PodRuleContext& ctx, std::vector<Violation>& out);
+void CheckUnknownDemand(const PodRuleContext& ctx, std::vector<Violation>& out);
+
 // Warnings: advice that does not block the pod (CREATE only).
 void AddWarnings(const PodRuleContext& ctx, std::vector<std::string>& warnings);
+void AddUnknownDemandWarnings(const PodRuleContext& ctx, std::vector<std::string>& warnings);
 
 }  // namespace webhook::pod_rules_internal
 

@@ -16,6 +16,8 @@ constexpr PodRule kPodRules[] = {
     {"tenant-limits", true, &pod_rules_internal::CheckTenantMemory},
     {"invalid-gpu-request", true, &pod_rules_internal::CheckInvalidGpuRequest},
     {"priority-class", false, &pod_rules_internal::CheckPriorityClass},
+    {"dra-extended-resource", false, &pod_rules_internal::CheckDraExtendedResources},
+    {"unknown-demand", false, &pod_rules_internal::CheckUnknownDemand},
 };
 
 }  // namespace
@@ -24,7 +26,8 @@ absl::Span<const PodRule> PodRules() { return kPodRules; }
 
 PodValidation ValidatePod(const PodView& pod, const PodView* old_pod,
                           const topology::Policy& policy, const topology::TenantRef& tenant,
-                          absl::string_view namespace_name, bool ephemeral_only) {
+                          absl::string_view namespace_name, bool ephemeral_only,
+                          const topology::DraState* dra) {
   PodValidation result;
   if (ephemeral_only) {
     // Only the ephemeral containers are new; everything else was checked at creation and is
@@ -35,16 +38,19 @@ PodValidation ValidatePod(const PodView& pod, const PodView* old_pod,
     for (const ContainerView& c : pod.containers) {
       if (c.list == ContainerList::kEphemeral) ephemeral.containers.push_back(c);
     }
-    PodRuleContext ctx{ephemeral, nullptr, policy, tenant, namespace_name};
+    PodRuleContext ctx{ephemeral, nullptr, policy, tenant, namespace_name, dra};
     for (const PodRule& rule : kPodRules) rule.check(ctx, result.violations);
     return result;
   }
-  PodRuleContext ctx{pod, old_pod, policy, tenant, namespace_name};
+  PodRuleContext ctx{pod, old_pod, policy, tenant, namespace_name, dra};
   for (const PodRule& rule : kPodRules) {
     if (old_pod && !rule.mutable_inputs) continue;
     rule.check(ctx, result.violations);
   }
-  if (!old_pod) pod_rules_internal::AddWarnings(ctx, result.warnings);
+  if (!old_pod) {
+    pod_rules_internal::AddWarnings(ctx, result.warnings);
+    pod_rules_internal::AddUnknownDemandWarnings(ctx, result.warnings);
+  }
   return result;
 }
 

@@ -14,6 +14,10 @@
 //   invalid-gpu-request             GPU requests the model cannot read (a bad memory annotation)
 //   priority-class                  a PriorityClass the tenant may not use (any pod of the
 //                                   tenant: priority decides whom a pod may preempt)
+//   dra-extended-resource           a DRA extended resource whose class selects a device the
+//                                   tenant may not use (device_class_rules.h)
+//   unknown-demand                  a GPU vendor's resource name, or a device class, the
+//                                   service does not read (denied or warned by the tier)
 //
 // UPDATE: every pod field these rules read is immutable once the pod exists (resources,
 // containers, volumes, hostIPC, nodeSelector, affinity) except the GPU memory annotation. So on
@@ -73,6 +77,15 @@ struct PoolSelection {
   std::string how;  // "nodeSelector" or "required node affinity"
 };
 
+// A container resource name that DRA serves (KEP-5004): deviceclass.resource.kubernetes.io/<class>,
+// or a name a DeviceClass maps through extendedResourceName.
+struct DraExtendedAsk {
+  std::string container;  // ContainerView::Label()
+  std::string resource;
+  std::string device_class;
+  topology::DeviceClassKind class_kind = topology::DeviceClassKind::kUnknown;
+};
+
 struct PodView {
   // Labels are not copied and of the annotations only the policy's GPU memory annotation (all
   // the rules read); every value is still checked as ParsePod checks it.
@@ -83,11 +96,14 @@ struct PodView {
   std::vector<PoolSelection> pool_selections;
   // ComputeDemand's answer; an error (a bad memory annotation) is a violation, not a 400.
   absl::StatusOr<topology::GpuDemand> demand = topology::GpuDemand{};
-  // The pod's DRA claims that use an NVIDIA GPU device class (NvidiaClaimUses), each as a
-  // phrase: `claim "gpu" (ResourceClaim tenant-a-inference, device class gpu.nvidia.com)`.
+  // The pod's DRA claims that use a GPU device class (GpuClaimUses), each as a phrase:
+  // `claim "gpu" (ResourceClaim tenant-a-inference, device class gpu.nvidia.com)`.
   std::vector<std::string> gpu_claims;
+  // Its DRA extended resources (DraExtendedAsks), GPU classes and unknown ones.
+  std::vector<DraExtendedAsk> dra_extended;
 
-  // Any GPU device or GPU memory resource, the annotation, or a claim for NVIDIA GPUs.
+  // Any GPU device or GPU memory resource, the annotation, a claim for GPUs, or a DRA extended
+  // resource of a class that is not listed as other.
   bool HasGpuRequests() const;
 };
 
@@ -100,11 +116,17 @@ struct PodView {
                                                    absl::string_view path);
 
 // The pod's claims (spec.resourceClaims) whose ResourceClaim or ResourceClaimTemplate in `dra`
-// asks for an NVIDIA GPU device class (IsNvidiaGpuClass). A claim or template the state does
+// asks for a device class the policy lists as a GPU class. A claim or template the state does
 // not hold (yet) cannot be told apart from any other and is not counted; its own admission
 // judged it and wrote the tenant's selectors into it.
-std::vector<std::string> NvidiaClaimUses(const topology::PodFacts& pod,
-                                         const topology::DraState& dra);
+std::vector<std::string> GpuClaimUses(const topology::PodFacts& pod, const topology::DraState& dra,
+                                      const topology::AdmissionAllowList& allow);
+
+// The pod's DRA extended resources, each container and name once: every
+// deviceclass.resource.kubernetes.io/<class> name, and (with `dra`) every name a current
+// DeviceClass maps through extendedResourceName.
+std::vector<DraExtendedAsk> DraExtendedAsks(const PodView& pod, const topology::DraState* dra,
+                                            const topology::AdmissionAllowList& allow);
 
 // How the webhook sees one pod resource name.
 enum class ResourceUse {
@@ -115,7 +137,8 @@ enum class ResourceUse {
   kShared,     // nvidia.com/gpu.shared and policy.shared_resources
   kMps,        // nvidia.com/* names containing "mps"
   kMemory,     // policy.memory_resources (memory-only fractions share a GPU)
-  kOtherGpu,   // any other nvidia.com/* name
+  kOtherGpu,   // any other name in a GPU vendor's domain (kGpuVendorDomains) the service does
+               // not read, unless the policy lists it (admission.otherResources)
 };
 ResourceUse ClassifyPodResource(absl::string_view resource, const topology::Policy& policy);
 // Shared replicas: more than one pod on one device, counted in replicas.
@@ -129,6 +152,7 @@ struct PodRuleContext {
   const topology::Policy& policy;
   const topology::TenantRef& tenant;
   absl::string_view namespace_name;
+  const topology::DraState* dra = nullptr;  // the cluster's DRA objects; null when not known
 };
 
 using PodRuleFn = void (*)(const PodRuleContext& ctx, std::vector<Violation>& out);
@@ -152,7 +176,8 @@ struct PodValidation {
 // containers (the pods/ephemeralcontainers subresource).
 PodValidation ValidatePod(const PodView& pod, const PodView* old_pod,
                           const topology::Policy& policy, const topology::TenantRef& tenant,
-                          absl::string_view namespace_name, bool ephemeral_only = false);
+                          absl::string_view namespace_name, bool ephemeral_only = false,
+                          const topology::DraState* dra = nullptr);
 
 }  // namespace webhook
 

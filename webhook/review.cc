@@ -1,5 +1,6 @@
 #include "webhook/review.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -7,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/dra_codec.h"
 #include "common/json.h"
 #include "common/k8s_codec.h"
 #include "rapidjson/stringbuffer.h"
@@ -182,7 +184,8 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
   }
   ASSIGN_OR_RETURN(PodView pod,
                    ParsePodView(*r.object, policy, r.namespace_name, "request.object"));
-  if (r.dra) pod.gpu_claims = NvidiaClaimUses(pod.facts, *r.dra);
+  if (r.dra) pod.gpu_claims = GpuClaimUses(pod.facts, *r.dra, policy.admission);
+  pod.dra_extended = DraExtendedAsks(pod, r.dra, policy.admission);
   std::optional<PodView> old_pod;
   if (update && r.old_object && r.old_object->IsObject()) {
     absl::StatusOr<PodView> parsed =
@@ -200,7 +203,7 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
   // UPDATE compares with the old pod; without one the mutable-input rules see it as changed.
   const PodView no_old_pod;
   const PodView* old = update ? (old_pod ? &*old_pod : &no_old_pod) : nullptr;
-  PodValidation v = ValidatePod(pod, old, policy, tenant, r.namespace_name, ephemeral);
+  PodValidation v = ValidatePod(pod, old, policy, tenant, r.namespace_name, ephemeral, r.dra);
   // First: a forged device annotation is the gravest thing a request can do.
   if (forged) v.violations.insert(v.violations.begin(), *std::move(forged));
   if (!update && !ephemeral && r.tenant_held) {
@@ -214,17 +217,38 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
 void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy& policy,
                  const topology::TenantRef& tenant, ObjectOutcome& out) {
   const bool update = r.operation == "UPDATE";
-  ClaimView claim = ParseClaimView(*r.object, r.kind);
+  ClaimView claim = ParseClaimView(*r.object, r.kind, policy.admission);
+  // Believed from the scheduler's identity only: anyone may write the annotation, and a claim
+  // that carries it would otherwise skip the tenant's selectors.
+  claim.extended_resource_claim = claim.extended_resource_annotation &&
+                                  policy.admission.IsSchedulerUser(r.user.username) &&
+                                  r.kind == "ResourceClaim";
   TenantAudit(tenant, out);
+  const bool judged = !claim.gpu_use.empty() ||
+                      std::any_of(claim.requests.begin(), claim.requests.end(), [](const auto& q) {
+                        return q.class_kind == topology::DeviceClassKind::kUnknown;
+                      });
+  if (kind == ReviewKind::kValidate && claim.extended_resource_annotation &&
+      !claim.extended_resource_claim && !update && judged) {
+    out.warnings.push_back(absl::StrCat(
+        "annotation ", common::kExtendedResourceClaimAnnotation,
+        " ignored: only kube-scheduler (policy admission.schedulerUsers) makes such claims, "
+        "and this request comes from ",
+        r.user.username.empty() ? "an unnamed user" : absl::StrCat("\"", r.user.username, "\""),
+        "; the claim is judged as the tenant's own"));
+  }
+  const bool shared_devices_published =
+      r.dra && r.dra->device_set && r.dra->device_set->publishes_shared_devices;
   if (kind == ReviewKind::kMutate) {
     std::vector<std::string> changed;
-    MutateClaim(*r.object, claim, tenant, update, out.patch, changed, out.warnings);
+    MutateClaim(*r.object, claim, tenant, update, shared_devices_published, out.patch, changed,
+                out.warnings);
     if (!changed.empty()) out.audit_annotations["mutated"] = absl::StrJoin(changed, ",");
     return;
   }
   if (update) return;  // a claim's spec is immutable: it was judged at creation
-  ClaimValidation v = ValidateClaim(claim, policy, tenant, r.namespace_name);
-  out.warnings = std::move(v.warnings);
+  ClaimValidation v = ValidateClaim(claim, policy, tenant, r.namespace_name, r.dra);
+  out.warnings.insert(out.warnings.end(), v.warnings.begin(), v.warnings.end());
   FinishVerdict(v.violations, out);
 }
 
