@@ -151,7 +151,9 @@ absl::Status LoadAdmission(Fields& f, topology::AdmissionAllowList& admission) {
     RETURN_IF_ERROR(classes->NoUnknownKeys());
   }
   ASSIGN_OR_RETURN(admission.other_resources, f.Strings("otherResources"));
-  ASSIGN_OR_RETURN(admission.scheduler_name, f.String("schedulerName", false));
+  ASSIGN_OR_RETURN(std::string scheduler_name, f.String("schedulerName", false));
+  if (!scheduler_name.empty()) admission.scheduler_name = scheduler_name;
+  ASSIGN_OR_RETURN(admission.set_scheduler_name, f.Bool("setSchedulerName", false));
   return f.NoUnknownKeys();
 }
 

@@ -74,6 +74,7 @@ struct PodFacts {
   // when unset, as kube-scheduler reads it. Preemption compares it.
   int32_t priority = 0;
   std::string priority_class_name;
+  std::string scheduler_name;  // spec.schedulerName; "" reads as default-scheduler
   // What the node agent reported the kubelet gave the pod (kPodDevicesAnnotation); nullopt
   // without a readable one. Whether to trust it is topology/device_report.h's question.
   std::optional<DeviceReport> device_report;

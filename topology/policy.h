@@ -167,10 +167,12 @@ struct AdmissionAllowList {
   // Resource names in a GPU vendor's domain (kGpuVendorDomains) that are not GPUs, such as a
   // network operator's nvidia.com/rdma_shared_device_a.
   std::vector<std::string> other_resources;
-  // The scheduler a tenant's GPU pods must name (the second-scheduler layout): the mutating
-  // webhook sets it on GPU pods that name another. "": pods keep theirs (the default scheduler
-  // calls the extender).
-  std::string scheduler_name;
+  // The scheduler whose extender gpu-tenancy is: default-scheduler, or the second scheduler
+  // of manifests/scheduler. A GPU pod naming another is placed without the extender; with
+  // set_scheduler_name the mutating webhook renames it, else validation judges it (rule
+  // scheduler-name: denied where unknown demand is, a warning otherwise).
+  std::string scheduler_name = "default-scheduler";
+  bool set_scheduler_name = false;
 
   bool IsSchedulerUser(absl::string_view username) const;
   DeviceClassKind ClassifyDeviceClass(absl::string_view device_class) const;

@@ -7,6 +7,7 @@
 //   device_access_rules.cc  device-access: the escape hatches past the device plugin
 //   tenant_limit_rules.cc   tenant-limits, invalid-gpu-request, priority-class
 //   pod_demand_rules.cc     dra-extended-resource, unknown-demand
+//   preset_node_rules.cc    preset-node, scheduler-name
 #ifndef GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_
 #define GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_
 
@@ -60,6 +61,14 @@ void CheckTenantMemory(const PodRuleContext& ctx, std::vector<Violation>& out);
 void CheckInvalidGpuRequest(const PodRuleContext& ctx, std::vector<Violation>& out);
 // priority-class: the tenant's allowed PriorityClass names (every pod of the tenant).
 void CheckPriorityClass(const PodRuleContext& ctx, std::vector<Violation>& out);
+
+// preset_node_rules.cc: preset-node, the extender's fit for a pod that names its node.
+inline constexpr absl::string_view kPresetNodeRule = "preset-node";
+void CheckPresetNode(const PodRuleContext& ctx, std::vector<Violation>& out);
+// And scheduler-name, with its warning for tiers that do not deny unknown demand.
+inline constexpr absl::string_view kSchedulerNameRule = "scheduler-name";
+void CheckSchedulerName(const PodRuleContext& ctx, std::vector<Violation>& out);
+void AddSchedulerNameWarnings(const PodRuleContext& ctx, std::vector<std::string>& warnings);
 
 // pod_demand_rules.cc: dra-extended-resource and unknown-demand.
 void CheckDraExtendedResources(const PodRuleContext& ctx, std::vector<Violation>& out);

@@ -18,6 +18,8 @@ constexpr PodRule kPodRules[] = {
     {"priority-class", false, &pod_rules_internal::CheckPriorityClass},
     {"dra-extended-resource", false, &pod_rules_internal::CheckDraExtendedResources},
     {"unknown-demand", false, &pod_rules_internal::CheckUnknownDemand},
+    {"preset-node", false, &pod_rules_internal::CheckPresetNode},
+    {"scheduler-name", false, &pod_rules_internal::CheckSchedulerName},
 };
 
 }  // namespace
@@ -27,7 +29,8 @@ absl::Span<const PodRule> PodRules() { return kPodRules; }
 PodValidation ValidatePod(const PodView& pod, const PodView* old_pod,
                           const topology::Policy& policy, const topology::TenantRef& tenant,
                           absl::string_view namespace_name, bool ephemeral_only,
-                          const topology::DraState* dra) {
+                          const topology::ClusterSnapshot* snapshot) {
+  const topology::DraState* dra = snapshot ? &snapshot->dra() : nullptr;
   PodValidation result;
   if (ephemeral_only) {
     // Only the ephemeral containers are new; everything else was checked at creation and is
@@ -38,11 +41,11 @@ PodValidation ValidatePod(const PodView& pod, const PodView* old_pod,
     for (const ContainerView& c : pod.containers) {
       if (c.list == ContainerList::kEphemeral) ephemeral.containers.push_back(c);
     }
-    PodRuleContext ctx{ephemeral, nullptr, policy, tenant, namespace_name, dra};
+    PodRuleContext ctx{ephemeral, nullptr, policy, tenant, namespace_name, dra, snapshot};
     for (const PodRule& rule : kPodRules) rule.check(ctx, result.violations);
     return result;
   }
-  PodRuleContext ctx{pod, old_pod, policy, tenant, namespace_name, dra};
+  PodRuleContext ctx{pod, old_pod, policy, tenant, namespace_name, dra, snapshot};
   for (const PodRule& rule : kPodRules) {
     if (old_pod && !rule.mutable_inputs) continue;
     rule.check(ctx, result.violations);
@@ -50,6 +53,7 @@ PodValidation ValidatePod(const PodView& pod, const PodView* old_pod,
   if (!old_pod) {
     pod_rules_internal::AddWarnings(ctx, result.warnings);
     pod_rules_internal::AddUnknownDemandWarnings(ctx, result.warnings);
+    pod_rules_internal::AddSchedulerNameWarnings(ctx, result.warnings);
   }
   return result;
 }

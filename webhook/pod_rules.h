@@ -18,6 +18,11 @@
 //                                   tenant may not use (device_class_rules.h)
 //   unknown-demand                  a GPU vendor's resource name, or a device class, the
 //                                   service does not read (denied or warned by the tier)
+//   preset-node                     a GPU pod created with spec.nodeName set, which the node it
+//                                   names would refuse at the extender (tier, capacity, quota)
+//   scheduler-name                  a GPU pod naming a scheduler other than the one gpu-tenancy
+//                                   extends (admission.schedulerName): denied where unknown
+//                                   demand is, a warning otherwise
 //
 // UPDATE: every pod field these rules read is immutable once the pod exists (resources,
 // containers, volumes, hostIPC, nodeSelector, affinity) except the GPU memory annotation. So on
@@ -40,6 +45,7 @@
 #include "topology/dra.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
+#include "topology/snapshot.h"
 #include "webhook/verdict.h"
 
 namespace webhook {
@@ -128,6 +134,9 @@ std::vector<std::string> GpuClaimUses(const topology::PodFacts& pod, const topol
 std::vector<DraExtendedAsk> DraExtendedAsks(const PodView& pod, const topology::DraState* dra,
                                             const topology::AdmissionAllowList& allow);
 
+// The scheduler a pod names: spec.schedulerName, "default-scheduler" when unset.
+std::string SchedulerOf(const topology::PodFacts& pod);
+
 // How the webhook sees one pod resource name.
 enum class ResourceUse {
   kNotGpu,
@@ -153,6 +162,8 @@ struct PodRuleContext {
   const topology::TenantRef& tenant;
   absl::string_view namespace_name;
   const topology::DraState* dra = nullptr;  // the cluster's DRA objects; null when not known
+  // The cluster as the service sees it (preset-node); null when not known (`check`).
+  const topology::ClusterSnapshot* snapshot = nullptr;
 };
 
 using PodRuleFn = void (*)(const PodRuleContext& ctx, std::vector<Violation>& out);
@@ -177,7 +188,7 @@ struct PodValidation {
 PodValidation ValidatePod(const PodView& pod, const PodView* old_pod,
                           const topology::Policy& policy, const topology::TenantRef& tenant,
                           absl::string_view namespace_name, bool ephemeral_only = false,
-                          const topology::DraState* dra = nullptr);
+                          const topology::ClusterSnapshot* snapshot = nullptr);
 
 }  // namespace webhook
 

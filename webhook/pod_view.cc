@@ -108,6 +108,10 @@ std::string ContainerView::Label() const {
   return absl::StrCat("container \"", name, "\"");
 }
 
+std::string SchedulerOf(const topology::PodFacts& pod) {
+  return pod.scheduler_name.empty() ? "default-scheduler" : pod.scheduler_name;
+}
+
 bool PodView::HasGpuRequests() const {
   if (demand.ok() && !demand->empty()) return true;
   if (!demand.ok()) return true;  // an unreadable GPU request is still a GPU request

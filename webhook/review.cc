@@ -203,7 +203,7 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
   // UPDATE compares with the old pod; without one the mutable-input rules see it as changed.
   const PodView no_old_pod;
   const PodView* old = update ? (old_pod ? &*old_pod : &no_old_pod) : nullptr;
-  PodValidation v = ValidatePod(pod, old, policy, tenant, r.namespace_name, ephemeral, r.dra);
+  PodValidation v = ValidatePod(pod, old, policy, tenant, r.namespace_name, ephemeral, r.snapshot);
   // First: a forged device annotation is the gravest thing a request can do.
   if (forged) v.violations.insert(v.violations.begin(), *std::move(forged));
   if (!update && !ephemeral && r.tenant_held) {
@@ -381,6 +381,7 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
     r.tenant_held = &held;
   }
   r.dra = &snapshot.dra();
+  r.snapshot = &snapshot;
   absl::StatusOr<ObjectOutcome> outcome = ReviewObject(r, kind, policy, namespace_labels);
   if (!outcome.ok()) return BadRequest(outcome.status().message());
   if (kind == ReviewKind::kValidate && outcome->allowed && r.operation == "CREATE" &&
