@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/dra_codec.h"
 #include "topology/dra_claim_quota.h"
+#include "webhook/claim_rule_checks.h"
 #include "webhook/quota_rules.h"
 
 namespace webhook {
@@ -182,4 +183,14 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   violations.push_back(MakeViolation(kTenantQuotaRule, reason));
 }
 
+namespace claim_rules_internal {
+
+void CheckQuota(const ClaimRuleContext& ctx, Findings& out) {
+  if (ctx.claim.kind != "ResourceClaim" || !ctx.snapshot) return;  // a template holds nothing
+  CheckClaimQuota(ctx.object, ctx.namespace_name, ctx.policy, ctx.tenant, *ctx.snapshot,
+                  ctx.claim_quota ? *ctx.claim_quota : ClaimQuotaContext{}, ctx.dry_run,
+                  out.violations, out.warnings);
+}
+
+}  // namespace claim_rules_internal
 }  // namespace webhook

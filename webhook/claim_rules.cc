@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/dra_codec.h"
 #include "common/k8s_codec.h"
+#include "webhook/claim_rule_checks.h"
 #include "webhook/claim_selectors.h"
 #include "webhook/device_class_rules.h"
 
@@ -232,87 +233,114 @@ ClaimView ParseClaimView(const JsonValue& object, absl::string_view kind,
   return view;
 }
 
-ClaimValidation ValidateClaim(const ClaimView& claim, const topology::Policy& policy,
-                              const topology::TenantRef& tenant, absl::string_view namespace_name,
-                              const topology::DraState* dra) {
-  (void)policy;
-  ClaimValidation result;
-  if (!tenant.tier) {
-    std::string use = claim.gpu_use;
-    for (const ClaimRequest& r : claim.requests) {
-      if (use.empty() && r.class_kind == topology::DeviceClassKind::kUnknown) {
-        use = absl::StrCat("device class ", r.device_class, " (which the policy does not map)");
-      }
-    }
-    if (!use.empty()) {
-      result.violations.push_back(MakeViolation(
-          "unknown-tenant",
-          absl::StrCat("namespace \"", namespace_name,
-                       "\" belongs to no tenant and the policy denies GPUs to unknown tenants, "
-                       "but ",
-                       claim.kind, " \"", claim.name, "\" uses ", use,
-                       "; ask the GPU platform team to add the namespace to a tenant")));
-    }
-    return result;
-  }
-  result.violations = CheckClaimLiterals(claim, tenant, namespace_name);
-  CheckClaimDeviceAccess(claim, tenant, namespace_name, result.violations);
+namespace claim_rules_internal {
+namespace {
+
+std::string RequestSubject(const ClaimView& claim, const ClaimRequest& r) {
+  return absl::StrCat(claim.kind, " \"", claim.name, "\" request \"", r.name, "\"");
+}
+
+}  // namespace
+
+void CheckUnknownTenant(const ClaimRuleContext& ctx, Findings& out) {
+  if (ctx.tenant.tier) return;
+  const ClaimView& claim = ctx.claim;
+  std::string use = claim.gpu_use;
   for (const ClaimRequest& r : claim.requests) {
-    const std::string subject =
-        absl::StrCat(claim.kind, " \"", claim.name, "\" request \"", r.name, "\"");
-    if (r.class_kind == topology::DeviceClassKind::kUnknown) {
-      const std::string what = absl::StrCat(subject, " asks for device class ", r.device_class);
-      constexpr absl::string_view kWhy =
-          "the policy maps no such device class (admission.deviceClasses)";
-      if (DeniesUnknownDemand(tenant)) {
-        result.violations.push_back(UnknownDemandViolation(what, kWhy, tenant, namespace_name));
-      } else {
-        result.warnings.push_back(UnknownDemandWarning(what, kWhy));
-      }
-      continue;
-    }
-    if (r.class_kind != topology::DeviceClassKind::kGpu) continue;
-    if (claim.extended_resource_claim) {
-      // Made by kube-scheduler for a pod's extended resource: no selector of the tenant's is
-      // in it, so the class itself is judged.
-      CheckClassOffer({absl::StrCat(subject,
-                                    ", made by kube-scheduler for a pod's extended "
-                                    "resource, asks for device class ",
-                                    r.device_class),
-                       r.device_class, ""},
-                      dra, tenant, namespace_name, result.violations);
-    }
-    if (r.asks_capacity && !tenant.tier->modes.HasShared()) {
-      result.violations.push_back(MakeViolation(
-          "claim-shared-capacity",
-          absl::StrCat(subject,
-                       " asks for capacity.requests, a share of a device other claims may "
-                       "hold at the same time (one fault domain and one memory heap), "
-                       "but ",
-                       TenantPhrase(tenant, namespace_name), " may use only ",
-                       tenant.tier->modes.ToString(),
-                       "; remove capacity.requests to get a dedicated device")));
+    if (use.empty() && r.class_kind == topology::DeviceClassKind::kUnknown) {
+      use = absl::StrCat("device class ", r.device_class, " (which the policy does not map)");
     }
   }
+  if (use.empty()) return;
+  out.violations.push_back(MakeViolation(
+      "unknown-tenant",
+      absl::StrCat("namespace \"", ctx.namespace_name,
+                   "\" belongs to no tenant and the policy denies GPUs to unknown tenants, but ",
+                   claim.kind, " \"", claim.name, "\" uses ", use,
+                   "; ask the GPU platform team to add the namespace to a tenant")));
+}
+
+void CheckLiterals(const ClaimRuleContext& ctx, Findings& out) {
+  std::vector<Violation> found = CheckClaimLiterals(ctx.claim, ctx.tenant, ctx.namespace_name);
+  out.violations.insert(out.violations.end(), found.begin(), found.end());
+}
+
+void CheckAdminAccess(const ClaimRuleContext& ctx, Findings& out) {
+  if (!ctx.tenant.tier) return;
+  CheckClaimDeviceAccess(ctx.claim, ctx.tenant, ctx.namespace_name, out.violations);
+}
+
+void CheckUnknownDemand(const ClaimRuleContext& ctx, Findings& out) {
+  if (!ctx.tenant.tier) return;
+  constexpr absl::string_view kWhy =
+      "the policy maps no such device class (admission.deviceClasses)";
+  for (const ClaimRequest& r : ctx.claim.requests) {
+    if (r.class_kind != topology::DeviceClassKind::kUnknown) continue;
+    const std::string what =
+        absl::StrCat(RequestSubject(ctx.claim, r), " asks for device class ", r.device_class);
+    if (DeniesUnknownDemand(ctx.tenant)) {
+      out.violations.push_back(UnknownDemandViolation(what, kWhy, ctx.tenant, ctx.namespace_name));
+    } else {
+      out.warnings.push_back(UnknownDemandWarning(what, kWhy));
+    }
+  }
+}
+
+void CheckSchedulersClaim(const ClaimRuleContext& ctx, Findings& out) {
+  // Made by kube-scheduler for a pod's extended resource: no selector of the tenant's is in it,
+  // so the class itself is judged.
+  if (!ctx.tenant.tier || !ctx.claim.extended_resource_claim) return;
+  for (const ClaimRequest& r : ctx.claim.requests) {
+    if (r.class_kind != topology::DeviceClassKind::kGpu) continue;
+    CheckClassOffer({absl::StrCat(RequestSubject(ctx.claim, r),
+                                  ", made by kube-scheduler for a pod's extended resource, asks "
+                                  "for device class ",
+                                  r.device_class),
+                     r.device_class, ""},
+                    ctx.dra, ctx.tenant, ctx.namespace_name, out.violations);
+  }
+}
+
+void CheckSharedCapacity(const ClaimRuleContext& ctx, Findings& out) {
+  if (!ctx.tenant.tier || ctx.tenant.tier->modes.HasShared()) return;
+  for (const ClaimRequest& r : ctx.claim.requests) {
+    if (!r.asks_capacity || r.class_kind != topology::DeviceClassKind::kGpu) continue;
+    out.violations.push_back(MakeViolation(
+        "claim-shared-capacity",
+        absl::StrCat(RequestSubject(ctx.claim, r),
+                     " asks for capacity.requests, a share of a device other claims may hold at "
+                     "the same time (one fault domain and one memory heap), but ",
+                     TenantPhrase(ctx.tenant, ctx.namespace_name), " may use only ",
+                     ctx.tenant.tier->modes.ToString(),
+                     "; remove capacity.requests to get a dedicated device")));
+  }
+}
+
+void CheckSharing(const ClaimRuleContext& ctx, Findings& out) {
+  if (!ctx.tenant.tier) return;
+  const ClaimView& claim = ctx.claim;
+  const topology::TenantRef& tenant = ctx.tenant;
   for (const SharingConfig& c : claim.sharing) {
     if (!tenant.tier->modes.Has(ModeOf(c))) {
-      result.violations.push_back(MakeViolation(
+      out.violations.push_back(MakeViolation(
           "claim-sharing",
           absl::StrCat(
               Subject(claim, c), " asks for ", c.strategy, " sharing, but ",
-              TenantPhrase(tenant, namespace_name), " may use only ", tenant.tier->modes.ToString(),
+              TenantPhrase(tenant, ctx.namespace_name), " may use only ",
+              tenant.tier->modes.ToString(),
               "; remove the sharing settings to get a dedicated device",
               tenant.tier->modes.Has(SharingMode::kMig) ? ", or claim a MIG device" : "")));
       continue;
     }
     if (c.strategy == "MPS") {
       std::vector<std::string> warnings;
-      CheckMps(claim, c, tenant, result.violations, warnings);
-      for (std::string& w : warnings) AddUnique(result.warnings, std::move(w));
+      CheckMps(claim, c, tenant, out.violations, warnings);
+      for (std::string& w : warnings) AddUnique(out.warnings, std::move(w));
     }
   }
-  return result;
 }
+
+}  // namespace claim_rules_internal
 
 void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology::TenantRef& tenant,
                  bool update, bool shared_devices_published, JsonPatch& patch,

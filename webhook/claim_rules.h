@@ -9,7 +9,7 @@
 // (k8s-dra-driver-gpu api/nvidia.com/resource/v1beta1/sharing.go). A template carries the claim
 // spec under spec.spec.
 //
-// Rules (validating):
+// Rules (validating; the claim rows of rule_table.h):
 //   unknown-tenant     a claim for NVIDIA devices from a namespace no tenant owns (policy deny)
 //   claim-sharing      TimeSlicing / MPS sharing the tier does not allow (GpuConfig TimeSlicing
 //                      needs timeslice, MigDeviceConfig TimeSlicing mig-shared, MPS needs mps)
@@ -43,7 +43,6 @@
 
 #include "absl/strings/string_view.h"
 #include "common/json.h"
-#include "topology/dra.h"
 #include "topology/policy.h"
 #include "webhook/json_patch.h"
 #include "webhook/verdict.h"
@@ -100,22 +99,11 @@ struct ClaimView {
 ClaimView ParseClaimView(const common::JsonValue& object, absl::string_view kind,
                          const topology::AdmissionAllowList& allow = {});
 
-struct ClaimValidation {
-  std::vector<Violation> violations;
-  std::vector<std::string> warnings;
-};
-
 // device-access for claims (device_access_rules.cc): a request with admin access reaches
 // devices allocated to other tenants, so it needs a tier with deviceAccess, like the pod escape
 // hatches. Any device class counts: a class name does not say which driver's devices it selects.
 void CheckClaimDeviceAccess(const ClaimView& claim, const topology::TenantRef& tenant,
                             absl::string_view namespace_name, std::vector<Violation>& out);
-
-// `dra`: the cluster's DRA state, for a claim kube-scheduler made (its class is judged by the
-// devices it selects, device_class_rules.h); null when not known.
-ClaimValidation ValidateClaim(const ClaimView& claim, const topology::Policy& policy,
-                              const topology::TenantRef& tenant, absl::string_view namespace_name,
-                              const topology::DraState* dra = nullptr);
 
 // Appends the labels, the tenant's selectors (CREATE) and the missing MPS limits to `patch`;
 // warnings say what was filled in. `shared_devices_published`: see TenantSelectors.

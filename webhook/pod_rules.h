@@ -1,8 +1,10 @@
-// The validating rules for Pods, as a table of small named functions. Each rule reads a PodView
-// (the parts of the Pod the rules care about, parsed once) and appends Violations whose message
-// starts with the rule id:
+// What the pod rows of the rule table (rule_table.h) read: a Pod parsed once into a PodView
+// (the parts of the Pod the rules care about), and how the webhook sees resource names. The pod
+// rules, each appending Violations whose message starts with the rule id:
 //
-//   unknown-tenant                  GPU requests, claims for NVIDIA GPUs or device access from a
+//   device-annotation               gpu-tenancy.io/devices written by anyone but the node agent
+//                                   of the pod's node (device_annotation_rules.h)
+//   unknown-tenant                  GPU requests, claims for GPUs or device access from a
 //                                   namespace no tenant owns, when the policy denies unknown
 //                                   tenants (CPU-only pods pass)
 //   tier-shared                     sharing modes (resources, GPU memory, selected pools) the
@@ -23,13 +25,14 @@
 //   scheduler-name                  a GPU pod naming a scheduler other than the one gpu-tenancy
 //                                   extends (admission.schedulerName): denied where unknown
 //                                   demand is, a warning otherwise
+//   tenant-quota                    a pod over its tenant's quota (quota_rules.h)
 //
 // UPDATE: every pod field these rules read is immutable once the pod exists (resources,
-// containers, volumes, hostIPC, nodeSelector, affinity) except the GPU memory annotation. So on
-// UPDATE only the rules marked `mutable_inputs` run, and those only look at what changed.
-// Ephemeral containers arrive through the pods/ephemeralcontainers subresource; ValidatePod
-// with `ephemeral_only` checks just those containers (kubectl debug --privileged is device
-// access like any other).
+// containers, volumes, hostIPC, nodeSelector, affinity) except the annotations, so on UPDATE
+// only the rows that read those run (tenant-limits on GPU memory, invalid-gpu-request,
+// device-annotation), and those only look at what changed. Ephemeral containers arrive through
+// the pods/ephemeralcontainers subresource; the rows then see just those containers (kubectl
+// debug --privileged is device access like any other).
 #ifndef GPU_TENANCY_WEBHOOK_POD_RULES_H_
 #define GPU_TENANCY_WEBHOOK_POD_RULES_H_
 
@@ -155,40 +158,9 @@ bool IsSharedReplica(ResourceUse use);
 // The profile of a nvidia.com/mig-<profile>[.shared] name, else "".
 std::string MigProfileOf(absl::string_view resource);
 
-struct PodRuleContext {
-  const PodView& pod;
-  const PodView* old_pod = nullptr;  // UPDATE only
-  const topology::Policy& policy;
-  const topology::TenantRef& tenant;
-  absl::string_view namespace_name;
-  const topology::DraState* dra = nullptr;  // the cluster's DRA objects; null when not known
-  // The cluster as the service sees it (preset-node); null when not known (`check`).
-  const topology::ClusterSnapshot* snapshot = nullptr;
-};
-
-using PodRuleFn = void (*)(const PodRuleContext& ctx, std::vector<Violation>& out);
-
-struct PodRule {
-  absl::string_view id;
-  // True when the rule reads a field that may change on UPDATE (the memory annotation).
-  bool mutable_inputs = false;
-  PodRuleFn check = nullptr;
-};
-
-// The table, in the order violations are reported.
-absl::Span<const PodRule> PodRules();
-
-struct PodValidation {
-  std::vector<Violation> violations;
-  std::vector<std::string> warnings;
-};
-
-// Runs the table. `old_pod` non-null means UPDATE. `ephemeral_only` checks only the ephemeral
-// containers (the pods/ephemeralcontainers subresource).
-PodValidation ValidatePod(const PodView& pod, const PodView* old_pod,
-                          const topology::Policy& policy, const topology::TenantRef& tenant,
-                          absl::string_view namespace_name, bool ephemeral_only = false,
-                          const topology::ClusterSnapshot* snapshot = nullptr);
+// The pod the pods/ephemeralcontainers subresource adds: only its ephemeral containers are new
+// (everything else was judged at creation and is immutable), so the rules see those alone.
+PodView EphemeralContainersOf(const PodView& pod);
 
 }  // namespace webhook
 

@@ -108,6 +108,16 @@ std::string ContainerView::Label() const {
   return absl::StrCat("container \"", name, "\"");
 }
 
+PodView EphemeralContainersOf(const PodView& pod) {
+  PodView ephemeral;
+  ephemeral.facts.namespace_name = pod.facts.namespace_name;
+  ephemeral.facts.name = pod.facts.name;
+  for (const ContainerView& c : pod.containers) {
+    if (c.list == ContainerList::kEphemeral) ephemeral.containers.push_back(c);
+  }
+  return ephemeral;
+}
+
 std::string SchedulerOf(const topology::PodFacts& pod) {
   return pod.scheduler_name.empty() ? "default-scheduler" : pod.scheduler_name;
 }

@@ -19,7 +19,7 @@
 #include "webhook/device_annotation_rules.h"
 #include "webhook/pod_mutation.h"
 #include "webhook/pod_rules.h"
-#include "webhook/quota_rules.h"
+#include "webhook/rule_table.h"
 
 namespace webhook {
 namespace {
@@ -169,19 +169,6 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
                        const topology::TenantRef& tenant, ObjectOutcome& out) {
   const bool update = r.operation == "UPDATE";
   const bool ephemeral = r.sub_resource == "ephemeralcontainers";
-  std::optional<Violation> forged;
-  if (kind == ReviewKind::kValidate && !ephemeral) {
-    // Read from the raw objects: PodView keeps only the annotations the other rules read.
-    DeviceAnnotationChange change;
-    change.annotation = topology::kPodDevicesAnnotation;
-    change.new_value = common::AnnotationOf(r.object, change.annotation);
-    if (update) change.old_value = common::AnnotationOf(r.old_object, change.annotation);
-    if (const JsonValue* spec = FindNonNull(*r.object, "spec")) {
-      change.node = std::string(StringOr(*spec, "nodeName"));
-    }
-    change.object = absl::StrCat("pod \"", r.namespace_name, "/", ObjectName(*r.object), "\"");
-    forged = CheckDeviceAnnotation(policy.node_agent, r.user, change);
-  }
   ASSIGN_OR_RETURN(PodView pod,
                    ParsePodView(*r.object, policy, r.namespace_name, "request.object"));
   if (r.dra) pod.gpu_claims = GpuClaimUses(pod.facts, *r.dra, policy.admission);
@@ -200,17 +187,30 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
     if (!changed.empty()) out.audit_annotations["mutated"] = absl::StrJoin(changed, ",");
     return absl::OkStatus();
   }
+  // Read from the raw objects: PodView keeps only the annotations the other rules read.
+  DeviceAnnotationChange devices;
+  devices.annotation = topology::kPodDevicesAnnotation;
+  devices.new_value = common::AnnotationOf(r.object, devices.annotation);
+  if (update) devices.old_value = common::AnnotationOf(r.old_object, devices.annotation);
+  devices.node = pod.facts.node_name;
+  devices.object = absl::StrCat("pod \"", r.namespace_name, "/", ObjectName(*r.object), "\"");
   // UPDATE compares with the old pod; without one the mutable-input rules see it as changed.
   const PodView no_old_pod;
   const PodView* old = update ? (old_pod ? &*old_pod : &no_old_pod) : nullptr;
-  PodValidation v = ValidatePod(pod, old, policy, tenant, r.namespace_name, ephemeral, r.snapshot);
-  // First: a forged device annotation is the gravest thing a request can do.
-  if (forged) v.violations.insert(v.violations.begin(), *std::move(forged));
-  if (!update && !ephemeral && r.tenant_held) {
-    CheckTenantQuota(pod, policy, tenant, *r.tenant_held, v.violations, v.warnings);
-  }
-  out.warnings = std::move(v.warnings);
-  FinishVerdict(v.violations, out);
+  const PodView ephemeral_view = ephemeral ? EphemeralContainersOf(pod) : PodView{};
+  PodRuleContext ctx{ephemeral ? ephemeral_view : pod,
+                     old,
+                     policy,
+                     tenant,
+                     r.namespace_name,
+                     r.snapshot ? &r.snapshot->dra() : r.dra,
+                     r.snapshot,
+                     &r.user,
+                     ephemeral ? nullptr : &devices,
+                     update || ephemeral ? nullptr : r.tenant_held};
+  Findings found = RunPodRules(ctx, ephemeral ? kOnEphemeral : update ? kOnUpdate : kOnCreate);
+  out.warnings = std::move(found.warnings);
+  FinishVerdict(found.violations, out);
   return absl::OkStatus();
 }
 
@@ -247,9 +247,18 @@ void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy
     return;
   }
   if (update) return;  // a claim's spec is immutable: it was judged at creation
-  ClaimValidation v = ValidateClaim(claim, policy, tenant, r.namespace_name, r.dra);
-  out.warnings.insert(out.warnings.end(), v.warnings.begin(), v.warnings.end());
-  FinishVerdict(v.violations, out);
+  ClaimRuleContext ctx{claim,
+                       *r.object,
+                       policy,
+                       tenant,
+                       r.namespace_name,
+                       r.dra,
+                       r.sub_resource.empty() ? r.snapshot : nullptr,
+                       r.claim_quota,
+                       r.dry_run};
+  Findings found = RunClaimRules(ctx);
+  out.warnings.insert(out.warnings.end(), found.warnings.begin(), found.warnings.end());
+  FinishVerdict(found.violations, out);
 }
 
 // A Node's own device annotation (validation only): no tenant, no other rule.
@@ -262,11 +271,7 @@ void ReviewNode(const ObjectRequest& r, const topology::Policy& policy, ObjectOu
   change.node = ObjectName(*r.object);
   change.object = absl::StrCat("node \"", change.node, "\"");
   change.is_node = true;
-  std::vector<Violation> violations;
-  if (std::optional<Violation> v = CheckDeviceAnnotation(policy.node_agent, r.user, change)) {
-    violations.push_back(*std::move(v));
-  }
-  FinishVerdict(violations, out);
+  FinishVerdict(RunNodeRules({policy, r.user, change}).violations, out);
 }
 
 // group/version/kind from {"group","version","kind"}.
@@ -382,16 +387,10 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
   }
   r.dra = &snapshot.dra();
   r.snapshot = &snapshot;
+  r.claim_quota = &claim_quota;
+  r.dry_run = dry_run;
   absl::StatusOr<ObjectOutcome> outcome = ReviewObject(r, kind, policy, namespace_labels);
   if (!outcome.ok()) return BadRequest(outcome.status().message());
-  if (kind == ReviewKind::kValidate && outcome->allowed && r.operation == "CREATE" &&
-      r.kind == "ResourceClaim" && IsDraClaimKind(r) && r.sub_resource.empty()) {
-    // Last, so a claim another rule denies reserves nothing.
-    std::vector<Violation> violations;
-    CheckClaimQuota(*r.object, r.namespace_name, policy, tenant, snapshot, claim_quota, dry_run,
-                    violations, outcome->warnings);
-    FinishVerdict(violations, *outcome);
-  }
   ReviewOutcome out;
   out.allowed = outcome->allowed;
   out.rule = outcome->rule;

@@ -96,6 +96,11 @@ struct ObjectRequest {
   // request.userInfo: the device annotations' rule reads who asks. Empty when not known
   // (`gpu-tenancy check`), which no rule takes for the node agent.
   UserIdentity user;
+  // A ResourceClaim CREATE's quota (tenant-quota): how its usage record is reached, and whether
+  // the request is a dry run. Null: counted against `snapshot` alone; without a snapshot, not
+  // checked.
+  const ClaimQuotaContext* claim_quota = nullptr;
+  bool dry_run = false;
 };
 
 struct ObjectOutcome {

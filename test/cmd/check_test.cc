@@ -291,6 +291,20 @@ TEST(CheckTest, ClusterFileGivesTheSideDoorRulesTheirInputs) {
   EXPECT_EQ(preset_denied.exit_code, 1) << preset_denied.err;
   EXPECT_TRUE(absl::StrContains(preset_denied.err, "[preset-node] pod names node \"excl-a\""))
       << preset_denied.err;
+
+  // A claim is counted against the cluster's holdings, as the webhook counts it without a
+  // usage record: acme holds its one GPU.
+  const std::string claim = dir.File("claim.yaml");
+  std::ofstream(claim) << "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                          "metadata: {name: big, namespace: acme}\nspec:\n  devices:\n"
+                          "    requests:\n    - name: gpu\n"
+                          "      exactly: {deviceClassName: gpu.nvidia.com, count: 1}\n";
+  Result over_quota = RunCheck({"--policy", policy, "--cluster-file", cluster, claim});
+  EXPECT_EQ(over_quota.exit_code, 1) << over_quota.err;
+  EXPECT_TRUE(absl::StrContains(over_quota.err,
+                                "denied the request: [tenant-quota] tenant acme quota: "
+                                "nvidia.com/gpu 1 of 1 held, 1 requested"))
+      << over_quota.err;
 }
 
 // A tenant's allowed PriorityClasses, as admission would enforce them.
