@@ -141,6 +141,77 @@ absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, absl::string_vie
   return m;
 }
 
+// What device-access reads of a container. The API server has validated field types before
+// anyone reads a pod; a hand-written manifest with a wrong type simply does not count as asking
+// for the thing.
+void ReadDeviceAccess(const JsonValue& c, ContainerFacts& facts) {
+  if (const JsonValue* sc = FindNonNull(c, "securityContext"); sc && sc->IsObject()) {
+    const JsonValue* privileged = FindNonNull(*sc, "privileged");
+    facts.privileged = privileged && privileged->IsBool() && privileged->GetBool();
+    if (const JsonValue* caps = FindNonNull(*sc, "capabilities"); caps && caps->IsObject()) {
+      if (const JsonValue* add = FindNonNull(*caps, "add"); add && add->IsArray()) {
+        for (const JsonValue& cap : add->GetArray()) {
+          if (cap.IsString()) facts.capabilities_added.emplace_back(AsStringView(cap));
+        }
+      }
+    }
+  }
+  if (const JsonValue* env = FindNonNull(c, "env"); env && env->IsArray()) {
+    for (const JsonValue& e : env->GetArray()) {
+      if (!e.IsObject()) continue;
+      absl::string_view name = StringOr(e, "name");
+      if (std::find(std::begin(topology::kDeviceEnvNames), std::end(topology::kDeviceEnvNames),
+                    name) == std::end(topology::kDeviceEnvNames)) {
+        continue;
+      }
+      facts.env.push_back({std::string(name), std::string(StringOr(e, "value"))});
+    }
+  }
+}
+
+// Host path volumes, hostIPC, the node selector and the required node affinity's `In`
+// expressions: what admission reads of a pod besides its containers.
+void ReadPlacementAndHostAccess(const JsonValue& spec, topology::PodFacts& facts) {
+  if (const JsonValue* volumes = FindNonNull(spec, "volumes"); volumes && volumes->IsArray()) {
+    for (const JsonValue& v : volumes->GetArray()) {
+      const JsonValue* host_path = FindNonNull(v, "hostPath");
+      if (!host_path) continue;
+      facts.host_paths.push_back(
+          {std::string(StringOr(v, "name")), std::string(StringOr(*host_path, "path"))});
+    }
+  }
+  const JsonValue* host_ipc = FindNonNull(spec, "hostIPC");
+  facts.host_ipc = host_ipc && host_ipc->IsBool() && host_ipc->GetBool();
+  if (const JsonValue* selector = FindNonNull(spec, "nodeSelector");
+      selector && selector->IsObject()) {
+    for (auto it = selector->MemberBegin(); it != selector->MemberEnd(); ++it) {
+      if (it->value.IsString()) {
+        facts.node_selector.emplace(AsStringView(it->name), AsStringView(it->value));
+      }
+    }
+  }
+  const JsonValue* affinity = FindNonNull(spec, "affinity");
+  const JsonValue* node = affinity ? FindNonNull(*affinity, "nodeAffinity") : nullptr;
+  const JsonValue* required =
+      node ? FindNonNull(*node, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
+  const JsonValue* terms = required ? FindNonNull(*required, "nodeSelectorTerms") : nullptr;
+  if (!terms || !terms->IsArray()) return;
+  for (const JsonValue& term : terms->GetArray()) {
+    const JsonValue* exprs = FindNonNull(term, "matchExpressions");
+    if (!exprs || !exprs->IsArray()) continue;
+    for (const JsonValue& e : exprs->GetArray()) {
+      if (StringOr(e, "operator") != "In") continue;
+      const JsonValue* values = FindNonNull(e, "values");
+      if (!values || !values->IsArray()) continue;
+      topology::NodeAffinityIn in{std::string(StringOr(e, "key")), {}};
+      for (const JsonValue& v : values->GetArray()) {
+        if (v.IsString()) in.values.emplace_back(AsStringView(v));
+      }
+      facts.required_affinity_in.push_back(std::move(in));
+    }
+  }
+}
+
 absl::StatusOr<std::vector<ContainerFacts>> ParseContainers(const JsonValue& spec,
                                                             absl::string_view key,
                                                             absl::string_view path) {
@@ -165,6 +236,7 @@ absl::StatusOr<std::vector<ContainerFacts>> ParseContainers(const JsonValue& spe
         ASSIGN_OR_RETURN(facts.limits, ParseResourceList(*lim, JoinPath(r_path, "limits")));
       }
     }
+    ReadDeviceAccess(c, facts);
     out.push_back(std::move(facts));
   }
   return out;
@@ -230,6 +302,9 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
   }
   ASSIGN_OR_RETURN(facts.containers, ParseContainers(*spec, "containers", spec_path));
   ASSIGN_OR_RETURN(facts.init_containers, ParseContainers(*spec, "initContainers", spec_path));
+  ASSIGN_OR_RETURN(facts.ephemeral_containers,
+                   ParseContainers(*spec, "ephemeralContainers", spec_path));
+  ReadPlacementAndHostAccess(*spec, facts);
   if (const JsonValue* overhead = FindMember(*spec, "overhead")) {
     ASSIGN_OR_RETURN(facts.overhead, ParseResourceList(*overhead, JoinPath(spec_path, "overhead")));
   }

@@ -38,14 +38,42 @@ struct NodeFacts {
   bool operator==(const NodeFacts&) const = default;
 };
 
+struct EnvVar {
+  std::string name;
+  std::string value;  // "" when set through valueFrom
+
+  bool operator==(const EnvVar&) const = default;
+};
+
 struct ContainerFacts {
   std::string name;
   ResourceList requests;
   ResourceList limits;
   // An init container with restartPolicy: Always (a sidecar) runs beside the main containers.
   bool restartable = false;
+  // The ways to a device past the device plugin (the webhook's device-access rule reads them,
+  // at admission and on the live pods): securityContext.privileged, the capabilities added,
+  // and of the environment only kDeviceEnvNames, in order.
+  bool privileged = false;
+  std::vector<std::string> capabilities_added;
+  std::vector<EnvVar> env;
 
   bool operator==(const ContainerFacts&) const = default;
+};
+
+struct HostPathVolume {
+  std::string volume;
+  std::string path;
+
+  bool operator==(const HostPathVolume&) const = default;
+};
+
+// A required node affinity `In` expression, from any of the pod's terms.
+struct NodeAffinityIn {
+  std::string key;
+  std::vector<std::string> values;
+
+  bool operator==(const NodeAffinityIn&) const = default;
 };
 
 // One entry of a pod's spec.resourceClaims: the name containers refer to, and the claim it
@@ -68,7 +96,13 @@ struct PodFacts {
   Labels annotations;
   std::vector<ContainerFacts> containers;
   std::vector<ContainerFacts> init_containers;
+  std::vector<ContainerFacts> ephemeral_containers;  // added by kubectl debug; no resources
   ResourceList overhead;
+  // The rest of what admission reads: host paths, hostIPC, where the pod asks to run.
+  std::vector<HostPathVolume> host_paths;
+  bool host_ipc = false;
+  Labels node_selector;
+  std::vector<NodeAffinityIn> required_affinity_in;
   std::vector<PodClaimRef> resource_claims;  // DRA
   // spec.priority, which kube-apiserver's Priority admission fills from priorityClassName; 0
   // when unset, as kube-scheduler reads it. Preemption compares it.

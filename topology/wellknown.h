@@ -25,6 +25,10 @@ inline constexpr absl::string_view kPausedForMigChange = "paused-for-mig-change"
 
 // NVIDIA device-plugin resources.
 inline constexpr absl::string_view kNvidiaResourcePrefix = "nvidia.com/";
+// The environment variables that reach GPUs past the device plugin (the NVIDIA container
+// runtime reads them); PodFacts keeps only these of a container's environment.
+inline constexpr absl::string_view kDeviceEnvNames[] = {
+    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_MPS_PIPE_DIRECTORY"};
 // Resource-name domains of GPU vendors' device plugins: a name there that the service does not
 // know is unknown demand, never "not a GPU".
 inline constexpr absl::string_view kGpuVendorDomains[] = {"nvidia.com/", "amd.com/",

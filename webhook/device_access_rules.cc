@@ -72,7 +72,7 @@ std::vector<Finding> DeviceAccessFindings(const PodView& pod) {
                        "remove it from securityContext.capabilities.add"});
       }
     }
-    for (const EnvVar& e : c.env) {
+    for (const topology::EnvVar& e : c.env) {
       if (std::find(kDeviceEnv.begin(), kDeviceEnv.end(), e.name) == kDeviceEnv.end()) continue;
       if (e.name == "NVIDIA_VISIBLE_DEVICES" && !gpu_requests &&
           absl::AsciiStrToLower(e.value) == "all") {
@@ -87,14 +87,14 @@ std::vector<Finding> DeviceAccessFindings(const PodView& pod) {
                                   "resource requests")});
     }
   }
-  for (const HostPathVolume& v : pod.host_paths) {
+  for (const topology::HostPathVolume& v : pod.facts.host_paths) {
     std::string reach = HostPathReach(v.path);
     if (reach == "-") continue;
     out.push_back({absl::StrCat("volume \"", v.volume, "\" mounts host path ", v.path, reach),
                    "request GPUs as resources (nvidia.com/gpu or a MIG slice) instead of "
                    "mounting host devices"});
   }
-  if (pod.host_ipc) {
+  if (pod.facts.host_ipc) {
     // Assigned in place: moving a Finding of two literals into the vector trips GCC 12's
     // -Warray-bounds false positive on short strings (seen with precompiled headers).
     Finding& f = out.emplace_back();

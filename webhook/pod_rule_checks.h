@@ -19,16 +19,17 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "topology/quantity.h"
+#include "topology/wellknown.h"
 #include "webhook/pod_rules.h"
 #include "webhook/rule_table.h"
 #include "webhook/verdict.h"
 
 namespace webhook::pod_rules_internal {
 
-// The environment variables device-access looks at; ParsePodView keeps only these.
-inline constexpr std::array<absl::string_view, 3> kDeviceEnv = {
-    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_MPS_PIPE_DIRECTORY"};
+// The environment variables device-access looks at (the facts keep only these).
+inline constexpr absl::Span<const absl::string_view> kDeviceEnv = topology::kDeviceEnvNames;
 
 // The added capabilities device-access refuses (compared upper-cased): SYS_ADMIN opens the
 // device files the device plugin did not give the container.

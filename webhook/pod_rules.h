@@ -55,29 +55,13 @@ namespace webhook {
 
 enum class ContainerList { kContainer, kInit, kEphemeral };
 
-struct EnvVar {
-  std::string name;
-  std::string value;  // "" when set through valueFrom
-};
-
-struct ContainerView {
+// A container as the rules see it: its facts (resources and the ways to a device past the
+// device plugin, topology::ContainerFacts) and which list it came from.
+struct ContainerView : topology::ContainerFacts {
   ContainerList list = ContainerList::kContainer;
-  std::string name;
-  topology::ResourceList requests;
-  topology::ResourceList limits;
-  bool privileged = false;
-  std::vector<std::string> capabilities_added;
-  // The variables the rules read (NVIDIA_VISIBLE_DEVICES, NVIDIA_DRIVER_CAPABILITIES,
-  // CUDA_MPS_PIPE_DIRECTORY), in order; a pod's other variables are not copied.
-  std::vector<EnvVar> env;
 
   // `container "main"`, `init container "setup"`, `ephemeral container "debugger"`.
   std::string Label() const;
-};
-
-struct HostPathVolume {
-  std::string volume;
-  std::string path;
 };
 
 // A pool the pod selects by name through nodeSelector or required node affinity (In).
@@ -96,12 +80,11 @@ struct DraExtendedAsk {
 };
 
 struct PodView {
-  // Labels are not copied and of the annotations only the policy's GPU memory annotation (all
-  // the rules read); every value is still checked as ParsePod checks it.
+  // Parsed at admission, labels are not copied and of the annotations only the policy's GPU
+  // memory annotation (all the rules read); every value is still checked as ParsePod checks it.
+  // Host paths and hostIPC are read from here.
   topology::PodFacts facts;
   std::vector<ContainerView> containers;  // containers, then initContainers, then ephemeral
-  std::vector<HostPathVolume> host_paths;
-  bool host_ipc = false;
   std::vector<PoolSelection> pool_selections;
   // ComputeDemand's answer; an error (a bad memory annotation) is a violation, not a 400.
   absl::StatusOr<topology::GpuDemand> demand = topology::GpuDemand{};
@@ -123,6 +106,9 @@ struct PodView {
                                                    const topology::Policy& policy,
                                                    absl::string_view namespace_name,
                                                    absl::string_view path);
+// The same from facts already read (a live pod): the rules see a pod the same way whichever
+// way it came.
+PodView PodViewOf(topology::PodFacts facts, const topology::Policy& policy);
 
 // The pod's claims (spec.resourceClaims) whose ResourceClaim or ResourceClaimTemplate in `dra`
 // asks for a device class the policy lists as a GPU class. A claim or template the state does

@@ -21,76 +21,33 @@ using common::AsStringView;
 using common::FindNonNull;
 using common::JsonValue;
 using common::StringOr;
-using pod_rules_internal::kDeviceEnv;
 
-absl::StatusOr<ContainerView> ParseContainer(const JsonValue& c, ContainerList list,
-                                             absl::string_view path) {
-  if (!c.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
-  ContainerView view;
-  view.list = list;
-  view.name = std::string(StringOr(c, "name"));
-  if (const JsonValue* resources = FindNonNull(c, "resources");
-      resources && resources->IsObject()) {
-    std::string r_path = common::JoinPath(path, "resources");
-    if (const JsonValue* req = common::FindMember(*resources, "requests")) {
-      ASSIGN_OR_RETURN(view.requests,
-                       common::ParseResourceList(*req, common::JoinPath(r_path, "requests")));
-    }
-    if (const JsonValue* lim = common::FindMember(*resources, "limits")) {
-      ASSIGN_OR_RETURN(view.limits,
-                       common::ParseResourceList(*lim, common::JoinPath(r_path, "limits")));
-    }
+std::vector<PoolSelection> PoolSelections(const topology::PodFacts& pod,
+                                          const topology::Policy& policy) {
+  std::vector<PoolSelection> out;
+  if (auto it = pod.node_selector.find(policy.pool_label);
+      it != pod.node_selector.end() && !it->second.empty()) {
+    out.push_back({it->second, "nodeSelector"});
   }
-  // The API server has validated field types before any webhook runs; a hand-written manifest
-  // with a wrong type simply does not count as asking for the thing.
-  if (const JsonValue* sc = FindNonNull(c, "securityContext"); sc && sc->IsObject()) {
-    const JsonValue* privileged = FindNonNull(*sc, "privileged");
-    view.privileged = privileged && privileged->IsBool() && privileged->GetBool();
-    if (const JsonValue* caps = FindNonNull(*sc, "capabilities"); caps && caps->IsObject()) {
-      if (const JsonValue* add = FindNonNull(*caps, "add"); add && add->IsArray()) {
-        for (const JsonValue& cap : add->GetArray()) {
-          if (cap.IsString()) view.capabilities_added.emplace_back(AsStringView(cap));
-        }
+  std::set<std::string> seen;
+  for (const topology::NodeAffinityIn& in : pod.required_affinity_in) {
+    if (in.key != policy.pool_label) continue;
+    for (const std::string& pool : in.values) {
+      if (!pool.empty() && seen.insert(pool).second) {
+        out.push_back({pool, "required node affinity"});
       }
     }
   }
-  if (const JsonValue* env = FindNonNull(c, "env"); env && env->IsArray()) {
-    for (const JsonValue& e : env->GetArray()) {
-      if (!e.IsObject()) continue;
-      absl::string_view name = StringOr(e, "name");
-      if (std::find(kDeviceEnv.begin(), kDeviceEnv.end(), name) == kDeviceEnv.end()) continue;
-      view.env.push_back({std::string(name), std::string(StringOr(e, "value"))});
-    }
-  }
-  return view;
+  return out;
 }
 
-void ParsePoolSelections(const JsonValue& spec, const topology::Policy& policy, PodView& view) {
-  if (const JsonValue* selector = FindNonNull(spec, "nodeSelector"); selector) {
-    absl::string_view pool = StringOr(*selector, policy.pool_label);
-    if (!pool.empty()) view.pool_selections.push_back({std::string(pool), "nodeSelector"});
-  }
-  const JsonValue* affinity = FindNonNull(spec, "affinity");
-  const JsonValue* node = affinity ? FindNonNull(*affinity, "nodeAffinity") : nullptr;
-  const JsonValue* required =
-      node ? FindNonNull(*node, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
-  const JsonValue* terms = required ? FindNonNull(*required, "nodeSelectorTerms") : nullptr;
-  if (!terms || !terms->IsArray()) return;
-  std::set<std::string> seen;
-  for (const JsonValue& term : terms->GetArray()) {
-    const JsonValue* exprs = FindNonNull(term, "matchExpressions");
-    if (!exprs || !exprs->IsArray()) continue;
-    for (const JsonValue& e : exprs->GetArray()) {
-      if (StringOr(e, "key") != policy.pool_label || StringOr(e, "operator") != "In") continue;
-      const JsonValue* values = FindNonNull(e, "values");
-      if (!values || !values->IsArray()) continue;
-      for (const JsonValue& v : values->GetArray()) {
-        std::string pool(AsStringView(v));
-        if (!pool.empty() && seen.insert(pool).second) {
-          view.pool_selections.push_back({pool, "required node affinity"});
-        }
-      }
-    }
+void AddContainers(const std::vector<topology::ContainerFacts>& from, ContainerList list,
+                   std::vector<ContainerView>& out) {
+  for (const topology::ContainerFacts& c : from) {
+    ContainerView view;
+    static_cast<topology::ContainerFacts&>(view) = c;
+    view.list = list;
+    out.push_back(std::move(view));
   }
 }
 
@@ -176,45 +133,27 @@ std::vector<std::string> GpuClaimUses(const topology::PodFacts& pod, const topol
   return out;
 }
 
+PodView PodViewOf(topology::PodFacts facts, const topology::Policy& policy) {
+  PodView view;
+  AddContainers(facts.containers, ContainerList::kContainer, view.containers);
+  AddContainers(facts.init_containers, ContainerList::kInit, view.containers);
+  AddContainers(facts.ephemeral_containers, ContainerList::kEphemeral, view.containers);
+  view.pool_selections = PoolSelections(facts, policy);
+  view.demand = topology::ComputeDemand(facts, policy);
+  view.facts = std::move(facts);
+  return view;
+}
+
 absl::StatusOr<PodView> ParsePodView(const JsonValue& pod, const topology::Policy& policy,
                                      absl::string_view namespace_name, absl::string_view path) {
-  PodView view;
   // A pod may carry dozens of labels and annotations; the rules read one annotation.
   common::PodMetadataFilter keep;
   keep.all_labels = false;
   keep.all_annotations = false;
   keep.annotations = {policy.memory_annotation};
-  ASSIGN_OR_RETURN(view.facts, common::ParsePod(pod, path, keep));
-  if (view.facts.namespace_name.empty()) view.facts.namespace_name = std::string(namespace_name);
-  const JsonValue* spec = FindNonNull(pod, "spec");  // ParsePod required it
-  std::string spec_path = common::JoinPath(path, "spec");
-  const std::pair<absl::string_view, ContainerList> lists[] = {
-      {"containers", ContainerList::kContainer},
-      {"initContainers", ContainerList::kInit},
-      {"ephemeralContainers", ContainerList::kEphemeral}};
-  for (const auto& [key, list] : lists) {
-    ASSIGN_OR_RETURN(const JsonValue* array, common::OptionalArray(*spec, key, spec_path));
-    if (!array) continue;
-    for (rapidjson::SizeType i = 0; i < array->Size(); ++i) {
-      ASSIGN_OR_RETURN(ContainerView c,
-                       ParseContainer((*array)[i], list,
-                                      common::IndexPath(common::JoinPath(spec_path, key), i)));
-      view.containers.push_back(std::move(c));
-    }
-  }
-  if (const JsonValue* volumes = FindNonNull(*spec, "volumes"); volumes && volumes->IsArray()) {
-    for (const JsonValue& v : volumes->GetArray()) {
-      const JsonValue* host_path = FindNonNull(v, "hostPath");
-      if (!host_path) continue;
-      view.host_paths.push_back(
-          {std::string(StringOr(v, "name")), std::string(StringOr(*host_path, "path"))});
-    }
-  }
-  const JsonValue* host_ipc = FindNonNull(*spec, "hostIPC");
-  view.host_ipc = host_ipc && host_ipc->IsBool() && host_ipc->GetBool();
-  ParsePoolSelections(*spec, policy, view);
-  view.demand = topology::ComputeDemand(view.facts, policy);
-  return view;
+  ASSIGN_OR_RETURN(topology::PodFacts facts, common::ParsePod(pod, path, keep));
+  if (facts.namespace_name.empty()) facts.namespace_name = std::string(namespace_name);
+  return PodViewOf(std::move(facts), policy);
 }
 
 }  // namespace webhook

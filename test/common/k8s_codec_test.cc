@@ -197,6 +197,40 @@ TEST(K8sCodecTest, ListPodsContents) {
                         "\"harness.example/warn\":\"true\""));
 }
 
+// What admission reads besides resources is part of the pod's facts, so a live pod is judged
+// as its CREATE was.
+TEST(K8sCodecTest, PodDeviceAccessAndPlacementFacts) {
+  rapidjson::Document pod = JsonOrFail(R"({"metadata":{"name":"p","namespace":"acme"},
+    "spec":{"hostIPC":true,
+      "nodeSelector":{"gpu-tenancy.io/pool":"gpu-mig","kubernetes.io/os":"linux"},
+      "affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{
+        "nodeSelectorTerms":[{"matchExpressions":[
+          {"key":"gpu-tenancy.io/pool","operator":"In","values":["a","b"]},
+          {"key":"zone","operator":"NotIn","values":["z"]}]}]}}},
+      "volumes":[{"name":"dev","hostPath":{"path":"/dev/nvidia0"}},{"name":"tmp","emptyDir":{}}],
+      "containers":[{"name":"main","securityContext":{"privileged":true,
+          "capabilities":{"add":["SYS_ADMIN",7]}},
+        "env":[{"name":"PATH","value":"/bin"},{"name":"NVIDIA_VISIBLE_DEVICES","value":"all"},
+               {"name":"CUDA_MPS_PIPE_DIRECTORY","valueFrom":{"fieldRef":{}}}]}],
+      "ephemeralContainers":[{"name":"debug","securityContext":{"privileged":"yes"}}]}})");
+  absl::StatusOr<topology::PodFacts> facts = ParsePod(pod, "pod");
+  ASSERT_TRUE(facts.ok()) << facts.status();
+  ASSERT_EQ(facts->containers.size(), 1u);
+  const topology::ContainerFacts& main = facts->containers[0];
+  EXPECT_TRUE(main.privileged);
+  EXPECT_EQ(main.capabilities_added, (std::vector<std::string>{"SYS_ADMIN"}));
+  EXPECT_EQ(main.env, (std::vector<topology::EnvVar>{{"NVIDIA_VISIBLE_DEVICES", "all"},
+                                                     {"CUDA_MPS_PIPE_DIRECTORY", ""}}))
+      << "only the device variables are kept";
+  ASSERT_EQ(facts->ephemeral_containers.size(), 1u);
+  EXPECT_FALSE(facts->ephemeral_containers[0].privileged) << "a string is not true";
+  EXPECT_TRUE(facts->host_ipc);
+  EXPECT_EQ(facts->host_paths, (std::vector<topology::HostPathVolume>{{"dev", "/dev/nvidia0"}}));
+  EXPECT_EQ(facts->node_selector.at("gpu-tenancy.io/pool"), "gpu-mig");
+  EXPECT_EQ(facts->required_affinity_in,
+            (std::vector<topology::NodeAffinityIn>{{"gpu-tenancy.io/pool", {"a", "b"}}}));
+}
+
 TEST(K8sCodecTest, ListNamespacesLabels) {
   absl::StatusOr<ClusterData> data =
       ParseClusterList(JsonOrFail(Testdata("apiserver/list-namespaces.json")));

@@ -111,7 +111,7 @@ TEST(PodViewTest, ContainerFields) {
     EXPECT_EQ(c.privileged, row.privileged);
     EXPECT_EQ(c.capabilities_added, row.caps);
     std::vector<std::pair<std::string, std::string>> env;
-    for (const EnvVar& e : c.env) env.emplace_back(e.name, e.value);
+    for (const topology::EnvVar& e : c.env) env.emplace_back(e.name, e.value);
     EXPECT_EQ(env, row.env);
     std::vector<std::string> limits;
     for (const auto& [name, q] : c.limits) limits.push_back(name);
@@ -147,9 +147,11 @@ TEST(PodViewTest, VolumesAndHostIpc) {
     SCOPED_TRACE(row.name);
     const PodView view = MustView(Spec(row.spec + "  containers: [{name: c}]\n"), TestPolicy());
     std::vector<std::pair<std::string, std::string>> paths;
-    for (const HostPathVolume& v : view.host_paths) paths.emplace_back(v.volume, v.path);
+    for (const topology::HostPathVolume& v : view.facts.host_paths) {
+      paths.emplace_back(v.volume, v.path);
+    }
     EXPECT_EQ(paths, row.host_paths);
-    EXPECT_EQ(view.host_ipc, row.host_ipc);
+    EXPECT_EQ(view.facts.host_ipc, row.host_ipc);
   }
 }
 
@@ -267,7 +269,7 @@ TEST(PodViewTest, CapturedPod) {
   ASSERT_FALSE(view->containers.empty());
   EXPECT_EQ(view->containers[0].list, ContainerList::kContainer);
   EXPECT_TRUE(view->HasGpuRequests());
-  EXPECT_FALSE(view->host_ipc);
+  EXPECT_FALSE(view->facts.host_ipc);
 }
 
 TEST(PodViewTest, MalformedPodsNameThePath) {
