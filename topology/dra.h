@@ -84,6 +84,32 @@ struct DraCounterConsumption {
   bool operator==(const DraCounterConsumption&) const = default;
 };
 
+// A capacity's requestPolicy (DRAConsumableCapacity): what one allocation of a
+// multi-allocatable device consumes of it. At most one of valid_values and the range (min set).
+struct DraCapacityPolicy {
+  // Consumed by a request that does not name the capacity; unset: the whole value.
+  std::optional<Quantity> default_amount;
+  // validValues, ascending: a request rounds up to the first value at least as large, and one
+  // above them all is refused.
+  std::vector<Quantity> valid_values;
+  // validRange: a request below min rounds up to it, then up to min + n * step (when step is
+  // set); one above max (when set) is refused.
+  std::optional<Quantity> min, max, step;
+
+  bool operator==(const DraCapacityPolicy&) const = default;
+};
+
+// One capacity entry under the name its driver published it ("memory", or
+// "gpu.nvidia.com/memory"): a request's capacity.requests and a result's consumedCapacity name
+// entries by exactly that key (topology/dra_capacity.h).
+struct DraPublishedCapacity {
+  std::string name;
+  Quantity value;
+  std::optional<DraCapacityPolicy> policy;  // requestPolicy; only multi-allocatable devices
+
+  bool operator==(const DraPublishedCapacity&) const = default;
+};
+
 // One published device, with the attributes accounting reads. Strings are "" when the driver
 // did not publish the attribute (a full GPU has no parent_uuid or profile; DynamicMIG's abstract
 // MIG devices have no uuid).
@@ -98,6 +124,9 @@ struct DraDevice {
   // Everything the device publishes, for evaluating CEL selectors (topology/dra_selector.h).
   DraAttributes attributes;
   DraCapacity capacity;
+  // The same capacity under the names as published, in the slice's order, each with its
+  // requestPolicy.
+  std::vector<DraPublishedCapacity> published_capacity;
   // Partitionable devices: an allocated device takes these from its pool's counter sets, so
   // devices drawing on the same counters exclude each other (topology/dra_counters.h).
   std::vector<DraCounterConsumption> consumes_counters;
@@ -127,6 +156,12 @@ struct DraSlice {
 // used firstAvailable.
 struct DraAllocationResult {
   std::string request, driver, pool, device;
+  // DRAConsumableCapacity: set when the result is one share of a multi-allocatable device, with
+  // what the share consumes of each of the device's capacities (keyed as the device publishes
+  // them). A result without a share ID holds its device whole. (The braces keep positional
+  // initialisers of the four names above complete.)
+  std::string share_id{};
+  DraCapacity consumed_capacity{};
 
   DraDeviceId Id() const { return {driver, pool, device}; }
   bool operator==(const DraAllocationResult&) const = default;
@@ -149,6 +184,9 @@ struct DraRequest {
   int64_t count = 1;                   // ExactCount's count
   // Set on firstAvailable subrequests: alternatives, tried in order, of which one is allocated.
   bool alternative = false;
+  // capacity.requests (DRAConsumableCapacity): how much of each capacity, by the name the
+  // device publishes it under, each device given to the request must provide.
+  DraCapacity capacity_requests{};
 
   bool operator==(const DraRequest&) const = default;
 };
