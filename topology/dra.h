@@ -246,8 +246,14 @@ DraAllocatedDevices AllocatedDevices(const DraClaim& claim,
 // how many its selectors match and how many of those claims already hold. Built with the
 // DraState (topology/dra_extended.h), so a fit reads counts instead of evaluating CEL.
 struct DraClassOnNode {
-  int64_t devices = 0;    // devices on the node all of the class's selectors are true for
-  int64_t allocated = 0;  // of those, devices some allocated claim holds
+  int64_t devices = 0;  // devices on the node all of the class's selectors are true for
+  // Of those, devices allocated claims hold: whole, or (multi-allocatable devices) in shares
+  // that leave too little for one more of the class's requests, which ask no capacity.
+  int64_t allocated = 0;
+  // Of those, multi-allocatable devices (topology/dra_capacity.h); and how many of these
+  // claims hold shares of while they still take one more.
+  int64_t multi_allocatable = 0;
+  int64_t shared = 0;
   // Devices whose selectors could not be decided (outside the evaluated CEL subset, or a
   // runtime error): they are not counted, and `not_counted_reason` says how many and why.
   int64_t not_counted = 0;
@@ -263,6 +269,15 @@ struct DraClassOnNode {
 };
 using DraClassesOnNode = absl::InlinedVector<DraClassOnNode, 1>;
 
+// The shares allocated claims hold of one multi-allocatable device (topology/dra_capacity.h):
+// how many, and the sum of what they consume, by capacity name as the device publishes it.
+struct DraShares {
+  int32_t count = 0;
+  DraCapacity consumed;
+
+  bool operator==(const DraShares&) const = default;
+};
+
 // What one node's devices give the counts. A claim's allocation or release changes one entry
 // per node its devices are on, so both parts live together: one path to copy, not two. Both
 // are sized by the node's devices, never by the claims, and stored inline up to a typical
@@ -275,6 +290,9 @@ struct DraNodeCounts {
   // Per device of the node (DraDeviceSet::slot_on_node), the results of allocated claims that
   // name it. Devices no node owns count under node "".
   absl::InlinedVector<int32_t, 24> results;
+  // Per device slot, the shares among those results; only multi-allocatable devices that
+  // claims hold shares of have an entry.
+  std::map<uint32_t, DraShares> shares;
 };
 using DraNodeCountsMap = PersistentMap<std::string, std::shared_ptr<const DraNodeCounts>>;
 
@@ -419,6 +437,9 @@ struct DraState {
   // How many results of allocated claims name devices()[index]; 0 when none holds it.
   int HeldBy(size_t index) const;
   bool Held(size_t index) const { return HeldBy(index) > 0; }
+  // The shares of devices()[index] allocated claims hold (counted in HeldBy too); null when
+  // none.
+  const DraShares* SharesOf(size_t index) const;
   // Per class, what it makes of `node`'s devices; null for a node without counted devices.
   const DraClassesOnNode* ClassesOnNode(absl::string_view node) const;
 
