@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "topology/dra_capacity.h"
 #include "topology/dra_counters.h"
 #include "topology/dra_extended.h"
 
@@ -122,7 +123,9 @@ void CountClaimUsage(DraState& state, const std::string& namespace_name,
   QuotaUsage held;
   for (const DraHeldResult& h : held_results) {
     const DraDevice& d = state.devices()[h.device];
-    if (d.type == "gpu") {
+    if (IsShare(d, *h.result) && (d.type == "gpu" || d.type == "mig")) {
+      ++held.shared_replicas;
+    } else if (d.type == "gpu") {
       ++held.gpus;
     } else if (d.type == "mig" && !d.profile.empty()) {
       ++held.mig_instances[d.profile];

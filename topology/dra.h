@@ -413,8 +413,9 @@ struct DraState {
   // ResourceClaimTemplates, read as the claim spec they stamp out (no uid, never allocated).
   DraClaimSet templates;
   // What allocated claims hold per namespace, in quota units: a whole GPU (type "gpu") counts
-  // in gpus, a MIG device (type "mig") in migInstances by profile and in migComputeSlices.
-  // Claims declare no GPU memory and are not pods, so neither item counts them. A namespace
+  // in gpus, a MIG device (type "mig") in migInstances by profile and in migComputeSlices, and
+  // a share of a multi-allocatable one of either (topology/dra_capacity.h) as one shared
+  // replica. GPU memory is left to AllocatedClaimMemoryMib, and claims are not pods. A namespace
   // whose claims hold nothing has no entry.
   PersistentMap<std::string, QuotaUsage> usage;
   // The device set's node_counts with the results and `allocated` counted; and the UIDs (and

@@ -119,6 +119,12 @@ std::map<DraDeviceId, std::vector<DraHolder>> HoldersByDevice(const DraState& dr
   return out;
 }
 
+int64_t MemoryMib(const DraDevice& device, const DraCapacity& amounts) {
+  const Quantity* memory = Find(amounts, "memory");
+  if (!memory) memory = Find(amounts, absl::StrCat(device.driver, "/memory"));
+  return memory ? memory->ValueMiB() : 0;
+}
+
 std::string CapacityText(const Quantity& amount) {
   constexpr int64_t kMilliPerMi = int64_t{1000} << 20;
   constexpr int64_t kMilliPerGi = kMilliPerMi << 10;

@@ -69,6 +69,10 @@ struct DraHolder {
 // O(results), for views (the GPU map, explain) rather than decisions.
 std::map<DraDeviceId, std::vector<DraHolder>> HoldersByDevice(const DraState& dra);
 
+// The GPU memory in `amounts` (keyed as `device` publishes its capacity: "memory", or
+// "<driver>/memory"), in MiB rounded up; 0 when it has none.
+int64_t MemoryMib(const DraDevice& device, const DraCapacity& amounts);
+
 // A capacity amount for people: "10Gi" for a whole number of GiB or MiB ("512Mi"), else the
 // quantity's text.
 std::string CapacityText(const Quantity& amount);
