@@ -53,6 +53,8 @@ TEST(ExplainClaimsTest, ASharedDeviceNamesEveryClaimThatHoldsIt) {
   doc.Parse(json.out.c_str());
   ASSERT_TRUE(doc.IsObject() && doc.HasMember("claims")) << json.out;
   const rapidjson::Value& device = doc["claims"][0]["devices"][0];
+  ASSERT_TRUE(device.HasMember("allowMultipleAllocations") && device.HasMember("shares"))
+      << json.out;
   EXPECT_TRUE(device["allowMultipleAllocations"].GetBool());
   const rapidjson::Value& shares = device["shares"];
   ASSERT_TRUE(shares.IsArray() && shares.Size() == 2) << json.out;
@@ -83,6 +85,7 @@ TEST(ExplainClaimsTest, APendingClaimSeesWhatTheSharesLeave) {
   doc.Parse(json.out.c_str());
   ASSERT_TRUE(doc.IsObject() && doc.HasMember("claims")) << json.out;
   const rapidjson::Value& request = doc["claims"][0]["nodes"][0]["requests"][0];
+  ASSERT_TRUE(request.HasMember("sharedMatching") && request.HasMember("fullMatching")) << json.out;
   EXPECT_EQ(request["freeMatching"].GetInt(), 2);
   EXPECT_EQ(request["sharedMatching"].GetInt(), 1);
   EXPECT_EQ(request["fullMatching"].GetInt(), 0);
