@@ -170,5 +170,47 @@ TEST_F(DraSharedFitTest, PendingClaimRowsCountCapacityAsks) {
   }
 }
 
+// A multi-allocatable device that also draws on shared counters (a partitionable GPU offered
+// whole and shareable beside a MIG placement): its first share takes the counters, later ones
+// do not (the allocator skips the check while the device has shares), so the placement is
+// blocked while shares are held and blocks the GPU while it is.
+TEST_F(DraSharedFitTest, SharesTakeTheCountersOnce) {
+  const Quantity one = Quantity::FromUnits(1);
+  DraDevice gpu = SharedGpu("n1", "gpu-0", 80, RangePolicy(10));
+  gpu.consumes_counters = {{"set", {{"slice-0", one}, {"slice-1", one}}}};
+  DraDevice mig = NvidiaDevice("n1", "mig-0", "mig", "1g.10gb");
+  mig.consumes_counters = {{"set", {{"slice-0", one}}}};
+  DraSlice slice = NodeSlice("n1", {gpu, mig});
+  slice.shared_counters = {{"set", {{"slice-0", one}, {"slice-1", one}}}};
+  std::vector<DraDeviceClass> classes = GpuClass();
+  classes.push_back({"mig.nvidia.com", {"device.attributes['gpu.nvidia.com'].type == 'mig'"}, ""});
+  DraClaim mig_claim = WholeClaim("m", "n1", "mig-0");
+  struct Row {
+    const char* name;
+    std::vector<DraClaim> claims;
+    int64_t gpu_blocked, mig_blocked, gpu_shared;
+  };
+  const std::vector<Row> rows = {
+      {"nothing held", {}, 0, 0, 0},
+      {"one share", {ShareClaim("research", "a", "n1", "gpu-0", 10)}, 0, 1, 1},
+      {"three shares",
+       {ShareClaim("research", "a", "n1", "gpu-0", 10),
+        ShareClaim("research", "b", "n1", "gpu-0", 10), ShareClaim("acme", "c", "n1", "gpu-0", 10)},
+       0,
+       1,
+       1},
+      {"the placement held", {mig_claim}, 1, 0, 0},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.name);
+    const DraState dra = MakeDraState({slice}, row.claims, classes);
+    const DraClassesOnNode* on = dra.ClassesOnNode("n1");
+    ASSERT_NE(on, nullptr);
+    EXPECT_EQ(on->at(0).blocked, row.gpu_blocked);
+    EXPECT_EQ(on->at(1).blocked, row.mig_blocked);
+    EXPECT_EQ(on->at(0).shared, row.gpu_shared);
+  }
+}
+
 }  // namespace
 }  // namespace topology
