@@ -13,11 +13,15 @@
 namespace cmd {
 namespace {
 
-// The tenant's limits as the webhook writes them into claims, so that explain can say which
-// limit kept a device from a claim.
-std::vector<topology::NamedSelector> TenantLimits(const topology::TenantRef& tenant) {
+// The tenant's limits as the webhook writes them into claims in this cluster, so that explain
+// can say which limit kept a device from a claim.
+std::vector<topology::NamedSelector> TenantLimits(const topology::TenantRef& tenant,
+                                                  const topology::DraState& dra) {
+  const bool shared_devices_published =
+      dra.device_set != nullptr && dra.device_set->publishes_shared_devices;
   std::vector<topology::NamedSelector> out;
-  for (const webhook::TenantSelector& s : webhook::TenantSelectors(tenant)) {
+  for (const webhook::TenantSelector& s :
+       webhook::TenantSelectors(tenant, shared_devices_published)) {
     out.push_back({s.limit, s.expression});
   }
   return out;
@@ -146,8 +150,10 @@ std::vector<ClaimRow> ClaimRows(const topology::PodFacts& pod,
                                 const topology::ClusterSnapshot& snapshot,
                                 const topology::Policy& policy) {
   const topology::DraState& dra = snapshot.dra();
-  const std::vector<topology::NamedSelector> limits = TenantLimits(topology::ResolveTenant(
-      policy, pod.namespace_name, snapshot.NamespaceLabels(pod.namespace_name)));
+  const std::vector<topology::NamedSelector> limits =
+      TenantLimits(topology::ResolveTenant(policy, pod.namespace_name,
+                                           snapshot.NamespaceLabels(pod.namespace_name)),
+                   dra);
   std::map<topology::DraDeviceId, std::vector<topology::DraHolder>> holders;
   bool holders_read = false;
   std::vector<ClaimRow> rows;

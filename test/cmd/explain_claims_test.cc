@@ -67,7 +67,9 @@ TEST(ExplainClaimsTest, ASharedDeviceNamesEveryClaimThatHoldsIt) {
   EXPECT_TRUE(shares[1]["thisClaim"].GetBool());
 }
 
-// acme's pending claim asks 30Gi: gpu-0's shares leave 59.6Gi of it, and gpu-1 is free.
+// acme's pending claim asks 30Gi: gpu-0's shares leave 59.6Gi of it, and gpu-1 is free. It was
+// made without the selector the webhook gives acme's tier where devices may be shared, and
+// explain says so; acme's other pending claim carries it, and only gpu-1 passes it.
 TEST(ExplainClaimsTest, APendingClaimSeesWhatTheSharesLeave) {
   testing_support::TempDir dir;
   WriteSharedPolicy(dir);
@@ -77,8 +79,16 @@ TEST(ExplainClaimsTest, APendingClaimSeesWhatTheSharesLeave) {
       run.out,
       "claim   gpu = more-memory: pending: kube-scheduler's DRA allocator has not placed it\n"
       "          node-c  yes      gpu (gpu.nvidia.com): 1 wanted, 2 free match (1 shared with "
-      "other claims)\n"))
+      "other claims); not in the claim, so not enforced: device-sharing\n"))
       << run.out;
+  testing_support::CommandResult apart = ExplainShared(dir, "--pod acme/apart");
+  ASSERT_EQ(apart.exit_code, 0) << apart.out;
+  EXPECT_TRUE(absl::StrContains(apart.out,
+                                "claim   gpu = apart: pending: kube-scheduler's DRA allocator has "
+                                "not placed it\n"
+                                "          node-c  yes      gpu (gpu.nvidia.com): 1 wanted, 1 free "
+                                "match; 1 excluded by device-sharing\n"))
+      << apart.out;
   testing_support::CommandResult json = ExplainShared(dir, "--pod acme/waiting -o json");
   ASSERT_EQ(json.exit_code, 0) << json.out;
   rapidjson::Document doc;
