@@ -320,6 +320,7 @@ class Evaluator {
         return Call(n);
       case CelNode::Kind::kVariable:  // the device dialect's; never parsed here
       case CelNode::Kind::kDriver:
+      case CelNode::Kind::kMultiAlloc:
       case CelNode::Kind::kAttributes:
       case CelNode::Kind::kCapacity:
         break;

@@ -288,9 +288,12 @@ class Parser {
   std::optional<int> Select(int target, std::string name) {
     CelNode& t = ast_.nodes[target];
     if (t.kind == CelNode::Kind::kVariable && t.text == "device") {
-      // Only the device's three fields exist here; the variable node gives way to the field.
+      // Only the device's fields exist here; the variable node gives way to the field.
       DropLast();
       if (name == "driver") return Leaf(CelNode::Kind::kDriver);
+      if (name == "allowMultipleAllocations") {
+        return Leaf(CelNode::Kind::kMultiAlloc);
+      }
       if (name == "attributes") return Leaf(CelNode::Kind::kAttributes);
       if (name == "capacity") return Leaf(CelNode::Kind::kCapacity);
       return Unsupported(absl::StrCat("device.", name));

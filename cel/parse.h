@@ -32,6 +32,7 @@ struct CelNode {
     kString,      // text
     kList,        // args: the elements
     kDriver,      // device.driver
+    kMultiAlloc,  // device.allowMultipleAllocations (a bool)
     kAttributes,  // device.attributes (domain -> attribute map)
     kCapacity,    // device.capacity (domain -> capacity map)
     kSelect,      // args[0].text

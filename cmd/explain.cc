@@ -1,7 +1,8 @@
 // gpu-tenancy explain: why is this pod pending? Evaluates one pod against every node of a
 // cluster file (or the demo cluster) with the extender's own decision code, and shows the
-// state and devices of its DRA claims; for a claim not yet allocated, per node, whether free
-// devices pass its class's selectors and the tenant's limits.
+// state and devices of its DRA claims (cmd/explain_claims.h): who shares a multi-allocatable
+// device, and for a claim not yet allocated, per node, whether free devices pass its class's
+// selectors, the tenant's limits and its capacity asks.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cmd/commands.h"
+#include "cmd/explain_claims.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
@@ -27,9 +29,7 @@
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
 #include "topology/device_report.h"
-#include "topology/dra_claim_fit.h"
 #include "topology/status_macros.h"
-#include "webhook/claim_selectors.h"
 
 namespace cmd {
 namespace {
@@ -92,70 +92,6 @@ std::string QuotaText(const std::vector<topology::QuotaLine>& quota) {
     }
   }
   return absl::StrCat(absl::StrJoin(parts, ", "), " used");
-}
-
-// What explain says of one of the pod's DRA claims.
-struct ClaimRow {
-  std::string pod_claim;  // the name in spec.resourceClaims
-  std::string claim;      // the ResourceClaim's name, "" while a template's is not made
-  std::string state;      // "allocated", "pending", "not made yet", "not in the cluster"
-  std::string node;
-  std::vector<const topology::DraDevice*> devices;
-  size_t unpublished = 0;
-  // Not allocated yet (a pending claim, or the template a claim will be made from): where
-  // its requests could be met.
-  std::vector<topology::ClaimOnNode> candidates;
-};
-
-// The tenant's limits as the webhook writes them into claims, so that explain can say which
-// limit kept a device from a claim.
-std::vector<topology::NamedSelector> TenantLimits(const topology::TenantRef& tenant) {
-  std::vector<topology::NamedSelector> out;
-  for (const webhook::TenantSelector& s : webhook::TenantSelectors(tenant)) {
-    out.push_back({s.limit, s.expression});
-  }
-  return out;
-}
-
-// The claim (or template) named `name` in the pod's namespace, or null.
-// The pod's claims as the cluster's DRA objects show them. Claims are placed by kube-scheduler's
-// DRA allocator, not by the extender: for a pending claim explain evaluates, per node, the
-// selectors the allocator will (topology/dra_claim_fit.h) and reports what it cannot decide.
-std::vector<ClaimRow> ClaimRows(const topology::PodFacts& pod, const topology::DraState& dra,
-                                const std::vector<topology::NamedSelector>& limits) {
-  std::vector<ClaimRow> rows;
-  for (const topology::PodClaimRef& ref : pod.resource_claims) {
-    ClaimRow row{ref.name, ref.claim, "", "", {}, 0, {}};
-    const topology::DraClaim* found = dra.claims.Find(pod.namespace_name, ref.claim);
-    if (ref.claim.empty()) {
-      row.state = absl::StrCat("not made yet (template ", ref.template_name, ")");
-      const topology::DraClaim* stamp = dra.templates.Find(pod.namespace_name, ref.template_name);
-      if (stamp) {
-        row.candidates = topology::ClaimCandidates(*stamp, dra, limits);
-      } else {
-        absl::StrAppend(&row.state, "; the template is not in the cluster");
-      }
-    } else if (!found) {
-      row.state = "not in the cluster";
-    } else if (!found->allocated) {
-      row.state = "pending: kube-scheduler's DRA allocator has not placed it";
-      row.candidates = topology::ClaimCandidates(*found, dra, limits);
-    } else {
-      row.state = "allocated";
-      row.node = found->allocated_node;
-      topology::DraAllocatedDevices held = topology::AllocatedDevices(*found, dra.devices());
-      row.devices = std::move(held.devices);
-      row.unpublished = held.missing.size();
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-std::string DeviceText(const topology::DraDevice& d) {
-  std::string what = d.profile.empty() ? d.type : absl::StrCat(d.type, " ", d.profile);
-  return absl::StrCat(d.driver, "/", d.pool, "/", d.name, " (", what,
-                      d.uuid.empty() ? "" : absl::StrCat(", ", d.uuid), ")");
 }
 
 // A bound pod's devices as the node agent reported the kubelet gave them
@@ -275,25 +211,7 @@ void PrintText(const extender::PodDecision& d, const std::optional<BoundDevices>
             << "demand  " << DemandText(d.demand) << "\n";
   if (!d.quota.empty()) std::cout << "quota   " << QuotaText(d.quota) << "\n";
   if (bound) PrintBoundDevices(*bound);
-  for (const ClaimRow& c : claims) {
-    std::cout << "claim   " << c.pod_claim << (c.claim.empty() ? "" : absl::StrCat(" = ", c.claim))
-              << ": " << c.state << (c.node.empty() ? "" : absl::StrCat(" on ", c.node)) << "\n";
-    for (const topology::DraDevice* device : c.devices) {
-      std::cout << "          " << DeviceText(*device) << "\n";
-    }
-    if (c.unpublished > 0) {
-      std::cout << "          " << c.unpublished << " device(s) no current slice publishes\n";
-    }
-    size_t width = 4;
-    for (const topology::ClaimOnNode& n : c.candidates) width = std::max(width, n.node.size());
-    for (const topology::ClaimOnNode& n : c.candidates) {
-      for (size_t i = 0; i < n.requests.size(); ++i) {
-        std::cout << absl::StrFormat("          %-*s  %-7s  %s\n", width, i == 0 ? n.node : "",
-                                     i == 0 ? topology::AnswerName(n.answer) : "",
-                                     topology::RequestOnNodeText(n.requests[i]));
-      }
-    }
-  }
+  PrintClaimRows(claims, std::cout);
   std::cout << "\n";
   size_t width = 4;
   for (const NodeRow& n : nodes) width = std::max(width, n.node.size());
@@ -332,49 +250,6 @@ void PrintText(const extender::PodDecision& d, const std::optional<BoundDevices>
             ? absl::StrCat(" (", n.pdb_violations, " PodDisruptionBudget violation(s))")
             : "");
   }
-}
-
-// Per node, whether a pending claim's requests could be met there, and why not.
-void WriteCandidates(rapidjson::PrettyWriter<rapidjson::StringBuffer>& w,
-                     const std::vector<topology::ClaimOnNode>& candidates) {
-  w.StartArray();
-  for (const topology::ClaimOnNode& n : candidates) {
-    w.StartObject();
-    w.Key("name");
-    w.String(n.node.c_str());
-    w.Key("answer");
-    w.String(topology::AnswerName(n.answer));
-    w.Key("requests");
-    w.StartArray();
-    for (const topology::RequestOnNode& r : n.requests) {
-      w.StartObject();
-      w.Key("request");
-      w.String(r.request.c_str());
-      w.Key("deviceClass");
-      w.String(r.device_class.c_str());
-      w.Key("answer");
-      w.String(topology::AnswerName(r.answer()));
-      w.Key("freeMatching");
-      w.Int64(r.free_matching);
-      w.Key("heldMatching");
-      w.Int64(r.held_matching);
-      w.Key("excludedByLimit");
-      w.StartObject();
-      for (const auto& [limit, count] : r.excluded_by_limit) {
-        w.Key(limit.c_str());
-        w.Int64(count);
-      }
-      w.EndObject();
-      w.Key("notDecided");
-      w.Int64(r.not_evaluated);
-      w.Key("reason");
-      w.String(topology::RequestOnNodeText(r).c_str());
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
 }
 
 void PrintJson(const extender::PodDecision& d, const std::optional<BoundDevices>& bound,
@@ -416,41 +291,7 @@ void PrintJson(const extender::PodDecision& d, const std::optional<BoundDevices>
   }
   if (!claims.empty()) {
     w.Key("claims");
-    w.StartArray();
-    for (const ClaimRow& c : claims) {
-      w.StartObject();
-      w.Key("podClaim");
-      w.String(c.pod_claim.c_str());
-      w.Key("claim");
-      w.String(c.claim.c_str());
-      w.Key("state");
-      w.String(c.state.c_str());
-      w.Key("node");
-      w.String(c.node.c_str());
-      w.Key("devices");
-      w.StartArray();
-      for (const topology::DraDevice* device : c.devices) {
-        w.StartObject();
-        w.Key("device");
-        w.String(device->Id().ToString().c_str());
-        w.Key("type");
-        w.String(device->type.c_str());
-        w.Key("migProfile");
-        w.String(device->profile.c_str());
-        w.Key("uuid");
-        w.String(device->uuid.c_str());
-        w.EndObject();
-      }
-      w.EndArray();
-      w.Key("unpublishedDevices");
-      w.Uint64(c.unpublished);
-      if (!c.candidates.empty()) {
-        w.Key("nodes");
-        WriteCandidates(w, c.candidates);
-      }
-      w.EndObject();
-    }
-    w.EndArray();
+    WriteClaimRows(w, claims);
   }
   w.Key("nodes");
   w.StartArray();
@@ -524,9 +365,7 @@ int RunExplain(const std::vector<std::string>& args) {
         nodes.push_back(std::move(row));
       });
   if (!decision.ok()) return Fail(decision.status());
-  const topology::TenantRef tenant = topology::ResolveTenant(
-      *policy, pod->namespace_name, snapshot.NamespaceLabels(pod->namespace_name));
-  std::vector<ClaimRow> claims = ClaimRows(*pod, snapshot.dra(), TenantLimits(tenant));
+  std::vector<ClaimRow> claims = ClaimRows(*pod, snapshot, *policy);
   // Where no node takes a MIG pod as things stand, whether a re-cut of one it may use would.
   std::string advice;
   if (std::none_of(nodes.begin(), nodes.end(), [](const NodeRow& n) { return n.fits(); })) {

@@ -1,6 +1,7 @@
 #include "common/dra_codec.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -190,6 +191,61 @@ absl::StatusOr<topology::Quantity> ParseValueEntry(const JsonValue& entry, const
   return ParseQuantityValue(*value, value_path.str());
 }
 
+// A quantity that is not negative, at object[key] when present and not null.
+absl::StatusOr<std::optional<topology::Quantity>> OptionalAmount(const JsonValue& object,
+                                                                 absl::string_view key,
+                                                                 const JsonPath& path) {
+  const JsonValue* v = FindNonNull(object, key);
+  if (!v) return std::nullopt;
+  const JsonPath v_path(path, key);
+  ASSIGN_OR_RETURN(topology::Quantity q, ParseQuantityValue(*v, v_path.str()));
+  if (q.IsNegative()) return Invalid(v_path, "negative");
+  return q;
+}
+
+// A map of names to quantities that are not negative (capacity.requests, consumedCapacity).
+absl::StatusOr<topology::DraCapacity> ParseAmounts(const JsonValue& object, const JsonPath& path) {
+  if (!object.IsObject()) return Invalid(path, "expected object");
+  topology::DraCapacity out;
+  for (const JsonValue::Member& m : object.GetObject()) {
+    const absl::string_view name = AsStringView(m.name);
+    ASSIGN_OR_RETURN(std::optional<topology::Quantity> q, OptionalAmount(object, name, path));
+    if (!q) return Invalid(JsonPath(path, name), "expected quantity");
+    out.emplace(std::string(name), *q);
+  }
+  return out;
+}
+
+// A capacity's requestPolicy (DRAConsumableCapacity): default, and validValues (ascending) or
+// validRange ({min, max, step}: min required, step positive).
+absl::StatusOr<topology::DraCapacityPolicy> ParseRequestPolicy(const JsonValue& policy,
+                                                               const JsonPath& path) {
+  topology::DraCapacityPolicy out;
+  ASSIGN_OR_RETURN(out.default_amount, OptionalAmount(policy, "default", path));
+  ASSIGN_OR_RETURN(const JsonValue* values, OptionalArray(policy, "validValues", path));
+  const JsonPath values_path(path, "validValues");
+  for (rapidjson::SizeType i = 0; values && i < values->Size(); ++i) {
+    const JsonPath v_path(values_path, i);
+    ASSIGN_OR_RETURN(topology::Quantity q, ParseQuantityValue((*values)[i], v_path.str()));
+    if (q.IsNegative()) return Invalid(v_path, "negative");
+    if (!out.valid_values.empty() && q <= out.valid_values.back()) {
+      return Invalid(v_path, "validValues must be in ascending order");
+    }
+    out.valid_values.push_back(q);
+  }
+  ASSIGN_OR_RETURN(const JsonValue* range, OptionalObject(policy, "validRange", path));
+  if (!range) return out;
+  const JsonPath range_path(path, "validRange");
+  if (!out.valid_values.empty()) return Invalid(range_path, "set beside validValues");
+  ASSIGN_OR_RETURN(out.min, OptionalAmount(*range, "min", range_path));
+  if (!out.min) return Invalid(JsonPath(range_path, "min"), "missing");
+  ASSIGN_OR_RETURN(out.max, OptionalAmount(*range, "max", range_path));
+  ASSIGN_OR_RETURN(out.step, OptionalAmount(*range, "step", range_path));
+  if (out.step && out.step->IsZero()) return Invalid(JsonPath(range_path, "step"), "zero");
+  if (out.max && *out.max < *out.min) return Invalid(JsonPath(range_path, "max"), "below min");
+  return out;
+}
+
 absl::Status ParseCapacity(const JsonValue& capacity, const JsonPath& path, DraDevice& device) {
   for (const JsonValue::Member& m : capacity.GetObject()) {
     absl::string_view key = AsStringView(m.name);
@@ -197,6 +253,13 @@ absl::Status ParseCapacity(const JsonValue& capacity, const JsonPath& path, DraD
     const JsonPath value_path(cap_path, "value");
     ASSIGN_OR_RETURN(topology::Quantity q, ParseValueEntry(m.value, cap_path));
     device.capacity[QualifiedName(key, device.driver)] = q;
+    topology::DraPublishedCapacity published{std::string(key), q, std::nullopt};
+    ASSIGN_OR_RETURN(const JsonValue* policy, OptionalObject(m.value, "requestPolicy", cap_path));
+    if (policy) {
+      ASSIGN_OR_RETURN(published.policy,
+                       ParseRequestPolicy(*policy, JsonPath(cap_path, "requestPolicy")));
+    }
+    device.published_capacity.push_back(std::move(published));
     if (LocalName(key, device.driver) != "memory") continue;
     if (q.IsNegative()) return Invalid(value_path, "negative");
     constexpr int64_t kMilliPerMiB = int64_t{1000} << 20;
@@ -281,6 +344,16 @@ absl::StatusOr<topology::DraRequest> ParseDeviceAsk(const JsonValue& holder, con
   ASSIGN_OR_RETURN(absl::string_view mode, OptionalString(holder, "allocationMode", path));
   ask.all = mode == "All";
   ASSIGN_OR_RETURN(ask.count, OptionalInt64(holder, "count", path, 1));
+  ASSIGN_OR_RETURN(const JsonValue* capacity, OptionalObject(holder, "capacity", path));
+  if (capacity) {
+    const JsonPath capacity_path(path, "capacity");
+    ASSIGN_OR_RETURN(const JsonValue* requests,
+                     OptionalObject(*capacity, "requests", capacity_path));
+    if (requests) {
+      ASSIGN_OR_RETURN(ask.capacity_requests,
+                       ParseAmounts(*requests, JsonPath(capacity_path, "requests")));
+    }
+  }
   return ask;
 }
 
@@ -357,6 +430,13 @@ absl::Status ParseStatus(const JsonValue& status, const JsonPath& path, DraClaim
             RETURN_IF_ERROR(ReadString(r, "driver", r_path, result.driver, kRequired));
             RETURN_IF_ERROR(ReadString(r, "pool", r_path, result.pool, kRequired));
             RETURN_IF_ERROR(ReadString(r, "device", r_path, result.device, kRequired));
+            RETURN_IF_ERROR(ReadString(r, "shareID", r_path, result.share_id));
+            ASSIGN_OR_RETURN(const JsonValue* consumed,
+                             OptionalObject(r, "consumedCapacity", r_path));
+            if (consumed) {
+              ASSIGN_OR_RETURN(result.consumed_capacity,
+                               ParseAmounts(*consumed, JsonPath(r_path, "consumedCapacity")));
+            }
             claim.results.push_back(std::move(result));
             return absl::OkStatus();
           }));

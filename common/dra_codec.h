@@ -40,15 +40,20 @@ inline constexpr absl::string_view kExtendedResourceClaimAnnotation =
 // attribute and capacity is also kept under its qualified name, for selectors. Partitionable
 // devices (KEP-4815): spec.sharedCounters (each set's name and counters) and each device's
 // consumesCounters (counterSet and counters) are read as quantities that are not negative; a
-// slice may carry counters and no devices.
+// slice may carry counters and no devices. Consumable capacity (DRAConsumableCapacity):
+// allowMultipleAllocations, and each capacity also under its published name with its
+// requestPolicy (default, validValues ascending, or validRange with min required and a step
+// that is not zero); every amount is a quantity that is not negative.
 // Required: spec.driver, spec.pool.name and each device's name, all non-empty;
 // spec.pool.resourceSliceCount, when given, is at least 1. metadata.name may be absent.
 [[nodiscard]] absl::StatusOr<topology::DraSlice> ParseResourceSlice(
     const JsonValue& slice, absl::string_view path = "resourceslice");
 
 // Reads metadata (name may be empty: CREATE with generateName), the requests of
-// spec.devices.requests (class, CEL selectors, mode, count; firstAvailable subrequests as
-// "<request>/<sub>"), status.allocation (results, nodeSelector) and status.reservedFor.
+// spec.devices.requests (class, CEL selectors, mode, count, capacity.requests; firstAvailable
+// subrequests as "<request>/<sub>"), status.allocation (results with their shareID and
+// consumedCapacity, nodeSelector) and status.reservedFor. Capacity amounts are quantities that
+// are not negative.
 // Required: spec; each request's deviceClassName (in `exactly`, the flat v1beta1 request, or
 // each firstAvailable entry); each result's request, driver, pool and device; each
 // reservation's name.

@@ -14,6 +14,7 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "topology/device_report.h"
+#include "topology/dra_capacity.h"
 #include "topology/dra_counters.h"
 #include "topology/policy.h"
 #include "topology/wellknown.h"
@@ -42,21 +43,14 @@ void Str(Writer& w, const char* key, absl::string_view value) {
   w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
 }
 
-// Who holds a DRA device: the tenant and claim of the allocated claim that names it.
-struct DraHolder {
-  std::string tenant, claim;
-};
-
 class MapWriter {
  public:
   explicit MapWriter(const topology::ModelState& state) : state_(state), w_(buffer_) {
     const topology::DraState& dra = state.snapshot->dra();
-    dra.claims.ForEach([&](const topology::DraClaim& c) {
-      if (!c.allocated) return;
-      for (const topology::DraAllocationResult& r : c.results) {
-        held_[r.Id().ToString()] = {TenantOf(c.namespace_name), c.namespace_name + "/" + c.name};
-      }
-    });
+    holders_ = topology::HoldersByDevice(dra);
+    for (const auto& [id, holders] : holders_) {
+      for (const topology::DraHolder& h : holders) TenantOf(h.claim->namespace_name);
+    }
     for (const topology::DraDevice& d : dra.devices()) {
       if (!d.node.empty()) devices_by_node_[d.node].push_back(&d);
     }
@@ -230,9 +224,21 @@ class MapWriter {
     Str(w_, "type", d.type);
     Str(w_, "profile", d.profile);
     Str(w_, "uuid", d.uuid);
-    auto holder = held_.find(d.Id().ToString());
-    Str(w_, "tenant", holder == held_.end() ? "" : holder->second.tenant);
-    Str(w_, "claim", holder == held_.end() ? "" : holder->second.claim);
+    // The claim that holds the device whole (the first, by namespace and name), if any; the
+    // claims holding shares of a multi-allocatable device are its `shares`.
+    auto found = holders_.find(d.Id());
+    static const std::vector<topology::DraHolder> kNone;
+    const std::vector<topology::DraHolder>& holders =
+        found == holders_.end() ? kNone : found->second;
+    auto whole = std::find_if(holders.begin(), holders.end(), [&](const topology::DraHolder& h) {
+      return !topology::IsShare(d, *h.result);
+    });
+    const topology::DraClaim* owner = whole == holders.end() ? nullptr : whole->claim;
+    Str(w_, "tenant", owner ? TenantOf(owner->namespace_name) : "");
+    Str(w_, "claim", owner ? owner->namespace_name + "/" + owner->name : "");
+    w_.Key("allowMultipleAllocations");
+    w_.Bool(d.allow_multiple_allocations);
+    WriteShares(d, holders);
     // A partitionable device no claim holds whose shared counters held devices use up.
     w_.Key("blocked");
     w_.Bool(blocked_.contains(&d));
@@ -246,12 +252,51 @@ class MapWriter {
     w_.EndObject();
   }
 
+  // A multi-allocatable device's shares, each with its tenant, claim, share ID and what it
+  // consumes; and per capacity, its value and what the shares consume of it.
+  void WriteShares(const topology::DraDevice& d, const std::vector<topology::DraHolder>& holders) {
+    topology::DraCapacity consumed;
+    w_.Key("shares");
+    w_.StartArray();
+    for (const topology::DraHolder& h : holders) {
+      if (!topology::IsShare(d, *h.result)) continue;
+      topology::AddCapacity(consumed, h.result->consumed_capacity, +1);
+      w_.StartObject();
+      Str(w_, "tenant", TenantOf(h.claim->namespace_name));
+      Str(w_, "claim", h.claim->namespace_name + "/" + h.claim->name);
+      Str(w_, "shareID", h.result->share_id);
+      w_.Key("consumedCapacity");
+      w_.StartObject();
+      for (const auto& [name, amount] : h.result->consumed_capacity) {
+        Str(w_, name.c_str(), topology::CapacityText(amount));
+      }
+      w_.EndObject();
+      w_.EndObject();
+    }
+    w_.EndArray();
+    w_.Key("capacity");
+    w_.StartArray();
+    if (d.allow_multiple_allocations) {
+      for (const topology::DraPublishedCapacity& c : d.published_capacity) {
+        auto used = consumed.find(c.name);
+        w_.StartObject();
+        Str(w_, "name", c.name);
+        Str(w_, "value", topology::CapacityText(c.value));
+        Str(w_, "consumed",
+            topology::CapacityText(used == consumed.end() ? topology::Quantity() : used->second));
+        w_.EndObject();
+      }
+    }
+    w_.EndArray();
+  }
+
   const topology::ModelState& state_;
   rapidjson::StringBuffer buffer_;
   Writer w_;
   std::map<std::string, std::string> tenant_of_;  // namespace -> tenant
   std::set<std::string> tenants_, pools_;
-  std::map<std::string, DraHolder> held_;  // device ID -> holder
+  // Per device, the allocated claims' results that name it.
+  std::map<topology::DraDeviceId, std::vector<topology::DraHolder>> holders_;
   std::set<const topology::DraDevice*> blocked_;
   std::map<std::string, std::vector<const topology::DraDevice*>> devices_by_node_;
   DeviceAttribution attribution_;

@@ -9,9 +9,15 @@
 //   "resources":[{"name","kind":"gpu"|"mig"|"shared","profile","allocatable","used",
 //     "holders":[{"tenant","namespace","pod","count","gpuIndex","assumed",
 //       "devices":[{"id","gpu","sharing"}]}]}],
-//   "draDevices":[{"device","type","profile","uuid","tenant","claim"}],
+//   "draDevices":[{"device","type","profile","uuid","tenant","claim","allowMultipleAllocations",
+//     "shares":[{"tenant","claim","shareID","consumedCapacity":{<name>:<quantity>}}],
+//     "capacity":[{"name","value","consumed"}],"blocked","memorySlices"}],
 //   "physicalGpus":[{"id","sharing","tenants","pods"}]}],
 //  "tenants":[...], "pools":[...]}
+// A DRA device's `tenant` and `claim` are those of the claim that holds it whole ("" when
+// none); the claims holding shares of a multi-allocatable device (DRAConsumableCapacity) are
+// its `shares`, and its `capacity` says what they consume of each capacity (empty for other
+// devices). Quantities read "10Gi", "512Mi", or as Kubernetes writes them.
 // Nodes without GPUs (neither allocatable nor DRA devices) are left out; nodes are in name
 // order, holders by namespace and pod name. `migState` is "" on a settled node, else what keeps
 // it unsettled ("nvidia.com/mig.config.state=pending", a device plugin paused for the change).

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "topology/dra_capacity.h"
 #include "topology/dra_counters.h"
 #include "topology/dra_extended.h"
 
@@ -103,26 +104,28 @@ std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>
 
 namespace {
 
-// The indices in devices() of what an allocated claim's results name, a device once per
-// result; results naming no current device are left out. Both counts read them, so each
-// result is looked up once.
-absl::InlinedVector<uint32_t, 4> HeldDevices(const DraState& state, const DraClaim& claim) {
-  absl::InlinedVector<uint32_t, 4> out;
+// An allocated claim's results resolved to the indices in devices() of what they name, a
+// device once per result; results naming no current device are left out. Both counts read
+// them, so each result is looked up once.
+DraHeldResults HeldResults(const DraState& state, const DraClaim& claim) {
+  DraHeldResults out;
   if (!claim.allocated) return out;
   for (const DraAllocationResult& r : claim.results) {
     const ptrdiff_t k = state.IndexOf(r);
-    if (k >= 0) out.push_back(static_cast<uint32_t>(k));
+    if (k >= 0) out.push_back({static_cast<uint32_t>(k), &r});
   }
   return out;
 }
 
 // Adds (sign +1) or removes (sign -1) what a claim's held devices count in quota units.
 void CountClaimUsage(DraState& state, const std::string& namespace_name,
-                     absl::Span<const uint32_t> held_devices, int sign) {
+                     absl::Span<const DraHeldResult> held_results, int sign) {
   QuotaUsage held;
-  for (uint32_t k : held_devices) {
-    const DraDevice& d = state.devices()[k];
-    if (d.type == "gpu") {
+  for (const DraHeldResult& h : held_results) {
+    const DraDevice& d = state.devices()[h.device];
+    if (IsShare(d, *h.result) && (d.type == "gpu" || d.type == "mig")) {
+      ++held.shared_replicas;
+    } else if (d.type == "gpu") {
       ++held.gpus;
     } else if (d.type == "mig" && !d.profile.empty()) {
       ++held.mig_instances[d.profile];
@@ -139,7 +142,7 @@ void CountClaimUsage(DraState& state, const std::string& namespace_name,
 }
 
 void CountDevices(DraState& state, const DraClaim& claim, int sign) {
-  const absl::InlinedVector<uint32_t, 4> held = HeldDevices(state, claim);
+  const DraHeldResults held = HeldResults(state, claim);
   if (held.empty()) return;
   CountClaimUsage(state, claim.namespace_name, held, sign);
   CountDraHeldDevices(state, held, sign);
@@ -229,6 +232,13 @@ const DraClassesOnNode* DraState::ClassesOnNode(absl::string_view node) const {
 int DraState::HeldBy(size_t index) const {
   const auto* found = node_counts.Find(devices()[index].node);
   return found ? (*found)->results[device_set->slot_on_node[index]] : 0;
+}
+
+const DraShares* DraState::SharesOf(size_t index) const {
+  const auto* found = node_counts.Find(devices()[index].node);
+  if (!found) return nullptr;
+  auto it = (*found)->shares.find(device_set->slot_on_node[index]);
+  return it == (*found)->shares.end() ? nullptr : &it->second;
 }
 
 std::shared_ptr<const DraClaim> DraState::PutClaim(std::shared_ptr<const DraClaim> claim) {

@@ -84,6 +84,32 @@ struct DraCounterConsumption {
   bool operator==(const DraCounterConsumption&) const = default;
 };
 
+// A capacity's requestPolicy (DRAConsumableCapacity): what one allocation of a
+// multi-allocatable device consumes of it. At most one of valid_values and the range (min set).
+struct DraCapacityPolicy {
+  // Consumed by a request that does not name the capacity; unset: the whole value.
+  std::optional<Quantity> default_amount;
+  // validValues, ascending: a request rounds up to the first value at least as large, and one
+  // above them all is refused.
+  std::vector<Quantity> valid_values;
+  // validRange: a request below min rounds up to it, then up to min + n * step (when step is
+  // set); one above max (when set) is refused.
+  std::optional<Quantity> min, max, step;
+
+  bool operator==(const DraCapacityPolicy&) const = default;
+};
+
+// One capacity entry under the name its driver published it ("memory", or
+// "gpu.nvidia.com/memory"): a request's capacity.requests and a result's consumedCapacity name
+// entries by exactly that key (topology/dra_capacity.h).
+struct DraPublishedCapacity {
+  std::string name;
+  Quantity value;
+  std::optional<DraCapacityPolicy> policy;  // requestPolicy; only multi-allocatable devices
+
+  bool operator==(const DraPublishedCapacity&) const = default;
+};
+
 // One published device, with the attributes accounting reads. Strings are "" when the driver
 // did not publish the attribute (a full GPU has no parent_uuid or profile; DynamicMIG's abstract
 // MIG devices have no uuid).
@@ -98,6 +124,9 @@ struct DraDevice {
   // Everything the device publishes, for evaluating CEL selectors (topology/dra_selector.h).
   DraAttributes attributes;
   DraCapacity capacity;
+  // The same capacity under the names as published, in the slice's order, each with its
+  // requestPolicy.
+  std::vector<DraPublishedCapacity> published_capacity;
   // Partitionable devices: an allocated device takes these from its pool's counter sets, so
   // devices drawing on the same counters exclude each other (topology/dra_counters.h).
   std::vector<DraCounterConsumption> consumes_counters;
@@ -127,6 +156,12 @@ struct DraSlice {
 // used firstAvailable.
 struct DraAllocationResult {
   std::string request, driver, pool, device;
+  // DRAConsumableCapacity: set when the result is one share of a multi-allocatable device, with
+  // what the share consumes of each of the device's capacities (keyed as the device publishes
+  // them). A result without a share ID holds its device whole. (The braces keep positional
+  // initialisers of the four names above complete.)
+  std::string share_id{};
+  DraCapacity consumed_capacity{};
 
   DraDeviceId Id() const { return {driver, pool, device}; }
   bool operator==(const DraAllocationResult&) const = default;
@@ -149,6 +184,9 @@ struct DraRequest {
   int64_t count = 1;                   // ExactCount's count
   // Set on firstAvailable subrequests: alternatives, tried in order, of which one is allocated.
   bool alternative = false;
+  // capacity.requests (DRAConsumableCapacity): how much of each capacity, by the name the
+  // device publishes it under, each device given to the request must provide.
+  DraCapacity capacity_requests{};
 
   bool operator==(const DraRequest&) const = default;
 };
@@ -208,8 +246,14 @@ DraAllocatedDevices AllocatedDevices(const DraClaim& claim,
 // how many its selectors match and how many of those claims already hold. Built with the
 // DraState (topology/dra_extended.h), so a fit reads counts instead of evaluating CEL.
 struct DraClassOnNode {
-  int64_t devices = 0;    // devices on the node all of the class's selectors are true for
-  int64_t allocated = 0;  // of those, devices some allocated claim holds
+  int64_t devices = 0;  // devices on the node all of the class's selectors are true for
+  // Of those, devices allocated claims hold: whole, or (multi-allocatable devices) in shares
+  // that leave too little for one more of the class's requests, which ask no capacity.
+  int64_t allocated = 0;
+  // Of those, multi-allocatable devices (topology/dra_capacity.h); and how many of these
+  // claims hold shares of while they still take one more.
+  int64_t multi_allocatable = 0;
+  int64_t shared = 0;
   // Devices whose selectors could not be decided (outside the evaluated CEL subset, or a
   // runtime error): they are not counted, and `not_counted_reason` says how many and why.
   int64_t not_counted = 0;
@@ -225,6 +269,15 @@ struct DraClassOnNode {
 };
 using DraClassesOnNode = absl::InlinedVector<DraClassOnNode, 1>;
 
+// The shares allocated claims hold of one multi-allocatable device (topology/dra_capacity.h):
+// how many, and the sum of what they consume, by capacity name as the device publishes it.
+struct DraShares {
+  int32_t count = 0;
+  DraCapacity consumed;
+
+  bool operator==(const DraShares&) const = default;
+};
+
 // What one node's devices give the counts. A claim's allocation or release changes one entry
 // per node its devices are on, so both parts live together: one path to copy, not two. Both
 // are sized by the node's devices, never by the claims, and stored inline up to a typical
@@ -237,6 +290,9 @@ struct DraNodeCounts {
   // Per device of the node (DraDeviceSet::slot_on_node), the results of allocated claims that
   // name it. Devices no node owns count under node "".
   absl::InlinedVector<int32_t, 24> results;
+  // Per device slot, the shares among those results; only multi-allocatable devices that
+  // claims hold shares of have an entry.
+  std::map<uint32_t, DraShares> shares;
 };
 using DraNodeCountsMap = PersistentMap<std::string, std::shared_ptr<const DraNodeCounts>>;
 
@@ -357,8 +413,9 @@ struct DraState {
   // ResourceClaimTemplates, read as the claim spec they stamp out (no uid, never allocated).
   DraClaimSet templates;
   // What allocated claims hold per namespace, in quota units: a whole GPU (type "gpu") counts
-  // in gpus, a MIG device (type "mig") in migInstances by profile and in migComputeSlices.
-  // Claims declare no GPU memory and are not pods, so neither item counts them. A namespace
+  // in gpus, a MIG device (type "mig") in migInstances by profile and in migComputeSlices, and
+  // a share of a multi-allocatable one of either (topology/dra_capacity.h) as one shared
+  // replica. GPU memory is left to AllocatedClaimMemoryMib, and claims are not pods. A namespace
   // whose claims hold nothing has no entry.
   PersistentMap<std::string, QuotaUsage> usage;
   // The device set's node_counts with the results and `allocated` counted; and the UIDs (and
@@ -381,6 +438,9 @@ struct DraState {
   // How many results of allocated claims name devices()[index]; 0 when none holds it.
   int HeldBy(size_t index) const;
   bool Held(size_t index) const { return HeldBy(index) > 0; }
+  // The shares of devices()[index] allocated claims hold (counted in HeldBy too); null when
+  // none.
+  const DraShares* SharesOf(size_t index) const;
   // Per class, what it makes of `node`'s devices; null for a node without counted devices.
   const DraClassesOnNode* ClassesOnNode(absl::string_view node) const;
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "topology/dra_capacity.h"
 #include "topology/dra_counters.h"
 #include "topology/dra_selector.h"
 
@@ -14,6 +15,7 @@ namespace dra_claim_fit_internal {
 // A request's selectors in the allocator's order (class first), each with who wrote it.
 struct Evaluation {
   RequestOnNode prototype;  // everything but the per-node counts
+  DraCapacity capacity_requests;
   std::vector<CompiledSelector> selectors;
   // Per selector: the tenant limit it is, or nullopt for the class's and the request's own.
   std::vector<std::optional<std::string>> limit;
@@ -26,6 +28,7 @@ Evaluation Prepare(const DraRequest& request, const DraState& dra,
   e.prototype.device_class = request.device_class;
   e.prototype.all = request.all;
   e.prototype.wanted = request.all ? 0 : request.count;
+  e.capacity_requests = request.capacity_requests;
   const DraDeviceClass* device_class = nullptr;
   for (const DraDeviceClass& c : dra.classes()) {
     if (c.name == request.device_class) device_class = &c;
@@ -54,11 +57,10 @@ Evaluation Prepare(const DraRequest& request, const DraState& dra,
 }
 
 // Counts one device into `on`: the first selector that is not true decides, as in the
-// allocator.
-enum class Availability { kFree, kHeld, kBlocked };
-
-void Count(const Evaluation& e, const DraDevice& device, Availability availability,
-           RequestOnNode& on) {
+// allocator; then whether the device can be given to the request now. `blocked`: what it
+// consumes of shared counters is used up by held devices.
+void Count(const Evaluation& e, const DraState& dra, size_t k, bool blocked, RequestOnNode& on) {
+  const DraDevice& device = dra.devices()[k];
   for (size_t i = 0; i < e.selectors.size(); ++i) {
     SelectorResult r = e.selectors[i].Evaluate(device);
     if (r.outcome == SelectorOutcome::kMatch) continue;
@@ -73,15 +75,22 @@ void Count(const Evaluation& e, const DraDevice& device, Availability availabili
     }
     return;
   }
-  switch (availability) {
-    case Availability::kFree:
-      ++on.free_matching;
+  switch (RoomFor(dra, k, e.capacity_requests)) {
+    case DraRoom::kFree:
+      ++(blocked ? on.blocked_matching : on.free_matching);
       break;
-    case Availability::kHeld:
+    case DraRoom::kShared:
+      ++on.free_matching;
+      ++on.shared_matching;
+      break;
+    case DraRoom::kFull:
+      ++on.full_matching;
+      break;
+    case DraRoom::kHeld:
       ++on.held_matching;
       break;
-    case Availability::kBlocked:
-      ++on.blocked_matching;
+    case DraRoom::kTooSmall:
+      ++on.capacity_short;
       break;
   }
 }
@@ -133,16 +142,13 @@ std::vector<ClaimOnNode> ClaimCandidates(const DraClaim& claim, const DraState& 
   for (const auto& [node, devices] : devices_by_node) {
     ClaimOnNode row{node, RequestOnNode::Answer::kNo, {}};
     const std::vector<uint32_t> blocked = DraBlockedDevices(dra, node);
-    auto availability = [&](size_t k) {
-      if (dra.Held(k)) return Availability::kHeld;
-      return std::binary_search(blocked.begin(), blocked.end(), static_cast<uint32_t>(k))
-                 ? Availability::kBlocked
-                 : Availability::kFree;
+    auto is_blocked = [&](size_t k) {
+      return std::binary_search(blocked.begin(), blocked.end(), static_cast<uint32_t>(k));
     };
     for (const Evaluation& e : evaluations) {
       RequestOnNode on = e.prototype;
       if (on.class_found) {
-        for (size_t k : devices) Count(e, current[k], availability(k), on);
+        for (size_t k : devices) Count(e, dra, k, is_blocked(k), on);
       }
       row.requests.push_back(std::move(on));
     }
@@ -179,7 +185,16 @@ std::string RequestOnNodeText(const RequestOnNode& r) {
   if (!r.class_found) return absl::StrCat(text, "device class ", r.device_class, " not found");
   absl::StrAppend(&text, r.all ? "all matching wanted" : absl::StrCat(r.wanted, " wanted"), ", ",
                   r.free_matching, " free match");
+  if (r.shared_matching > 0) {
+    absl::StrAppend(&text, " (", r.shared_matching, " shared with other claims)");
+  }
   if (r.held_matching > 0) absl::StrAppend(&text, "; ", r.held_matching, " held by claims");
+  if (r.full_matching > 0) {
+    absl::StrAppend(&text, "; ", r.full_matching, " shared by claims that leave too little");
+  }
+  if (r.capacity_short > 0) {
+    absl::StrAppend(&text, "; ", r.capacity_short, " short of the capacity asked");
+  }
   if (r.blocked_matching > 0) {
     absl::StrAppend(&text, "; ", r.blocked_matching, " blocked by the counters held devices use");
   }

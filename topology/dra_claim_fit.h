@@ -8,9 +8,11 @@
 //   for (const ClaimOnNode& n : nodes) ... n.node, n.answer, ClaimOnNodeText(n) ...
 //
 // Requests are counted independently (two requests that both match the one free device each
-// see it), firstAvailable subrequests are alternatives of their request, and constraints
-// (matchAttribute) are not evaluated: a "yes" means every request has enough free matching
-// devices on the node, not that the allocator will find one assignment for all of them.
+// see it), firstAvailable subrequests are alternatives of their request, a request's capacity
+// asks are checked against what the shares on multi-allocatable devices leave
+// (topology/dra_capacity.h), and constraints (matchAttribute) are not evaluated: a "yes" means
+// every request has enough free matching devices on the node, not that the allocator will find one
+// assignment for all of them.
 #ifndef GPU_TENANCY_TOPOLOGY_DRA_CLAIM_FIT_H_
 #define GPU_TENANCY_TOPOLOGY_DRA_CLAIM_FIT_H_
 
@@ -37,8 +39,16 @@ struct RequestOnNode {
   bool all = false;    // allocationMode All: every matching device, and at least one
   int64_t wanted = 1;  // ExactCount's count
   bool class_found = true;
-  int64_t free_matching = 0;  // free devices every selector is true for
-  int64_t held_matching = 0;  // devices every selector is true for that a claim already holds
+  // Devices every selector is true for that can be given to the request now: no claim holds
+  // them, or (multi-allocatable devices) the shares claims hold leave the capacity it asks.
+  int64_t free_matching = 0;
+  int64_t shared_matching = 0;  // of free_matching, devices other claims hold shares of
+  int64_t held_matching = 0;    // matching devices a claim holds whole
+  // Matching multi-allocatable devices whose shares leave too little for the request.
+  int64_t full_matching = 0;
+  // Matching devices that cannot provide the capacity the request asks even when free: a
+  // capacity they do not publish, too little of it, or an amount a requestPolicy refuses.
+  int64_t capacity_short = 0;
   // Matching devices no claim holds that cannot be allocated now: what they consume of shared
   // counters (partitionable devices, such as a GPU's MIG placements) is used up by held ones.
   int64_t blocked_matching = 0;
@@ -73,7 +83,9 @@ std::vector<ClaimOnNode> ClaimCandidates(const DraClaim& claim, const DraState& 
 // "yes", "no", "unknown".
 const char* AnswerName(RequestOnNode::Answer answer);
 // "mig (mig.nvidia.com): 1 wanted, 0 free match; 1 held by claims; 1 excluded by mig-profiles"
-// (and "; 1 blocked by the counters held devices use" for partitionable devices)
+// (and "; 1 blocked by the counters held devices use" for partitionable devices; for
+// consumable capacity "1 free match (1 shared with other claims)", "1 shared by claims that
+// leave too little", "1 short of the capacity asked")
 std::string RequestOnNodeText(const RequestOnNode& request);
 
 }  // namespace topology

@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "topology/dra_capacity.h"
 #include "topology/dra_selector.h"
 
 namespace topology {
 namespace {
 
-// What one device adds to a tenant's usage when a claim holds it.
+// What one device adds to a tenant's usage when a claim holds it whole.
 QuotaUsage DeviceUsage(const DraDevice& d) {
   QuotaUsage u;
   if (d.type == "gpu") {
@@ -23,6 +25,23 @@ QuotaUsage DeviceUsage(const DraDevice& d) {
   }
   u.gpu_memory_mib = d.memory_mib.value_or(0);
   return u;
+}
+
+// What one share of a multi-allocatable GPU adds: a shared replica and the memory it consumes.
+QuotaUsage ShareUsage(const DraDevice& d, const DraCapacity& consumed) {
+  QuotaUsage u;
+  if (d.type != "gpu" && d.type != "mig") return u;
+  u.shared_replicas = 1;
+  u.gpu_memory_mib = MemoryMib(d, consumed);
+  return u;
+}
+
+// What giving `d` to `request` would add, or nullopt when the allocator could not give it
+// (its capacity cannot serve the request's capacity asks, topology/dra_capacity.h).
+std::optional<QuotaUsage> RequestUsage(const DraDevice& d, const DraRequest& request) {
+  const std::optional<DraCapacity> consumption = CapacityConsumedBy(d, request.capacity_requests);
+  if (!consumption || !CapacityFits(d, {}, *consumption)) return std::nullopt;
+  return d.allow_multiple_allocations ? ShareUsage(d, *consumption) : DeviceUsage(d);
 }
 
 // Per item, the larger of `a` and `b`.
@@ -42,6 +61,7 @@ QuotaUsage Times(QuotaUsage u, int64_t n) {
   u.gpus *= n;
   for (auto& [profile, count] : u.mig_instances) count *= n;
   u.mig_compute_slices *= n;
+  u.shared_replicas *= n;
   u.gpu_memory_mib *= n;
   return u;
 }
@@ -70,9 +90,10 @@ QuotaUsage CountRequest(const DraRequest& request, const DraState& dra,
       }
       if (r.outcome == SelectorOutcome::kNotEvaluated && undecided.empty()) undecided = r.detail;
     }
-    const QuotaUsage u = DeviceUsage(d);
-    MaxInto(most_per_device, u);
-    per_node[d.node].Add(u);
+    const std::optional<QuotaUsage> u = RequestUsage(d, request);
+    if (!u) continue;
+    MaxInto(most_per_device, *u);
+    per_node[d.node].Add(*u);
   }
   const std::string prefix = absl::StrCat("request ", request.name);
   if (!device_class) {
@@ -123,7 +144,8 @@ int64_t AllocatedClaimMemoryMib(const DraClaim& claim, const DraState& dra) {
   int64_t mib = 0;
   for (const DraAllocationResult& r : claim.results) {
     const DraDevice* d = dra.Find(r);
-    if (d) mib += DeviceUsage(*d).gpu_memory_mib;
+    if (!d) continue;
+    mib += (IsShare(*d, r) ? ShareUsage(*d, r.consumed_capacity) : DeviceUsage(*d)).gpu_memory_mib;
   }
   return mib;
 }

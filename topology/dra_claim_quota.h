@@ -20,8 +20,11 @@ namespace topology {
 
 struct ClaimQuotaCount {
   // At most: whole GPUs (type "gpu"), MIG instances by profile and their compute slices (type
-  // "mig"), and GPU memory of devices that declare capacity `memory`. Never gpu_pods: a claim
-  // is not a pod.
+  // "mig"), and GPU memory of devices that declare capacity `memory`; for a multi-allocatable
+  // device, one shared replica and the memory a share for the request would consume (its
+  // capacity ask rounded by the requestPolicy, else the policy's default, else the whole
+  // device's; topology/dra_capacity.h). Devices that cannot serve the request's capacity asks
+  // count nothing. Never gpu_pods: a claim is not a pod.
   QuotaUsage usage;
   // One line per request whose count is a worst case rather than what its selectors allow:
   // allocationMode All (every matching device of the node with the most), a selector outside
@@ -35,7 +38,8 @@ struct ClaimQuotaCount {
 // counts nothing.
 ClaimQuotaCount CountClaimQuota(const DraClaim& claim, const DraState& dra);
 
-// What an allocated claim's devices add in GPU memory (DraState.usage leaves memory out).
+// What an allocated claim's devices add in GPU memory (DraState.usage leaves memory out): a
+// device held whole adds its memory, a share what its consumedCapacity says.
 int64_t AllocatedClaimMemoryMib(const DraClaim& claim, const DraState& dra);
 
 }  // namespace topology

@@ -10,6 +10,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "topology/dra_capacity.h"
 #include "topology/dra_counters.h"
 #include "topology/dra_selector.h"
 #include "topology/supply.h"
@@ -96,6 +97,12 @@ SharingMode DraMode(const DraShare& share) {
                                                                   : SharingMode::kExclusive;
 }
 
+// The mode of the class's multi-allocatable devices: one memory heap and fault domain for
+// every claim that holds a share, so time-slicing (or mig-shared, for a MIG device).
+SharingMode DraSharedMode(const DraShare& share) {
+  return share.on_node->type == "mig" ? SharingMode::kMigShared : SharingMode::kTimeslice;
+}
+
 // The decision for the DRA-backed shares; the shares get their counts on the way.
 FitResult FitShares(const PodContext& pod, const NodeState& node, const DraState& dra,
                     DraSplit& split) {
@@ -126,12 +133,20 @@ FitResult FitShares(const PodContext& pod, const NodeState& node, const DraState
   }
   for (DraShare& share : split.shares) {
     Count(node, dra, share);
-    const SharingMode mode = DraMode(share);
-    if (share.devices > 0 && !tier.modes.Has(mode)) {
+    if (share.devices == 0) continue;
+    // The allocator may give any matching device, so the tier must allow what each kind of
+    // device is: whole GPUs or MIG devices, and shares of the multi-allocatable ones.
+    const int64_t shared = share.on_node->multi_allocatable;
+    std::optional<SharingMode> refused;
+    if (shared < share.devices && !tier.modes.Has(DraMode(share))) refused = DraMode(share);
+    if (!refused && shared > 0 && !tier.modes.Has(DraSharedMode(share))) {
+      refused = DraSharedMode(share);
+    }
+    if (refused) {
       out.verdict = Verdict::kUnresolvable;
       out.rule = Rule::kTierResource;
       out.resource = share.resource;
-      out.mode = mode;
+      out.mode = *refused;
       out.tier = tier.name;
       return out;
     }
@@ -206,6 +221,7 @@ absl::flat_hash_map<std::string, DraClassesOnNode> CountClassesOnNodes(DraDevice
         case SelectorOutcome::kMatch:
           MergeType(device, on.devices == 0, on);
           ++on.devices;
+          if (device.allow_multiple_allocations) ++on.multi_allocatable;
           set.counted_for[k].push_back(static_cast<uint32_t>(c));
           break;
         case SelectorOutcome::kNoMatch:
@@ -274,16 +290,40 @@ void IndexDraExtendedResources(DraDeviceSet& set) {
   }
 }
 
-void CountDraHeldDevices(DraState& state, absl::Span<const uint32_t> held_devices, int sign) {
-  for (uint32_t k : held_devices) {
-    const std::string& node = state.devices()[k].node;
+void CountDraHeldDevices(DraState& state, absl::Span<const DraHeldResult> held_results, int sign) {
+  for (const DraHeldResult& held : held_results) {
+    const uint32_t k = held.device;
+    const DraDevice& device = state.devices()[k];
+    const std::string& node = device.node;
+    const uint32_t slot = state.device_set->slot_on_node[k];
     // The device set made an entry for every node with devices.
     auto changed = std::make_shared<DraNodeCounts>(**state.node_counts.Find(node));
-    const int results = changed->results[state.device_set->slot_on_node[k]] += sign;
-    // A device counts as allocated while any result names it: only the first result that
-    // names it and the last one to let it go change the per-class counts.
-    if (results == (sign > 0 ? 1 : 0) && !changed->classes.empty()) {
-      for (uint32_t c : state.device_set->counted_for[k]) changed->classes[c].allocated += sign;
+    // What the device is to a request of the classes (which asks no capacity) before and
+    // after: held and shared (its shares leave room for one more), held and allocated (a
+    // whole hold, or shares that leave too little), or not held.
+    enum { kNotHeld, kShared, kAllocated };
+    auto status = [&] {
+      if (changed->results[slot] == 0) return kNotHeld;
+      auto shares = changed->shares.find(slot);
+      const DraRoom room = RoomFor(device, changed->results[slot],
+                                   shares == changed->shares.end() ? nullptr : &shares->second,
+                                   /*requests=*/{});
+      return room == DraRoom::kShared ? kShared : kAllocated;
+    };
+    const int before = status();
+    changed->results[slot] += sign;
+    if (IsShare(device, *held.result)) {
+      DraShares& shares = changed->shares[slot];
+      shares.count += sign;
+      AddCapacity(shares.consumed, held.result->consumed_capacity, sign);
+      if (shares.count == 0) changed->shares.erase(slot);
+    }
+    const int after = status();
+    if (before != after && !changed->classes.empty()) {
+      for (uint32_t c : state.device_set->counted_for[k]) {
+        changed->classes[c].allocated += (after == kAllocated) - (before == kAllocated);
+        changed->classes[c].shared += (after == kShared) - (before == kShared);
+      }
     }
     CountDraBlocked(*state.device_set, node, *changed);
     state.node_counts.Put(node, std::move(changed));

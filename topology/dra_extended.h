@@ -5,7 +5,8 @@
 // cannot offer one name both ways, so on a node without device-plugin allocatable of the name
 // the fit counts the node's free devices of the class instead:
 //   devices the class's selectors match on the node
-//   - those some allocated claim holds
+//   - those allocated claims hold (a multi-allocatable device only once the shares claims
+//     hold of it leave too little for one more, topology/dra_capacity.h)
 //   - what pods bound or assumed there ask of the name, unless their extended-resource claim
 //     is allocated already (then its devices are in the line above).
 // Pure; the per-node counts are built once with the DraState, so a fit reads counts.
@@ -15,6 +16,7 @@
 #ifndef GPU_TENANCY_TOPOLOGY_DRA_EXTENDED_H_
 #define GPU_TENANCY_TOPOLOGY_DRA_EXTENDED_H_
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -38,10 +40,18 @@ inline constexpr absl::string_view kDeviceClassResourcePrefix =
 // are true for it; one whose selectors are not evaluated or fail is not counted, and the class's
 // DraClassOnNode says so. Devices of slices not tied to one node are not counted.
 void IndexDraExtendedResources(DraDeviceSet& set);
+// An allocated claim's result with the index in DraState::devices() of the device it names.
+struct DraHeldResult {
+  uint32_t device = 0;
+  const DraAllocationResult* result = nullptr;
+};
+using DraHeldResults = absl::InlinedVector<DraHeldResult, 4>;
+
 // Add (sign +1) or remove (sign -1) an allocated claim's part of state.node_counts (a result
-// per device index in `held_devices`, and `allocated`: a device counts once, however many
-// results name it), and of extended_claim_pods. DraState::PutClaim and EraseClaim call them.
-void CountDraHeldDevices(DraState& state, absl::Span<const uint32_t> held_devices, int sign);
+// per entry of `held_results`, the shares among them with what they consume, and each
+// class's `allocated` and `shared`: a device counts once, however many results name it), and
+// of extended_claim_pods. DraState::PutClaim and EraseClaim call them.
+void CountDraHeldDevices(DraState& state, absl::Span<const DraHeldResult> held_results, int sign);
 void CountDraExtendedClaimPods(DraState& state, const DraClaim& claim, int sign);
 
 // The class that backs `resource` as a DRA extended resource, or null.
@@ -66,9 +76,11 @@ bool DemandUsesDra(const GpuDemand& demand, const DraState& dra);
 // class where the node has no device-plugin allocatable of the name (the rest goes through
 // Fit as usual). Rules: kDraExceedsNode (unresolvable: fewer matching devices than asked),
 // kDraExhausted (unschedulable: claims and pending pods hold them), kTierResource (the devices
-// are whole GPUs, exclusive, or MIG devices, mig, and the tier may not use that), and Fit's
-// own. GPU memory asked beside a DRA-backed name is not checked against the devices. The
-// result's views point into `demand`, `pod`, `node` and `dra`.
+// are whole GPUs, exclusive, MIG devices, mig, or multi-allocatable, timeslice (mig-shared for
+// MIG devices), and the tier may not use one of the kinds the node's matching devices are: the
+// allocator may give any), and Fit's own. A pending pod counts as a whole device of its class,
+// shared or not, until its claim is allocated. GPU memory asked beside a DRA-backed name is not
+// checked against the devices. The result's views point into `demand`, `pod`, `node` and `dra`.
 FitResult FitWithDra(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
                      const DraState& dra);
 

@@ -121,6 +121,8 @@ class Evaluator {
       }
       case CelNode::Kind::kDriver:
         return Value::String(device_.driver);
+      case CelNode::Kind::kMultiAlloc:
+        return Value::Bool(device_.allow_multiple_allocations);
       case CelNode::Kind::kAttributes:
       case CelNode::Kind::kCapacity: {
         Value v;

@@ -8,7 +8,8 @@
 //     if (s.Evaluate(d).outcome == SelectorOutcome::kMatch) ...;
 //
 // The subset: string literals ('..', "..", raw r'..', triple-quoted, with CEL's escapes), int
-// literals, true/false, lists; device.driver, device.attributes[<domain>] and
+// literals, true/false, lists; device.driver, device.allowMultipleAllocations (false unless the
+// device publishes it true), device.attributes[<domain>] and
 // device.capacity[<domain>] (an unknown domain is an empty map) with `.id` and `["id"]` (an
 // unknown id is the runtime error "no such key: <id>"), `k in map`, `x in [list]`, has(m.id);
 // == != (values of different types are not equal, as in cel-go), < <= > >= on ints, strings

@@ -40,7 +40,8 @@ function tenantColours(tenants) {
 
 function holdsTenant(node, tenant) {
   return node.resources.some((r) => r.holders.some((h) => h.tenant === tenant)) ||
-    node.draDevices.some((d) => d.tenant === tenant);
+    node.draDevices.some((d) => d.tenant === tenant ||
+      (d.shares || []).some((s) => s.tenant === tenant));
 }
 
 function resourceTitle(r) {
@@ -180,12 +181,26 @@ function profileOf(d) {
   return d.profile ? `${d.profile}, ${where}` : where;
 }
 
+// "memory 10Gi": what a share consumes, capacity by capacity.
+function amountsOf(consumed) {
+  return Object.entries(consumed || {}).map(([name, amount]) => `${name} ${amount}`).join(', ');
+}
+
 function drawDevices(devices, colours) {
+  // A device several claims may hold at once: one chip per share (its claim and share ID on
+  // hover), then what they consume of the device.
+  const shares = (d) => [
+    ...d.shares.map((s) => el('span', { class: `chip ${colourOf(s.tenant, colours)}`,
+      'data-share': s.claim, title: `${s.claim}, share ${s.shareID}` },
+    [s.tenant, amountsOf(s.consumedCapacity)].filter(Boolean).join(': '))),
+    el('div', { class: 'hint' }, `shared, ${(d.capacity || [])
+      .map((c) => `${c.name} ${c.consumed} of ${c.value}`).join(', ') || 'no capacity'} used`)];
   const heldBy = (d) => {
     if (d.tenant) {
       return el('span', { class: `chip ${colourOf(d.tenant, colours)}` },
         `${d.tenant} (${d.claim})`);
     }
+    if ((d.shares || []).length) return shares(d);
     // A partition of a GPU whose counters held partitions use up.
     return d.blocked ? 'blocked by held partitions' : 'free';
   };

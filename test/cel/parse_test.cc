@@ -36,6 +36,8 @@ std::string Shape(const CelAst& ast, int index) {
       return call("list");
     case CelNode::Kind::kDriver:
       return "driver";
+    case CelNode::Kind::kMultiAlloc:
+      return "allowMultipleAllocations";
     case CelNode::Kind::kAttributes:
       return "attributes";
     case CelNode::Kind::kCapacity:
@@ -103,6 +105,7 @@ TEST(CelParseTest, SelectorTrees) {
       {"device.capacity['x'].memory.compareTo(quantity('1Gi')) >= 0",
        "(>= (.compareTo (. ([] capacity 'x') memory) (quantity '1Gi')) 0)"},
       {"(device.driver == 'a') && true", "(&& (== driver 'a') true)"},
+      {"!device.allowMultipleAllocations", "(! allowMultipleAllocations)"},
   };
   for (const Case& c : cases) EXPECT_EQ(Parsed(c.expression), c.shape) << c.expression;
 }

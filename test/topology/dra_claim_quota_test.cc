@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "common/dra_codec.h"
 #include "gtest/gtest.h"
+#include "test/support/test_inputs.h"
 #include "test/topology/dra_devices.h"
 #include "topology/dra.h"
 
@@ -158,6 +160,103 @@ TEST(DraClaimQuotaTest, AllocatedMemoryComesFromTheHeldDevices) {
   held.results = {{"g", "gpu.nvidia.com", "node-c", "gpu-0"},
                   {"g", "gpu.nvidia.com", "node-gone", "gpu-9"}};
   EXPECT_EQ(AllocatedClaimMemoryMib(held, QuotaCountState()), 40960);
+}
+
+// Consumable capacity: a claim on a multi-allocatable GPU counts a shared replica and the
+// memory its share would consume, not a whole GPU. node-d: a shared GPU of 80Gi (default 10Gi,
+// steps of 1Gi) and a plain one of 40Gi.
+TEST(DraClaimQuotaTest, ASharedGpuCountsAReplicaAndTheMemoryItConsumes) {
+  constexpr int64_t kGi = int64_t{1} << 30;
+  DraCapacityPolicy policy = testing_dra::RangePolicy(10 * kGi, kGi);
+  DraDevice plain = WithMemory(NvidiaDevice("node-d", "gpu-1"), 40960);
+  plain.published_capacity = {{"memory", Quantity::FromUnits(40 * kGi), std::nullopt}};
+  const DraState dra = MakeDraState(
+      {NodeSlice(
+          "node-d",
+          {WithMemory(testing_dra::SharedGpu("node-d", "gpu-0", 80 * kGi, policy), 81920), plain})},
+      {},
+      {{"gpu.nvidia.com", {kQuotaGpuClass}, ""},
+       {"shared.nvidia.com", {kQuotaGpuClass, "device.allowMultipleAllocations"}, ""}});
+  auto usage = [](int64_t gpus, int64_t replicas, int64_t memory_mib) {
+    QuotaUsage u;
+    u.gpus = gpus;
+    u.shared_replicas = replicas;
+    u.gpu_memory_mib = memory_mib;
+    return u;
+  };
+  struct Row {
+    const char* name;
+    const char* device_class;
+    int64_t count;
+    DraCapacity requests;
+    QuotaUsage want;
+  };
+  const std::vector<Row> rows = {
+      {"no capacity asked: the default", "shared.nvidia.com", 1, {}, usage(0, 1, 10240)},
+      {"an ask rounded up to the step",
+       "shared.nvidia.com",
+       1,
+       {{"memory", Quantity::FromUnits(24 * kGi + 1)}},
+       usage(0, 1, 25600)},
+      {"two shares",
+       "shared.nvidia.com",
+       2,
+       {{"memory", Quantity::FromUnits(20 * kGi)}},
+       usage(0, 2, 40960)},
+      {"more than the GPU has counts nothing",
+       "shared.nvidia.com",
+       1,
+       {{"memory", Quantity::FromUnits(90 * kGi)}},
+       usage(0, 0, 0)},
+      // Either GPU may be given: each item at its most.
+      {"a shared or a plain GPU",
+       "gpu.nvidia.com",
+       1,
+       {{"memory", Quantity::FromUnits(30 * kGi)}},
+       usage(1, 1, 40960)},
+      {"only the shared GPU has that much",
+       "gpu.nvidia.com",
+       1,
+       {{"memory", Quantity::FromUnits(50 * kGi)}},
+       usage(0, 1, 51200)},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.name);
+    DraRequest request = QuotaRequest("r", row.device_class, row.count);
+    request.capacity_requests = row.requests;
+    const ClaimQuotaCount got = CountClaimQuota(QuotaClaim({request}), dra);
+    EXPECT_EQ(got.usage, row.want);
+    EXPECT_TRUE(got.worst_case.empty());
+  }
+}
+
+// Allocated, as a v1.36 apiserver serves them: research and acme each hold a 10Gi share of
+// node-c's multi-allocatable GPU. Each namespace holds one shared replica and 10Gi, no GPU.
+TEST(DraClaimQuotaTest, AllocatedSharesCountAReplicaAndTheirConsumedMemory) {
+  absl::StatusOr<common::DraObjects> slices = common::ParseDraList(testing_support::JsonOrFail(
+      testing_support::Testdata("dra/consumable-list-resourceslices.v1.json")));
+  absl::StatusOr<common::DraObjects> claims = common::ParseDraList(testing_support::JsonOrFail(
+      testing_support::Testdata("dra/consumable-list-resourceclaims.v1.json")));
+  ASSERT_TRUE(slices.ok() && claims.ok());
+  const DraState dra = MakeDraState(slices->slices, claims->claims, {});
+  for (const char* ns : {"research", "acme"}) {
+    SCOPED_TRACE(ns);
+    const QuotaUsage* held = dra.usage.Find(ns);
+    ASSERT_NE(held, nullptr);
+    QuotaUsage want;
+    want.shared_replicas = 1;
+    EXPECT_EQ(*held, want);
+  }
+  for (const DraClaim& c : claims->claims) {
+    EXPECT_EQ(AllocatedClaimMemoryMib(c, dra), 10240) << c.namespace_name;
+  }
+  // Held whole (no share ID), the same GPU counts as a GPU and all its memory.
+  DraClaim whole = claims->claims[0];
+  whole.results[0].share_id.clear();
+  const DraState held_whole = MakeDraState(slices->slices, {whole}, {});
+  EXPECT_EQ(held_whole.usage.Find("research")->gpus, 1);
+  EXPECT_EQ(held_whole.usage.Find("research")->shared_replicas, 0);
+  EXPECT_EQ(AllocatedClaimMemoryMib(whole, held_whole), 81559);
 }
 
 }  // namespace

@@ -200,6 +200,44 @@ TEST(DraSelectorTest, ValuesAndOperators) {
   });
 }
 
+// device.allowMultipleAllocations (DRAConsumableCapacity) is the device's bool, false when the
+// slice does not publish it, as the allocator's CEL environment has it: the selector the webhook
+// gives an untrusted tenant keeps the multi-allocatable GPU of a captured-shape v1.36 slice out
+// and the plain one in.
+TEST(DraSelectorTest, AllowMultipleAllocations) {
+  absl::StatusOr<common::DraObjects> parsed = common::ParseDraList(testing_support::JsonOrFail(
+      testing_support::Testdata("dra/consumable-list-resourceslices.v1.json")));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const std::vector<DraDevice> devices = CurrentDevices(parsed->slices);
+  ASSERT_EQ(devices.size(), 2u);
+  const DraDevice& shared = devices[0];
+  const DraDevice& whole = devices[1];
+  struct Row {
+    const char* expression;
+    SelectorOutcome shared, whole;
+  };
+  const std::vector<Row> rows = {
+      {"device.allowMultipleAllocations", SelectorOutcome::kMatch, SelectorOutcome::kNoMatch},
+      {"!device.allowMultipleAllocations", SelectorOutcome::kNoMatch, SelectorOutcome::kMatch},
+      {"device.allowMultipleAllocations == false", SelectorOutcome::kNoMatch,
+       SelectorOutcome::kMatch},
+      {"device.allowMultipleAllocations == 'true'", SelectorOutcome::kNoMatch,
+       SelectorOutcome::kNoMatch},
+      {"device.allowMultipleAllocations.x", SelectorOutcome::kError, SelectorOutcome::kError},
+      {"device.driver == 'gpu.nvidia.com' && !device.allowMultipleAllocations",
+       SelectorOutcome::kNoMatch, SelectorOutcome::kMatch},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.expression);
+    const CompiledSelector s = CompiledSelector::Compile(row.expression);
+    EXPECT_TRUE(s.supported()) << s.unsupported_reason();
+    EXPECT_EQ(s.Evaluate(shared).outcome, row.shared);
+    EXPECT_EQ(s.Evaluate(whole).outcome, row.whole);
+  }
+  // The MIG and full GPU devices of the older capture publish no such field: false.
+  EXPECT_EQ(Letters("!device.allowMultipleAllocations"), "MMM");
+}
+
 TEST(DraSelectorTest, ErrorsAndAbsorption) {
   RunSelectorRows({
       {"missing key without guard", "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'",
@@ -261,7 +299,6 @@ TEST(DraSelectorTest, NotEvaluatedNamesTheConstruct) {
       {"1u == 1u", "unsigned int literal"},
       {"b'x' == b'x'", "bytes literal"},
       {"{'a': 1}['a'] == 1", "map literal"},
-      {"device.allowMultipleAllocations", "device.allowMultipleAllocations"},
       {"device == null", "device used as a value"},
       {"request.name == 'x'", "undeclared reference to 'request'"},
       {"string(1) == '1'", "function string"},
