@@ -74,6 +74,8 @@ struct PodFacts {
   // when unset, as kube-scheduler reads it. Preemption compares it.
   int32_t priority = 0;
   std::string priority_class_name;
+  // spec.preemptionPolicy is Never: kube-scheduler never evicts anyone for this pod.
+  bool never_preempts = false;
   // What the node agent reported the kubelet gave the pod (kPodDevicesAnnotation); nullopt
   // without a readable one. Whether to trust it is topology/device_report.h's question.
   std::optional<DeviceReport> device_report;
