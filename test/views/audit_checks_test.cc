@@ -34,7 +34,7 @@ topology::MigPartedFile TenancyLayout() {
 
 // A node whose agent has reported its GPUs.
 topology::NodeFacts Reported(topology::NodeFacts node) {
-  node.reported_gpus = topology::NodeGpus{{{"GPU-0", {}}}, {}};
+  node.reported_gpus = topology::NodeGpus{{{"GPU-0", {}}}, {}, {}};
   return node;
 }
 
