@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "topology/device_report.h"
 #include "views/audit.h"
 
 namespace views {
@@ -423,6 +424,32 @@ CheckResult EscapeHatchesHeldByDeviceTiers(const AuditInputs& in) {
                 "has deviceAccess");
 }
 
+// A device report is believed only as the pod's node agent recorded it on its Node; a report on a
+// pod that says anything else was written by someone else (topology/device_report.h).
+CheckResult DeviceReportsFromTheAgent(const AuditInputs& in) {
+  std::vector<CheckFinding> findings;
+  int reports = 0;
+  for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+    for (const auto& hold : node->holds) {
+      if (!hold->device_report) continue;
+      ++reports;
+      std::string doubt = topology::ReportDoubt(*hold, node->facts);
+      if (doubt.empty()) continue;
+      findings.push_back(
+          {absl::StrCat("pod/", hold->namespace_name, "/", hold->name),
+           absl::StrCat("gpu-tenancy.io/devices on node ", node->facts.name, ": ", doubt)});
+    }
+  }
+  CheckResult r = Result(
+      "device-reports-from-agent", std::move(findings),
+      "every GPU pod's device report is the one its node's agent recorded",
+      "find who wrote these annotations (kube-apiserver's audit log names the user), and apply "
+      "manifests/node-agent: its admission policies let only each node's agent write them, in "
+      "every namespace. Until then the model believes the agents' records, not these reports");
+  if (r.status == CheckStatus::kPass && reports == 0) r.detail = "no GPU pod carries a report";
+  return r;
+}
+
 CheckResult MetricsAttributable(const AuditInputs& in) {
   CheckResult r;
   r.id = "gpu-metrics-attributable";
@@ -504,6 +531,8 @@ const std::vector<AuditCheck>& AuditChecks() {
        WiringCoversResources},
       {"device-escape-hatches", "Device escape hatches held only by tiers with device access",
        EscapeHatchesHeldByDeviceTiers},
+      {"device-reports-from-agent", "Device reports on pods written only by their node's agent",
+       DeviceReportsFromTheAgent},
       {"gpu-metrics-attributable", "Per-tenant GPU metrics attributable (node agent and DCGM)",
        MetricsAttributable},
   };

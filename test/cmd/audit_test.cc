@@ -64,7 +64,7 @@ TEST(AuditCommandTest, MixedFleetTextNamesEachTenantsDeal) {
   CommandResult r = Audit("mixed-fleet.yaml");
   // mig-c is still being reconfigured: that item fails, so the exit code says so.
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("checklist: 7 pass, 1 warn, 1 fail"));
+  EXPECT_THAT(r.out, HasSubstr("checklist: 8 pass, 1 warn, 1 fail"));
   EXPECT_THAT(r.out, HasSubstr("\ntenant acme\n  tier: untrusted (may use exclusive, mig)\n"));
   EXPECT_THAT(r.out,
               HasSubstr("pod research/notebook-1 on ts-a: 1 x nvidia.com/gpu.shared (GPU 0)\n"
@@ -142,6 +142,46 @@ TEST(AuditCommandTest, ASchedulerConfigWithoutPreemptVerbFailsTheWiring) {
   ASSERT_EQ(findings.count("extenders"), 1u) << r.out;
   EXPECT_THAT(findings["extenders"],
               HasSubstr("no entry has preemptVerb without managedResources"));
+}
+
+// A device report on a pod that its node's agent did not write (here rewritten to move a replica
+// onto another GPU) is passed over by the model, and the audit names it.
+TEST(AuditCommandTest, AForgedDeviceReportIsFlagged) {
+  std::ifstream in(absl::StrCat(GT_SOURCE_DIR, "/cmd/demo/cluster.yaml"));
+  std::string cluster((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string report =
+      R"({"node":"ts-a","containers":[{"name":"main","devices":{"nvidia.com/gpu.shared":)"
+      R"(["GPU-5a1f0021-7c3e-4b8a-9d21-0e6c4f2a0021::0")";
+  const size_t at = cluster.find(report);
+  ASSERT_NE(at, std::string::npos);
+  cluster.replace(
+      at, report.size(),
+      R"({"node":"ts-a","containers":[{"name":"main","devices":{"nvidia.com/gpu.shared":)"
+      R"(["GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::3")");
+  testing_support::TempDir dir;
+  std::ofstream(dir.File("cluster.yaml")) << cluster;
+  CommandResult r = testing_support::RunShell(
+      absl::StrCat(testing_support::ShellQuote(GT_BINARY), " audit -o json --cluster-file ",
+                   testing_support::ShellQuote(dir.File("cluster.yaml")), " --policy ",
+                   Source("cmd/demo/policy.yaml")));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  rapidjson::Document doc;
+  doc.Parse(r.out.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << r.out;
+  EXPECT_EQ(Statuses(doc)["device-reports-from-agent"], "fail");
+  EXPECT_EQ(Findings(doc, "device-reports-from-agent"),
+            std::vector<std::string>{"pod/research/notebook-2"});
+  // The model kept the agent's record: the pod is still on GPU 1, alone there.
+  const rapidjson::Value* notebook = FindDevice(doc, "research", "research/notebook-2");
+  ASSERT_NE(notebook, nullptr);
+  EXPECT_EQ((*notebook)["coTenants"].Size(), 0u);
+  // The shipped demo has none.
+  CommandResult demo = testing_support::RunShell(
+      absl::StrCat(testing_support::ShellQuote(GT_BINARY), " audit -o json --demo"));
+  rapidjson::Document clean;
+  clean.Parse(demo.out.c_str());
+  ASSERT_FALSE(clean.HasParseError()) << demo.out;
+  EXPECT_EQ(Statuses(clean)["device-reports-from-agent"], "pass");
 }
 
 TEST(AuditCommandTest, MisconfiguredFleetFailsExactlyItsMistakes) {

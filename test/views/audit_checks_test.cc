@@ -45,6 +45,20 @@ std::vector<SchedulerExtender> ShippedExtenders(std::vector<std::string> managed
   return {{url, true, true, std::move(managed)}, {url, false, true, {}}};
 }
 
+// `pod` carrying a report of `gpu` on `node`, and the node's agent recording `recorded` for it
+// (nothing when empty).
+topology::PodFacts WithReport(topology::PodFacts pod, const std::string& gpu) {
+  pod.device_report =
+      topology::DeviceReport{pod.node_name, {{"main", {{"nvidia.com/gpu", {gpu}}}}}};
+  return pod;
+}
+topology::NodeFacts Recording(topology::NodeFacts node, const std::string& uid,
+                              const std::string& gpu) {
+  node.reported_gpus = topology::NodeGpus{{{"GPU-0", {}}, {"GPU-1", {}}}, {}, {}};
+  if (!gpu.empty()) node.reported_gpus->pods.push_back({uid, {{"nvidia.com/gpu", {gpu}}}});
+  return node;
+}
+
 struct CheckCase {
   std::string name;
   std::string check;
@@ -335,6 +349,23 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
        },
        CheckStatus::kFail,
        {"resourceclaim/acme/all"}},
+      {"reports the agents recorded pass",
+       "device-reports-from-agent",
+       {Recording(ExclusiveNode("excl", 2), "acme-llm", "GPU-0")},
+       {WithReport(GpuPod("acme", "llm", "excl", {{"nvidia.com/gpu", "1"}}), "GPU-0")},
+       nullptr,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"a report the agent did not write fails, whatever the namespace",
+       "device-reports-from-agent",
+       {Recording(ExclusiveNode("excl", 2), "acme-llm", "GPU-0")},
+       {WithReport(GpuPod("acme", "llm", "excl", {{"nvidia.com/gpu", "1"}}), "GPU-1"),
+        WithReport(GpuPod("kube-system", "probe", "excl", {{"nvidia.com/gpu", "1"}}), "GPU-1")},
+       nullptr,
+       nullptr,
+       CheckStatus::kFail,
+       {"pod/acme/llm", "pod/kube-system/probe"}},
       {"no node agent anywhere warns",
        "gpu-metrics-attributable",
        {ExclusiveNode("excl", 1)},
