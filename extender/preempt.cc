@@ -93,6 +93,18 @@ absl::StatusOr<std::vector<Victim>> ResolveVictims(const common::PreemptionArgs:
   return victims;
 }
 
+// Whether the pod `uid` of `namespace_name` holds devices through an allocated ResourceClaim
+// reserved for it: a GPU pod the model counts by its claims, not by a hold.
+bool HoldsClaimedDevices(const topology::DraState& dra, absl::string_view namespace_name,
+                         absl::string_view uid) {
+  bool holds = false;
+  dra.claims.ForEachIn(namespace_name, [&](const topology::DraClaim& claim) {
+    if (holds || !claim.allocated || claim.results.empty()) return;
+    for (const topology::DraReservation& r : claim.reserved_for) holds |= r.uid == uid;
+  });
+  return holds;
+}
+
 // The node's answer when kube-scheduler's victims stand as proposed.
 void KeepProposed(const common::PreemptionArgs::Node& proposed, PreemptNode& out,
                   common::NodeVictims& answer) {
@@ -168,12 +180,13 @@ void NodeDecision::DecideForOtherPod(const common::PreemptionArgs::Node& propose
                                      const std::vector<Victim>& victims, PreemptNode& out,
                                      common::NodeVictims& answer) const {
   for (const Victim& v : victims) {
-    // A Pod object the watch has not counted yet may still be a GPU pod.
-    bool gpu = v.hold != nullptr;
-    if (v.facts) {
+    // A GPU pod: a hold of the model, a pod holding devices through claims, or a Pod object
+    // the watch has not counted yet that asks for GPUs.
+    bool gpu = v.hold != nullptr || HoldsClaimedDevices(snapshot_.dra(), v.namespace_name(), v.uid);
+    if (v.facts && !gpu) {
       absl::StatusOr<topology::GpuDemand> demand =
           topology::ComputeDemandWithDra(*v.facts, *state_.policy, snapshot_.dra());
-      gpu = !demand.ok() || !demand->empty();
+      gpu = !demand.ok() || !demand->empty() || !v.facts->resource_claims.empty();
     }
     if (!gpu) continue;
     if (std::string why = ProtectedBy(v); !why.empty()) {

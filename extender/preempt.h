@@ -15,10 +15,12 @@
 //   - otherwise answered with our GPU victims plus kube-scheduler's victims that are not GPU
 //     pods (they free what its own plugins counted: CPU, memory, ports). DRA-backed demands
 //     keep kube-scheduler's victims as its DRA plugin chose them, each one checked.
-// For any other preemptor (CPU only; kube-scheduler asks about every pod when an extender
-// entry without managedResources carries preemptVerb), kube-scheduler's victims stand unless
-// one is a GPU pod the policy protects from it: no pod, whatever it asks for, evicts another
-// tenant's GPU pod unless policy.preemption opens it.
+// For any other preemptor (CPU only, or GPUs through ResourceClaims only, which the model does
+// not count as a demand; kube-scheduler asks about every pod when an extender entry without
+// managedResources carries preemptVerb), kube-scheduler's victims stand unless one is a GPU
+// pod (a hold, or a pod holding devices through an allocated claim) the policy protects from
+// it: no pod, whatever it asks for, evicts another tenant's GPU pod unless policy.preemption
+// opens it.
 #ifndef GPU_TENANCY_EXTENDER_PREEMPT_H_
 #define GPU_TENANCY_EXTENDER_PREEMPT_H_
 

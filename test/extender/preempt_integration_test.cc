@@ -283,6 +283,67 @@ TEST_F(PreemptScenarioTest, ChangedAnswersAreAuditedAndCounted) {
       1);
 }
 
+// A preemptor whose GPU comes through a ResourceClaim (reaching the verb through the entry
+// without managedResources; the model counts claims, not a demand): GPU pods among its victims,
+// including those whose GPUs are claims too, stand only where the policy lets it evict them,
+// its other victims as kube-scheduler chose them, and victims named by UID only are resolved
+// from the watched pods (test/testdata/preemption/dra-cluster.json: on node-a, team-a's
+// claim-holding pod and a CPU pod of each tenant; on node-b, team-b's claim-holding pod; the
+// preemptor's claim tenant-a-training is not allocated yet).
+class DraPreemptTest : public SharedServeSuite<DraPreemptTest> {
+ public:
+  static std::vector<std::string> ServeArgs() {
+    return {"--cluster-file", std::string(GT_TESTDATA_DIR) + "/preemption/dra-cluster.json",
+            "--policy", std::string(GT_TESTDATA_DIR) + "/preemption/dra-policy.yaml"};
+  }
+};
+
+TEST_F(DraPreemptTest, AClaimPodEvictsNoOtherTenantsGpuPod) {
+  const std::string urgent =
+      R"({"metadata":{"name":"urgent","namespace":"team-a","uid":"uid-urgent"},"spec":{)"
+      R"("priority":100,"resourceClaims":[{"name":"gpu","resourceClaimName":"tenant-a-training"}],)"
+      R"("containers":[{"name":"c","resources":{"claims":[{"name":"gpu"}]}}]},)"
+      R"("status":{"phase":"Pending"}})";
+  const std::string inference = "fb3d8125-8011-4e1c-b596-937fd557029b";   // team-a, node-a
+  const std::string team_b_gpu = "c3f1a2b4-9d8e-4c7b-a6f5-e4d3c2b1a090";  // team-b, node-b
+  auto meta = [&](const std::string& node, const std::vector<std::string>& uids) {
+    std::string victims;
+    for (const std::string& uid : uids) {
+      absl::StrAppend(&victims, victims.empty() ? "" : ",", R"({"UID":")", uid, R"("})");
+    }
+    return absl::StrCat(R"({"Pod":)", urgent,
+                        R"(,"NodeNameToVictims":null,"NodeNameToMetaVictims":{")", node,
+                        R"(":{"Pods":[)", victims, R"(],"NumPDBViolations":0}}})");
+  };
+  auto kept = [](const std::string& node, const std::vector<std::string>& uids) {
+    std::string victims;
+    for (const std::string& uid : uids) {
+      absl::StrAppend(&victims, victims.empty() ? "" : ",", R"({"UID":")", uid, R"("})");
+    }
+    return absl::StrCat(R"({"NodeNameToMetaVictims":{")", node, R"(":{"Pods":[)", victims,
+                        R"(],"NumPDBViolations":0}}})");
+  };
+  struct Case {
+    std::string name, body, reply;
+  };
+  const std::vector<Case> cases = {
+      {"its own tenant's claim pod and CPU pod", meta("node-a", {inference, "uid-cpu-a"}),
+       kept("node-a", {inference, "uid-cpu-a"})},
+      {"another tenant's CPU pod", meta("node-a", {inference, "uid-cpu-b"}),
+       kept("node-a", {inference, "uid-cpu-b"})},
+      {"another tenant's claim pod", meta("node-b", {team_b_gpu}),
+       R"({"NodeNameToMetaVictims":{}})"},
+      {"a UID nobody knows", meta("node-a", {inference, "uid-who"}),
+       R"({"NodeNameToMetaVictims":{}})"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ServeProcess::Response r = server_->Post("/extender/preempt", c.body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_TRUE(ParseOrDie(r.body) == ParseOrDie(c.reply)) << r.body;
+  }
+}
+
 // kube-scheduler v1.36's own call, unchanged, against the cluster it was captured on: the
 // priority-10 pod holding node-a's only 3g.40gb belongs to the preemptor's tenant, so the
 // answer keeps it, the same as the captured echo reply kube-scheduler acted on.
