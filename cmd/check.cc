@@ -188,6 +188,11 @@ class Checker {
     const topology::Labels& labels = LabelsOf(ns);
 
     request.object = &target;
+    if (cluster_) {
+      // What the live webhook reads besides the object: DRA classes and devices, the nodes.
+      request.dra = &cluster_->dra();
+      request.snapshot = cluster_;
+    }
     absl::StatusOr<webhook::ObjectOutcome> mutated =
         webhook::ReviewObject(request, webhook::ReviewKind::kMutate, policy_, labels);
     if (!mutated.ok()) return Error(file, display, mutated.status().message());

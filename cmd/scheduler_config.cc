@@ -198,6 +198,11 @@ std::string Heading(topology::ManagedKind kind, const std::vector<std::string>& 
       return CommentLines("Shared names the policy configures (sharedResources).");
     case topology::ManagedKind::kMemory:
       return CommentLines("Virtual GPU-memory names (the policy's memoryResources).");
+    case topology::ManagedKind::kDraClass:
+      return CommentLines(
+          "DRA extended resources (DRAExtendedResource): the implicit name of each GPU device "
+          "class the policy lists (admission.deviceClasses.gpu). A name a class maps through "
+          "extendedResourceName must be listed too; nvidia.com/gpu is.");
   }
   return "";
 }

@@ -45,20 +45,24 @@ constexpr char kHeader[] =
 # rules must not slip through while the service is down. So each is called only for what it
 # can deny, warn about or change, selected by matchConditions that kube-apiserver evaluates
 # itself, before and without the call:
-#   - pods that request any GPU resource (every nvidia.com/ name, and the policy's own names) in
-#     containers, init containers, ephemeral containers or overhead; that carry the GPU memory
-#     annotation; or that use resourceClaims;
+#   - pods that request any extended resource (any name with a domain: GPU names, a GPU
+#     vendor's names the service does not know, DRA extended resources such as
+#     deviceclass.resource.kubernetes.io/<class>) in containers, init containers, ephemeral
+#     containers or overhead; that carry the GPU memory annotation; or that use resourceClaims.
+#     An allow-list: a name no list foresaw is still judged, never waved through;
 #   - pods with a device escape hatch: privileged containers, the capabilities device-access
 #     refuses, host paths to GPU devices or the MPS pipe (or a directory above them), the
 #     NVIDIA_* / CUDA_MPS_* variables, hostIPC; pods selecting a pool by its label; pods with a
 #     PriorityClass not every tenant may use (validation only);
-#   - ResourceClaims and templates of NVIDIA device classes or configs, with admin access, and
-#     (with quotas in the policy) every ResourceClaim, since a class's selectors decide which
-#     devices it counts;
+#   - ResourceClaims and templates of the policy's GPU device classes or NVIDIA configs, of a
+#     class the policy maps to neither list (admission.deviceClasses: unknown demand), with
+#     admin access, and (with quotas in the policy) every ResourceClaim, since a class's
+#     selectors decide which devices it counts;
 #   - pods (any pod) and Nodes whose node-agent device annotation (gpu-tenancy.io/devices,
 #     gpu-tenancy.io/gpu-devices) the request adds, changes or removes (validation only): only
 #     the agent may write them. The kubelet's and controllers' own Node updates are not sent.
-# Everything else (CPU-only Deployments, Jobs, rollbacks, other drivers' claims) is admitted
+# Everything else (CPU-only Deployments, Jobs, rollbacks, claims of the policy's other classes)
+# is admitted
 # without a call, whether or not the service is up. Besides that, neither webhook is ever
 # called for:
 #   - kube-system (the control plane's own pods),

@@ -135,6 +135,28 @@ absl::Status LoadNodeAgent(Fields& f, topology::NodeAgent& agent) {
   return f.NoUnknownKeys();
 }
 
+// admission: the allow-list (topology::AdmissionAllowList); an absent key keeps its default.
+absl::Status LoadAdmission(Fields& f, topology::AdmissionAllowList& admission) {
+  if (f.Get("schedulerUsers")) {
+    ASSIGN_OR_RETURN(admission.scheduler_users, f.Strings("schedulerUsers"));
+  }
+  ASSIGN_OR_RETURN(std::optional<Fields> classes, f.Object("deviceClasses"));
+  if (classes) {
+    if (classes->Get("gpu")) {
+      ASSIGN_OR_RETURN(admission.gpu_device_classes, classes->Strings("gpu"));
+    }
+    if (classes->Get("other")) {
+      ASSIGN_OR_RETURN(admission.other_device_classes, classes->Strings("other"));
+    }
+    RETURN_IF_ERROR(classes->NoUnknownKeys());
+  }
+  ASSIGN_OR_RETURN(admission.other_resources, f.Strings("otherResources"));
+  ASSIGN_OR_RETURN(std::string scheduler_name, f.String("schedulerName", false));
+  if (!scheduler_name.empty()) admission.scheduler_name = scheduler_name;
+  ASSIGN_OR_RETURN(admission.set_scheduler_name, f.Bool("setSchedulerName", false));
+  return f.NoUnknownKeys();
+}
+
 }  // namespace
 
 absl::StatusOr<Catalog> LoadCatalog(absl::string_view yaml_text) {
@@ -212,6 +234,13 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
       tier.modes.Add(*mode);
     }
     ASSIGN_OR_RETURN(tier.device_access, f.Bool("deviceAccess", false));
+    ASSIGN_OR_RETURN(std::string unknown_demand, f.String("unknownDemand", false));
+    if (unknown_demand == "deny" || unknown_demand == "warn") {
+      tier.deny_unknown_demand = unknown_demand == "deny";
+    } else if (!unknown_demand.empty()) {
+      return Fields::Bad(f.Path("unknownDemand"),
+                         absl::StrCat("must be deny or warn, got \"", unknown_demand, "\""));
+    }
     policy.tiers.push_back(std::move(tier));
     return absl::OkStatus();
   }));
@@ -323,6 +352,8 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
   if (preemption) RETURN_IF_ERROR(LoadPreemption(*preemption, policy.preemption));
   ASSIGN_OR_RETURN(std::optional<Fields> node_agent, root.Object("nodeAgent"));
   if (node_agent) RETURN_IF_ERROR(LoadNodeAgent(*node_agent, policy.node_agent));
+  ASSIGN_OR_RETURN(std::optional<Fields> admission, root.Object("admission"));
+  if (admission) RETURN_IF_ERROR(LoadAdmission(*admission, policy.admission));
   RETURN_IF_ERROR(root.NoUnknownKeys());
   RETURN_IF_ERROR(policy.Validate());
   return policy;

@@ -94,6 +94,7 @@ std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>
   for (size_t i = 0; i < set->devices.size(); ++i) {
     const DraDevice& d = set->devices[i];
     set->index.emplace(DraDeviceSet::Key{d.driver, d.pool, d.name}, i);
+    set->publishes_shared_devices = set->publishes_shared_devices || d.allow_multiple_allocations;
   }
   IndexDraPartitions(*set, slices);
   IndexDraExtendedResources(*set);

@@ -259,7 +259,10 @@ struct DraDeviceSet {
   DraDeviceSet(const DraDeviceSet&) = delete;
   DraDeviceSet& operator=(const DraDeviceSet&) = delete;
 
-  std::vector<DraDevice> devices;          // CurrentDevices of the slices
+  std::vector<DraDevice> devices;  // CurrentDevices of the slices
+  // Some device allows multiple allocations: the apiserver has DRAConsumableCapacity on, so a
+  // selector may read device.allowMultipleAllocations.
+  bool publishes_shared_devices = false;
   absl::flat_hash_map<Key, size_t> index;  // -> index in `devices`
   std::vector<DraDeviceClass> classes;
   // DRA extended resources (KEP-5004), from IndexDraExtendedResources: the resource name a pod

@@ -74,6 +74,7 @@ struct PodFacts {
   // when unset, as kube-scheduler reads it. Preemption compares it.
   int32_t priority = 0;
   std::string priority_class_name;
+  std::string scheduler_name;  // spec.schedulerName; "" reads as default-scheduler
   // spec.preemptionPolicy is Never: kube-scheduler never evicts anyone for this pod.
   bool never_preempts = false;
   // What the node agent reported the kubelet gave the pod (kPodDevicesAnnotation); nullopt

@@ -4,6 +4,7 @@
 #include <array>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -80,6 +81,39 @@ bool Policy::IsMemoryResource(absl::string_view resource) const {
 bool Policy::IsConfiguredShared(absl::string_view resource) const {
   return std::find(shared_resources.begin(), shared_resources.end(), resource) !=
          shared_resources.end();
+}
+
+bool MatchesPattern(absl::string_view pattern, absl::string_view text) {
+  const size_t star = pattern.find('*');
+  if (star == absl::string_view::npos) return pattern == text;
+  const absl::string_view prefix = pattern.substr(0, star);
+  const absl::string_view suffix = pattern.substr(star + 1);
+  return text.size() >= prefix.size() + suffix.size() && absl::StartsWith(text, prefix) &&
+         absl::EndsWith(text, suffix);
+}
+
+namespace {
+
+bool MatchesAny(const std::vector<std::string>& patterns, absl::string_view text) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return MatchesPattern(p, text); });
+}
+
+}  // namespace
+
+bool AdmissionAllowList::IsSchedulerUser(absl::string_view username) const {
+  return !username.empty() && std::find(scheduler_users.begin(), scheduler_users.end(), username) !=
+                                  scheduler_users.end();
+}
+
+DeviceClassKind AdmissionAllowList::ClassifyDeviceClass(absl::string_view device_class) const {
+  if (MatchesAny(gpu_device_classes, device_class)) return DeviceClassKind::kGpu;
+  if (MatchesAny(other_device_classes, device_class)) return DeviceClassKind::kOther;
+  return DeviceClassKind::kUnknown;
+}
+
+bool AdmissionAllowList::IsOtherResource(absl::string_view resource) const {
+  return MatchesAny(other_resources, resource);
 }
 
 absl::Status Policy::Validate() const {
@@ -161,6 +195,27 @@ absl::Status Policy::Validate() const {
           return absl::InvalidArgumentError(
               absl::StrCat(path, ".", side, ".tiers: tier \"", name, "\" is not defined"));
         }
+      }
+    }
+  }
+  for (const auto& [key, patterns] :
+       {std::pair<absl::string_view, const std::vector<std::string>*>{
+            "admission.deviceClasses.gpu", &admission.gpu_device_classes},
+        {"admission.deviceClasses.other", &admission.other_device_classes},
+        {"admission.otherResources", &admission.other_resources}}) {
+    for (size_t i = 0; i < patterns->size(); ++i) {
+      const std::string& p = (*patterns)[i];
+      if (p.empty() || std::count(p.begin(), p.end(), '*') > 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(key, "[", i, "]: \"", p, "\" must be a name, or a pattern with one '*'"));
+      }
+    }
+  }
+  for (const std::string& gpu : admission.gpu_device_classes) {
+    for (const std::string& other : admission.other_device_classes) {
+      if (gpu == other) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("admission.deviceClasses: \"", gpu, "\" is listed as both gpu and other"));
       }
     }
   }

@@ -50,6 +50,13 @@ struct Tier {
   std::string name;
   ModeSet modes;
   bool device_access = false;  // may use privileged pods, /dev/nvidia* mounts, NVIDIA_* env
+  // Policy key unknownDemand (deny | warn): what a pod or claim of this tier gets when it asks for
+  // a device the service cannot read (a GPU vendor's resource name it does not know, a
+  // DeviceClass the policy does not map). Unset: denied for a tier that may not share a GPU (its
+  // tenants were not trusted with a shared fault domain), a warning otherwise.
+  std::optional<bool> deny_unknown_demand;
+
+  bool DeniesUnknownDemand() const { return deny_unknown_demand.value_or(!modes.HasShared()); }
 };
 
 struct MpsLimits {
@@ -138,6 +145,44 @@ struct NodeAgent {
   std::string service_account_name = "gpu-tenancy-node-agent";
 };
 
+// How the service reads a DeviceClass a claim or an extended resource names.
+enum class DeviceClassKind {
+  kGpu,      // GPU devices: tiers, MIG profiles and quotas apply
+  kOther,    // not GPUs (a NIC, an IMEX channel): left alone
+  kUnknown,  // in neither list: unknown demand (Tier::DeniesUnknownDemand)
+};
+
+// The admission allow-list (policy key `admission`): who is believed for what only the system
+// writes, and how device names the webhook meets are read. Patterns may hold one '*' standing
+// for any run of characters ("*.gpu.nvidia.com").
+struct AdmissionAllowList {
+  // Users whose ResourceClaim CREATE may carry resource.kubernetes.io/extended-resource-claim:
+  // kube-scheduler makes those claims for a pod's DRA extended resource. From anyone else the
+  // annotation is ignored and the claim judged as the tenant's own.
+  std::vector<std::string> scheduler_users = {
+      "system:kube-scheduler", "system:serviceaccount:gpu-tenancy-system:gpu-tenancy-scheduler"};
+  std::vector<std::string> gpu_device_classes = {"gpu.nvidia.com", "mig.nvidia.com",
+                                                 "*.gpu.nvidia.com"};
+  std::vector<std::string> other_device_classes = {"compute-domain-*.nvidia.com"};
+  // Resource names in a GPU vendor's domain (kGpuVendorDomains) that are not GPUs, such as a
+  // network operator's nvidia.com/rdma_shared_device_a.
+  std::vector<std::string> other_resources;
+  // The scheduler whose extender gpu-tenancy is: default-scheduler, or the second scheduler
+  // of manifests/scheduler. A GPU pod naming another is placed without the extender; with
+  // set_scheduler_name the mutating webhook renames it, else validation judges it (rule
+  // scheduler-name: denied where unknown demand is, a warning otherwise).
+  std::string scheduler_name = "default-scheduler";
+  bool set_scheduler_name = false;
+
+  bool IsSchedulerUser(absl::string_view username) const;
+  DeviceClassKind ClassifyDeviceClass(absl::string_view device_class) const;
+  bool IsOtherResource(absl::string_view resource) const;
+};
+
+// "a*b" matches any text that starts with "a" and ends with "b" (with room for both); a pattern
+// without '*' matches itself.
+bool MatchesPattern(absl::string_view pattern, absl::string_view text);
+
 struct Policy {
   std::vector<Tier> tiers;
   std::vector<Tenant> tenants;
@@ -154,6 +199,7 @@ struct Policy {
   std::optional<Canary> canary;
   PreemptionPolicy preemption;
   NodeAgent node_agent;
+  AdmissionAllowList admission;
 
   const Tier* FindTier(absl::string_view name) const;
   const Pool* FindPool(absl::string_view name) const;

@@ -2,6 +2,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "topology/dra_extended.h"
 #include "topology/wellknown.h"
 
 namespace topology {
@@ -31,6 +32,10 @@ std::vector<ManagedResource> ManagedResources(const Catalog& catalog, const Poli
     add(name, ManagedKind::kConfiguredShared, false);
   }
   for (const std::string& name : policy.memory_resources) add(name, ManagedKind::kMemory, true);
+  for (const std::string& device_class : policy.admission.gpu_device_classes) {
+    if (device_class.find('*') != std::string::npos) continue;  // no one name to list
+    add(absl::StrCat(kDeviceClassResourcePrefix, device_class), ManagedKind::kDraClass, false);
+  }
   return out;
 }
 
@@ -42,7 +47,10 @@ std::vector<ManagedResource> AdvertisedOnly(const std::vector<ManagedResource>& 
   }
   std::vector<ManagedResource> out;
   for (const ManagedResource& r : resources) {
-    if (r.kind == ManagedKind::kMemory || advertised.contains(r.name)) out.push_back(r);
+    if (r.kind == ManagedKind::kMemory || r.kind == ManagedKind::kDraClass ||
+        advertised.contains(r.name)) {
+      out.push_back(r);
+    }
   }
   return out;
 }

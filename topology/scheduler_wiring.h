@@ -25,6 +25,9 @@ enum class ManagedKind {
   kSharedMig,         // nvidia.com/mig-<profile>.shared: a MIG instance time-sliced
   kConfiguredShared,  // the policy's sharedResources
   kMemory,            // the policy's memoryResources: virtual, advertised by no node
+  // deviceclass.resource.kubernetes.io/<class> of the policy's GPU device classes (those named
+  // without a '*'): DRA extended resources, which no node's allocatable lists either.
+  kDraClass,
 };
 
 struct ManagedResource {
@@ -40,11 +43,12 @@ struct ManagedResource {
 // Every GPU resource name the catalog and the policy imply, each once, in a stable order:
 // nvidia.com/gpu and nvidia.com/gpu.shared; every MIG profile of every model as the NVIDIA
 // device plugin names it ("+" written "."), in catalog order; the same profiles with ".shared";
-// the configured shared names; the memory names.
+// the configured shared names; the memory names; the implicit DRA extended resource of each
+// GPU device class the policy names.
 std::vector<ManagedResource> ManagedResources(const Catalog& catalog, const Policy& policy);
 
-// Keeps the names some node advertises in its allocatable, and every memory name (no node
-// advertises those; they are what a pod declares). A name dropped here is one no node can
+// Keeps the names some node advertises in its allocatable, and every memory and DRA class name
+// (no node advertises those; they are what a pod declares). A name dropped here is one no node can
 // satisfy today, so kube-scheduler would leave such a pod pending without the extender too;
 // after a node gains a new MIG geometry the list must be regenerated.
 std::vector<ManagedResource> AdvertisedOnly(const std::vector<ManagedResource>& resources,

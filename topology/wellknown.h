@@ -25,6 +25,10 @@ inline constexpr absl::string_view kPausedForMigChange = "paused-for-mig-change"
 
 // NVIDIA device-plugin resources.
 inline constexpr absl::string_view kNvidiaResourcePrefix = "nvidia.com/";
+// Resource-name domains of GPU vendors' device plugins: a name there that the service does not
+// know is unknown demand, never "not a GPU".
+inline constexpr absl::string_view kGpuVendorDomains[] = {"nvidia.com/", "amd.com/",
+                                                          "gpu.intel.com/", "habana.ai/"};
 inline constexpr absl::string_view kGpuResource = "nvidia.com/gpu";
 inline constexpr absl::string_view kSharedSuffix = ".shared";
 inline constexpr absl::string_view kMigResourcePrefix = "nvidia.com/mig-";

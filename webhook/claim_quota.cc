@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/dra_codec.h"
 #include "topology/dra_claim_quota.h"
+#include "webhook/claim_rule_checks.h"
 #include "webhook/quota_rules.h"
 
 namespace webhook {
@@ -92,7 +93,7 @@ ClaimQuotaDecision DecideClaimQuota(const ClaimQuotaInput& in, const RecordData&
     if (!in.observed_claims || !in.observed_claims->contains(key)) held.Add(r->usage);
   }
   out.verdict = topology::CheckQuota(*in.quota, held, in.requested);
-  out.admit = out.verdict.ok || !in.enforce;
+  out.admit = out.verdict.ok;
   if (!out.admit) return out;
   kept[in.key] = EncodeReservation({in.requested, in.now_unix});
   out.write = std::move(kept);
@@ -113,8 +114,9 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
         topology::QuotaUsage memory;
         memory.gpu_memory_mib = topology::AllocatedClaimMemoryMib(claim, dra);
         held.Add(memory);
-      } else if (!claim.extended_resource_claim) {
-        // Pending: admitted, so it may be allocated at any moment up to its bound.
+      } else {
+        // Pending: admitted, so it may be allocated at any moment up to its bound (one
+        // kube-scheduler made is allocated moments after it is created).
         held.Add(topology::CountClaimQuota(claim, dra).usage);
       }
     });
@@ -129,12 +131,14 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
                      std::vector<std::string>& warnings) {
   if (!tenant.tenant || tenant.tenant->quota.empty()) return;
   absl::StatusOr<topology::DraClaim> claim = common::ParseResourceClaim(object, "request.object");
-  // An unreadable claim is left to the API server's validation; nothing to count.
-  if (!claim.ok() || claim->extended_resource_claim) return;
+  // An unreadable claim is left to the API server's validation; nothing to count. A claim
+  // kube-scheduler made for a pod's extended resource counts like any other: the pod's own
+  // demand is not counted until the claim is allocated, and then through the claim.
+  if (!claim.ok()) return;
   const topology::ClaimQuotaCount count = topology::CountClaimQuota(*claim, snapshot.dra());
   if (count.usage.empty()) return;
-  const bool enforce = policy.quota_enforcement == topology::QuotaEnforcement::kAdmission;
-
+  // Always enforced, whatever quotaEnforcement says for pods: the DRA allocator never checks a
+  // quota, so admission is the only gate a claim passes.
   ClaimQuotaInput in;
   in.quota = &tenant.tenant->quota;
   absl::flat_hash_set<std::string> seen;
@@ -143,7 +147,6 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   in.key = ClaimKey(namespace_name, claim->name);
   in.requested = count.usage;
   in.now_unix = context.now_unix;
-  in.enforce = enforce;
 
   ClaimQuotaDecision decision;
   if (context.update) {
@@ -155,14 +158,10 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
         },
         dry_run);
     if (!written.ok()) {
-      std::string reason =
+      violations.push_back(MakeViolation(
+          kTenantQuotaRule,
           absl::StrCat("tenant ", tenant.name, " quota: the usage record could not be updated (",
-                       written.message(), ")");
-      if (enforce) {
-        violations.push_back(MakeViolation(kTenantQuotaRule, reason));
-      } else {
-        warnings.push_back(std::move(reason));
-      }
+                       written.message(), ")")));
       return;
     }
   } else {
@@ -181,14 +180,17 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
     absl::StrAppend(&reason, " (counted at its worst case: ", absl::StrJoin(count.worst_case, "; "),
                     ")");
   }
-  if (enforce) {
-    violations.push_back(MakeViolation(kTenantQuotaRule, reason));
-    return;
-  }
-  warnings.push_back(
-      absl::StrCat(reason,
-                   "; admitted because quotaEnforcement is not admission, and the DRA allocator "
-                   "does not check quotas"));
+  violations.push_back(MakeViolation(kTenantQuotaRule, reason));
 }
 
+namespace claim_rules_internal {
+
+void CheckQuota(const ClaimRuleContext& ctx, Findings& out) {
+  if (ctx.claim.kind != "ResourceClaim" || !ctx.snapshot) return;  // a template holds nothing
+  CheckClaimQuota(ctx.object, ctx.namespace_name, ctx.policy, ctx.tenant, *ctx.snapshot,
+                  ctx.claim_quota ? *ctx.claim_quota : ClaimQuotaContext{}, ctx.dry_run,
+                  out.violations, out.warnings);
+}
+
+}  // namespace claim_rules_internal
 }  // namespace webhook

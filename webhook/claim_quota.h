@@ -1,9 +1,9 @@
 // Tenant quotas for DRA claims, enforced at admission. kube-scheduler's DRA allocator places
 // claims without calling the extender, so the validating webhook is the one gate: a
 // ResourceClaim CREATE that would take its tenant past a quota item is denied (rule
-// "tenant-quota", `quotaEnforcement: admission`) or warned about (otherwise), counted by
-// topology::CountClaimQuota. A template's claims are judged when kube-controller-manager
-// creates them, as ResourceClaim CREATEs.
+// "tenant-quota"), whatever quotaEnforcement says for pods: nothing later checks a claim's
+// quota. Counted by topology::CountClaimQuota. A template's claims are judged when
+// kube-controller-manager creates them, as ResourceClaim CREATEs.
 //
 // Race-free across replicas, the way Kubernetes' ResourceQuota admission is: each tenant has a
 // usage record (kube/usage_record.h keeps it in a ConfigMap) listing what admitted claims
@@ -71,11 +71,10 @@ struct ClaimQuotaInput {
   std::string key;  // the claim being admitted
   topology::QuotaUsage requested;
   int64_t now_unix = 0;
-  bool enforce = true;  // quotaEnforcement: admission; else allowed with a warning
 };
 
 struct ClaimQuotaDecision {
-  topology::QuotaVerdict verdict;  // !ok: over quota (denied when enforcing)
+  topology::QuotaVerdict verdict;  // !ok: over quota: denied
   bool admit = true;
   // The record to write when admitted: stale and unreadable entries dropped, this claim's
   // reservation added (replacing one under the same key: the API server retried the call).
@@ -106,11 +105,10 @@ struct ClaimQuotaContext {
 };
 
 // The quota check of a ResourceClaim CREATE in namespace `namespace_name` (`object` is the
-// claim). Adds nothing for a tenant without a quota, a claim kube-scheduler made for a pod's
-// extended resource (the pod was counted), or a claim within the quota; else the tenant-quota
-// violation (enforcing) or a warning. A dry run reads the record but never writes it. When the
-// record cannot be updated the claim is denied (enforcing: the quota cannot be vouched for) or
-// warned about.
+// claim, kube-scheduler's own for a pod's extended resource included). Adds nothing for a
+// tenant without a quota or a claim within the quota; else the tenant-quota violation. A dry
+// run reads the record but never writes it. When the record cannot be updated the claim is
+// denied: the quota cannot be vouched for.
 void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespace_name,
                      const topology::Policy& policy, const topology::TenantRef& tenant,
                      const topology::ClusterSnapshot& snapshot, const ClaimQuotaContext& context,

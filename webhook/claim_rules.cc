@@ -7,7 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/dra_codec.h"
 #include "common/k8s_codec.h"
+#include "webhook/claim_rule_checks.h"
 #include "webhook/claim_selectors.h"
+#include "webhook/device_class_rules.h"
 
 namespace webhook {
 namespace {
@@ -22,11 +24,13 @@ constexpr absl::string_view kPercentKey = "defaultActiveThreadPercentage";
 constexpr absl::string_view kPinnedKey = "defaultPinnedDeviceMemoryLimit";
 constexpr absl::string_view kPerDeviceKey = "defaultPerDevicePinnedMemoryLimit";
 
-void NoteRequest(const JsonValue& holder, std::string pointer, std::string name, ClaimView& view) {
+void NoteRequest(const JsonValue& holder, std::string pointer, std::string name,
+                 const topology::AdmissionAllowList& allow, ClaimView& view) {
   absl::string_view device_class = StringOr(holder, "deviceClassName");
   if (device_class.empty()) return;
-  if (view.nvidia_use.empty() && absl::EndsWith(device_class, ".nvidia.com")) {
-    view.nvidia_use = absl::StrCat("device class ", device_class);
+  const topology::DeviceClassKind class_kind = allow.ClassifyDeviceClass(device_class);
+  if (view.gpu_use.empty() && class_kind == topology::DeviceClassKind::kGpu) {
+    view.gpu_use = absl::StrCat("device class ", device_class);
   }
   view.requests.push_back(
       {std::move(name), std::string(device_class), &holder, std::move(pointer)});
@@ -36,6 +40,11 @@ void NoteRequest(const JsonValue& holder, std::string pointer, std::string name,
   const JsonValue* admin = FindNonNull(holder, "adminAccess");
   request.admin_access = admin && admin->IsBool() && admin->GetBool();
   request.all_devices = StringOr(holder, "allocationMode") == "All";
+  request.class_kind = class_kind;
+  if (const JsonValue* capacity = FindNonNull(holder, "capacity")) {
+    const JsonValue* asked = FindNonNull(*capacity, "requests");
+    request.asks_capacity = asked && asked->IsObject() && asked->MemberCount() > 0;
+  }
   if (const JsonValue* count = FindNonNull(holder, "count"); count && count->IsInt64()) {
     request.count = count->GetInt64();
   }
@@ -153,13 +162,14 @@ void AddUnique(std::vector<std::string>& list, std::string text) {
 
 }  // namespace
 
-ClaimView ParseClaimView(const JsonValue& object, absl::string_view kind) {
+ClaimView ParseClaimView(const JsonValue& object, absl::string_view kind,
+                         const topology::AdmissionAllowList& allow) {
   ClaimView view;
   view.kind = std::string(kind);
   if (const JsonValue* meta = FindNonNull(object, "metadata")) {
     view.name = std::string(StringOr(*meta, "name", StringOr(*meta, "generateName")));
     if (const JsonValue* annotations = FindNonNull(*meta, "annotations")) {
-      view.extended_resource_claim =
+      view.extended_resource_annotation =
           StringOr(*annotations, common::kExtendedResourceClaimAnnotation) == "true";
     }
   }
@@ -174,7 +184,7 @@ ClaimView ParseClaimView(const JsonValue& object, absl::string_view kind) {
   // v1alpha2: a resource class instead of device requests.
   absl::string_view resource_class = StringOr(*spec, "resourceClassName");
   if (absl::StrContains(absl::AsciiStrToLower(resource_class), "nvidia")) {
-    view.nvidia_use = absl::StrCat("resource class ", resource_class);
+    view.gpu_use = absl::StrCat("resource class ", resource_class);
   }
   const JsonValue* devices = FindNonNull(*spec, "devices");
   if (!devices || !devices->IsObject()) return view;
@@ -186,16 +196,16 @@ ClaimView ParseClaimView(const JsonValue& object, absl::string_view kind) {
       if (!r.IsObject()) continue;
       const std::string pointer = PointerJoin(requests_pointer, i);
       const std::string name(StringOr(r, "name"));
-      NoteRequest(r, pointer, name, view);  // v1beta1
+      NoteRequest(r, pointer, name, allow, view);  // v1beta1
       if (const JsonValue* exactly = FindNonNull(r, "exactly"); exactly && exactly->IsObject()) {
-        NoteRequest(*exactly, absl::StrCat(pointer, "/exactly"), name, view);  // v1, v1beta2
+        NoteRequest(*exactly, absl::StrCat(pointer, "/exactly"), name, allow, view);  // v1, v1beta2
       }
       if (const JsonValue* first = FindNonNull(r, "firstAvailable"); first && first->IsArray()) {
         for (rapidjson::SizeType j = 0; j < first->Size(); ++j) {
           const JsonValue& sub = (*first)[j];
           if (!sub.IsObject()) continue;
           NoteRequest(sub, PointerJoin(absl::StrCat(pointer, "/firstAvailable"), j),
-                      absl::StrCat(name, "/", StringOr(sub, "name")), view);
+                      absl::StrCat(name, "/", StringOr(sub, "name")), allow, view);
         }
       }
     }
@@ -205,7 +215,7 @@ ClaimView ParseClaimView(const JsonValue& object, absl::string_view kind) {
   for (rapidjson::SizeType i = 0; i < configs->Size(); ++i) {
     const JsonValue* opaque = FindNonNull((*configs)[i], "opaque");
     if (!opaque || StringOr(*opaque, "driver") != kNvidiaDraDriver) continue;
-    if (view.nvidia_use.empty()) view.nvidia_use = absl::StrCat("driver ", kNvidiaDraDriver);
+    if (view.gpu_use.empty()) view.gpu_use = absl::StrCat("driver ", kNvidiaDraDriver);
     const JsonValue* parameters = FindNonNull(*opaque, "parameters");
     const JsonValue* sharing = parameters ? FindNonNull(*parameters, "sharing") : nullptr;
     if (!sharing) continue;
@@ -223,49 +233,120 @@ ClaimView ParseClaimView(const JsonValue& object, absl::string_view kind) {
   return view;
 }
 
-ClaimValidation ValidateClaim(const ClaimView& claim, const topology::Policy& policy,
-                              const topology::TenantRef& tenant, absl::string_view namespace_name) {
-  (void)policy;
-  ClaimValidation result;
-  if (!tenant.tier) {
-    if (!claim.nvidia_use.empty()) {
-      result.violations.push_back(MakeViolation(
-          "unknown-tenant",
-          absl::StrCat("namespace \"", namespace_name,
-                       "\" belongs to no tenant and the policy denies GPUs to unknown tenants, "
-                       "but ",
-                       claim.kind, " \"", claim.name, "\" uses ", claim.nvidia_use,
-                       "; ask the GPU platform team to add the namespace to a tenant")));
+namespace claim_rules_internal {
+namespace {
+
+std::string RequestSubject(const ClaimView& claim, const ClaimRequest& r) {
+  return absl::StrCat(claim.kind, " \"", claim.name, "\" request \"", r.name, "\"");
+}
+
+}  // namespace
+
+void CheckUnknownTenant(const ClaimRuleContext& ctx, Findings& out) {
+  if (ctx.tenant.tier) return;
+  const ClaimView& claim = ctx.claim;
+  std::string use = claim.gpu_use;
+  for (const ClaimRequest& r : claim.requests) {
+    if (use.empty() && r.class_kind == topology::DeviceClassKind::kUnknown) {
+      use = absl::StrCat("device class ", r.device_class, " (which the policy does not map)");
     }
-    return result;
   }
-  result.violations = CheckClaimLiterals(claim, tenant, namespace_name);
-  CheckClaimDeviceAccess(claim, tenant, namespace_name, result.violations);
+  if (use.empty()) return;
+  out.violations.push_back(MakeViolation(
+      "unknown-tenant",
+      absl::StrCat("namespace \"", ctx.namespace_name,
+                   "\" belongs to no tenant and the policy denies GPUs to unknown tenants, but ",
+                   claim.kind, " \"", claim.name, "\" uses ", use,
+                   "; ask the GPU platform team to add the namespace to a tenant")));
+}
+
+void CheckLiterals(const ClaimRuleContext& ctx, Findings& out) {
+  std::vector<Violation> found = CheckClaimLiterals(ctx.claim, ctx.tenant, ctx.namespace_name);
+  out.violations.insert(out.violations.end(), found.begin(), found.end());
+}
+
+void CheckAdminAccess(const ClaimRuleContext& ctx, Findings& out) {
+  if (!ctx.tenant.tier) return;
+  CheckClaimDeviceAccess(ctx.claim, ctx.tenant, ctx.namespace_name, out.violations);
+}
+
+void CheckUnknownDemand(const ClaimRuleContext& ctx, Findings& out) {
+  if (!ctx.tenant.tier) return;
+  constexpr absl::string_view kWhy =
+      "the policy maps no such device class (admission.deviceClasses)";
+  for (const ClaimRequest& r : ctx.claim.requests) {
+    if (r.class_kind != topology::DeviceClassKind::kUnknown) continue;
+    const std::string what =
+        absl::StrCat(RequestSubject(ctx.claim, r), " asks for device class ", r.device_class);
+    if (DeniesUnknownDemand(ctx.tenant)) {
+      out.violations.push_back(UnknownDemandViolation(what, kWhy, ctx.tenant, ctx.namespace_name));
+    } else {
+      out.warnings.push_back(UnknownDemandWarning(what, kWhy));
+    }
+  }
+}
+
+void CheckSchedulersClaim(const ClaimRuleContext& ctx, Findings& out) {
+  // Made by kube-scheduler for a pod's extended resource: no selector of the tenant's is in it,
+  // so the class itself is judged.
+  if (!ctx.tenant.tier || !ctx.claim.extended_resource_claim) return;
+  for (const ClaimRequest& r : ctx.claim.requests) {
+    if (r.class_kind != topology::DeviceClassKind::kGpu) continue;
+    CheckClassOffer({absl::StrCat(RequestSubject(ctx.claim, r),
+                                  ", made by kube-scheduler for a pod's extended resource, asks "
+                                  "for device class ",
+                                  r.device_class),
+                     r.device_class, ""},
+                    ctx.dra, ctx.tenant, ctx.namespace_name, out.violations);
+  }
+}
+
+void CheckSharedCapacity(const ClaimRuleContext& ctx, Findings& out) {
+  if (!ctx.tenant.tier || ctx.tenant.tier->modes.HasShared()) return;
+  for (const ClaimRequest& r : ctx.claim.requests) {
+    if (!r.asks_capacity || r.class_kind != topology::DeviceClassKind::kGpu) continue;
+    out.violations.push_back(MakeViolation(
+        "claim-shared-capacity",
+        absl::StrCat(RequestSubject(ctx.claim, r),
+                     " asks for capacity.requests, a share of a device other claims may hold at "
+                     "the same time (one fault domain and one memory heap), but ",
+                     TenantPhrase(ctx.tenant, ctx.namespace_name), " may use only ",
+                     ctx.tenant.tier->modes.ToString(),
+                     "; remove capacity.requests to get a dedicated device")));
+  }
+}
+
+void CheckSharing(const ClaimRuleContext& ctx, Findings& out) {
+  if (!ctx.tenant.tier) return;
+  const ClaimView& claim = ctx.claim;
+  const topology::TenantRef& tenant = ctx.tenant;
   for (const SharingConfig& c : claim.sharing) {
     if (!tenant.tier->modes.Has(ModeOf(c))) {
-      result.violations.push_back(MakeViolation(
+      out.violations.push_back(MakeViolation(
           "claim-sharing",
           absl::StrCat(
               Subject(claim, c), " asks for ", c.strategy, " sharing, but ",
-              TenantPhrase(tenant, namespace_name), " may use only ", tenant.tier->modes.ToString(),
+              TenantPhrase(tenant, ctx.namespace_name), " may use only ",
+              tenant.tier->modes.ToString(),
               "; remove the sharing settings to get a dedicated device",
               tenant.tier->modes.Has(SharingMode::kMig) ? ", or claim a MIG device" : "")));
       continue;
     }
     if (c.strategy == "MPS") {
       std::vector<std::string> warnings;
-      CheckMps(claim, c, tenant, result.violations, warnings);
-      for (std::string& w : warnings) AddUnique(result.warnings, std::move(w));
+      CheckMps(claim, c, tenant, out.violations, warnings);
+      for (std::string& w : warnings) AddUnique(out.warnings, std::move(w));
     }
   }
-  return result;
 }
 
+}  // namespace claim_rules_internal
+
 void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology::TenantRef& tenant,
-                 bool update, JsonPatch& patch, std::vector<std::string>& changed,
-                 std::vector<std::string>& warnings) {
+                 bool update, bool shared_devices_published, JsonPatch& patch,
+                 std::vector<std::string>& changed, std::vector<std::string>& warnings) {
   // Only claims for NVIDIA devices: the webhook's matchConditions send no others.
-  if (!tenant.tier || claim.nvidia_use.empty()) return;
+  if (!tenant.tier || claim.gpu_use.empty()) return;
   const JsonValue* metadata = FindNonNull(object, "metadata");
   if (!metadata || !metadata->IsObject()) return;
   size_t before = patch.size();
@@ -274,7 +355,7 @@ void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology
                     {std::string(topology::kTierLabel), tenant.tier->name}},
                    patch);
   if (patch.size() != before) changed.push_back("labels");
-  if (!update && InjectTenantSelectors(object, claim, tenant, patch)) {
+  if (!update && InjectTenantSelectors(object, claim, tenant, shared_devices_published, patch)) {
     changed.push_back("selectors");
   }
   if (update || !tenant.tenant || !tenant.tier->modes.Has(SharingMode::kMps)) return;

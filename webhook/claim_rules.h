@@ -9,7 +9,7 @@
 // (k8s-dra-driver-gpu api/nvidia.com/resource/v1beta1/sharing.go). A template carries the claim
 // spec under spec.spec.
 //
-// Rules (validating):
+// Rules (validating; the claim rows of rule_table.h):
 //   unknown-tenant     a claim for NVIDIA devices from a namespace no tenant owns (policy deny)
 //   claim-sharing      TimeSlicing / MPS sharing the tier does not allow (GpuConfig TimeSlicing
 //                      needs timeslice, MigDeviceConfig TimeSlicing mig-shared, MPS needs mps)
@@ -19,8 +19,15 @@
 //   claim-device-class a request for a class whose device type the tier may not use
 //   claim-mig-profile  a selector pinning MIG profiles the tenant may not use (claim_selectors.h)
 //   device-access      a request with adminAccess, unless the tier has deviceAccess
+//   unknown-demand     a request for a class the policy maps neither as GPU nor as other
+//                      (admission.deviceClasses): denied or warned by the tier
+//   claim-shared-capacity  capacity.requests (a share of a multi-allocatable device) from a
+//                      tier with no shared mode
+//   dra-extended-resource  a claim kube-scheduler made for a pod's extended resource (the
+//                      annotation from a scheduler user): its class must select only devices
+//                      the tenant may use (device_class_rules.h)
 // Warnings: an MPS config that relies on the driver's defaults (no cap set and no tenant limit).
-// Mutation (claims for NVIDIA devices only, ClaimView::nvidia_use; the webhook's
+// Mutation (claims for NVIDIA devices only, ClaimView::gpu_use; the webhook's
 // matchConditions send no others): labels gpu-tenancy.io/tenant and gpu-tenancy.io/tier; the
 // tenant's MPS limits are written into MPS configs that lack them, and the tier's and tenant's
 // device limits into every NVIDIA GPU request as CEL selectors (claim_selectors.h), so the
@@ -65,6 +72,10 @@ struct ClaimRequest {
   bool admin_access = false;
   bool all_devices = false;  // allocationMode: All; else `count` devices (ExactCount)
   int64_t count = 1;
+  // How the policy reads the class (AdmissionAllowList::ClassifyDeviceClass).
+  topology::DeviceClassKind class_kind = topology::DeviceClassKind::kUnknown;
+  // capacity.requests is set (DRAConsumableCapacity): a share of a device several claims hold.
+  bool asks_capacity = false;
 };
 
 struct ClaimView {
@@ -72,22 +83,21 @@ struct ClaimView {
   std::string name;
   std::vector<SharingConfig> sharing;
   std::vector<ClaimRequest> requests;
-  // Annotation resource.kubernetes.io/extended-resource-claim is "true": kube-scheduler made
-  // the claim for a pod's extended resource after choosing its devices; it is left alone.
+  // Annotation resource.kubernetes.io/extended-resource-claim is "true" (anyone can write it).
+  bool extended_resource_annotation = false;
+  // The annotation, from a user the policy names as the scheduler (ReviewClaim decides):
+  // kube-scheduler made the claim for a pod's DRA extended resource after choosing its
+  // devices, so no selector is written into it; its class is judged instead.
   bool extended_resource_claim = false;
-  // Why the claim is for NVIDIA devices ("" when it is not): a gpu.nvidia.com config, a device
-  // class of *.nvidia.com, or an old-style resourceClassName naming nvidia.
-  std::string nvidia_use;
+  // Why the claim is for GPU devices ("" when it is not): a gpu.nvidia.com config, a device
+  // class the policy lists as a GPU class, or an old-style resourceClassName naming nvidia.
+  std::string gpu_use;
 };
 
-// Reads the claim; never fails (the API server has validated the object, and an unexpected
-// shape simply yields fewer findings).
-ClaimView ParseClaimView(const common::JsonValue& object, absl::string_view kind);
-
-struct ClaimValidation {
-  std::vector<Violation> violations;
-  std::vector<std::string> warnings;
-};
+// Reads the claim, classifying each request's device class by `allow`; never fails (the API
+// server has validated the object, and an unexpected shape simply yields fewer findings).
+ClaimView ParseClaimView(const common::JsonValue& object, absl::string_view kind,
+                         const topology::AdmissionAllowList& allow = {});
 
 // device-access for claims (device_access_rules.cc): a request with admin access reaches
 // devices allocated to other tenants, so it needs a tier with deviceAccess, like the pod escape
@@ -95,13 +105,12 @@ struct ClaimValidation {
 void CheckClaimDeviceAccess(const ClaimView& claim, const topology::TenantRef& tenant,
                             absl::string_view namespace_name, std::vector<Violation>& out);
 
-ClaimValidation ValidateClaim(const ClaimView& claim, const topology::Policy& policy,
-                              const topology::TenantRef& tenant, absl::string_view namespace_name);
-
-// Appends the labels and the missing MPS limits to `patch`; warnings say what was filled in.
+// Appends the labels, the tenant's selectors (CREATE) and the missing MPS limits to `patch`;
+// warnings say what was filled in. `shared_devices_published`: see TenantSelectors.
 void MutateClaim(const common::JsonValue& object, const ClaimView& claim,
-                 const topology::TenantRef& tenant, bool update, JsonPatch& patch,
-                 std::vector<std::string>& changed, std::vector<std::string>& warnings);
+                 const topology::TenantRef& tenant, bool update, bool shared_devices_published,
+                 JsonPatch& patch, std::vector<std::string>& changed,
+                 std::vector<std::string>& warnings);
 
 }  // namespace webhook
 

@@ -9,6 +9,7 @@
 #include "cel/parse.h"
 #include "common/json.h"
 #include "rapidjson/document.h"
+#include "topology/dra_class_offer.h"
 
 namespace webhook {
 namespace {
@@ -38,15 +39,6 @@ std::vector<std::string> AllowedTypes(const topology::ModeSet& modes) {
   if (modes.Has(SharingMode::kMig) || modes.Has(SharingMode::kMigShared)) types.push_back("mig");
   if (modes.Has(SharingMode::kExclusive)) types.push_back("vfio");
   return types;
-}
-
-// The device type every device of a well-known NVIDIA class has; "" when the class is not one
-// of the driver's own.
-absl::string_view ClassDeviceType(absl::string_view device_class) {
-  if (device_class == "gpu.nvidia.com") return "gpu";
-  if (device_class == "mig.nvidia.com") return "mig";
-  if (device_class == "vfio.gpu.nvidia.com") return "vfio";
-  return "";
 }
 
 bool HasExpression(const JsonValue& holder, absl::string_view expression) {
@@ -151,12 +143,8 @@ std::optional<std::vector<std::string>> FirstPinned(const cel::CelAst& ast, int 
 
 }  // namespace
 
-bool IsNvidiaGpuClass(absl::string_view device_class) {
-  return device_class == "gpu.nvidia.com" || device_class == "mig.nvidia.com" ||
-         absl::EndsWith(device_class, ".gpu.nvidia.com");
-}
-
-std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant) {
+std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant,
+                                            bool shared_devices_published) {
   std::vector<TenantSelector> out;
   if (!tenant.tier) return out;
   const topology::Tier& tier = *tenant.tier;
@@ -169,6 +157,26 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant) {
                    absl::StrCat(tier_phrase, ": device types ", absl::StrJoin(types, ", ")),
                    absl::StrCat("device.driver == \"gpu.nvidia.com\" && \"type\" in ", kAttributes,
                                 " && ", kAttributes, ".type in ", QuotedList(types))});
+  }
+  // A device several claims hold at once is one fault domain and one memory heap. The field
+  // exists in the apiserver's CEL only with DRAConsumableCapacity on, which a published
+  // multi-allocatable device proves; elsewhere no device can be shared this way.
+  const bool whole_shared =
+      tier.modes.Has(SharingMode::kTimeslice) || tier.modes.Has(SharingMode::kMps);
+  const bool mig_shared = tier.modes.Has(SharingMode::kMigShared);
+  if (shared_devices_published && !(whole_shared && mig_shared)) {
+    std::string expression = "!device.allowMultipleAllocations";
+    if (whole_shared) {
+      absl::StrAppend(&expression, " || (\"type\" in ", kAttributes, " && ", kAttributes,
+                      ".type != \"mig\")");
+    } else if (mig_shared) {
+      absl::StrAppend(&expression, " || (\"type\" in ", kAttributes, " && ", kAttributes,
+                      ".type == \"mig\")");
+    }
+    out.push_back(
+        {"device-sharing",
+         absl::StrCat(tier_phrase, ": no device that other claims may hold at the same time"),
+         std::move(expression)});
   }
   if (!tenant.tenant) return out;
   const topology::TenantLimits& limits = tenant.tenant->limits;
@@ -193,14 +201,15 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant) {
 }
 
 bool InjectTenantSelectors(const JsonValue& object, const ClaimView& claim,
-                           const topology::TenantRef& tenant, JsonPatch& patch) {
+                           const topology::TenantRef& tenant, bool shared_devices_published,
+                           JsonPatch& patch) {
   if (claim.extended_resource_claim) return false;
-  const std::vector<TenantSelector> selectors = TenantSelectors(tenant);
+  const std::vector<TenantSelector> selectors = TenantSelectors(tenant, shared_devices_published);
   if (selectors.empty()) return false;
   const size_t before = patch.size();
   std::vector<std::string> requests;
   for (const ClaimRequest& r : claim.requests) {
-    if (!IsNvidiaGpuClass(r.device_class)) continue;
+    if (r.class_kind != topology::DeviceClassKind::kGpu) continue;
     requests.push_back(r.name);
     const JsonValue* existing = FindNonNull(*r.holder, "selectors");
     if (existing && !existing->IsArray()) continue;  // not ours to repair
@@ -246,7 +255,7 @@ std::vector<Violation> CheckClaimLiterals(const ClaimView& claim, const topology
   for (const ClaimRequest& r : claim.requests) {
     const std::string subject =
         absl::StrCat(claim.kind, " \"", claim.name, "\" request \"", r.name, "\"");
-    absl::string_view type = ClassDeviceType(r.device_class);
+    absl::string_view type = topology::WellKnownClassDeviceType(r.device_class);
     if (!type.empty() && std::find(types.begin(), types.end(), type) == types.end()) {
       out.push_back(
           MakeViolation("claim-device-class",
@@ -259,7 +268,7 @@ std::vector<Violation> CheckClaimLiterals(const ClaimView& claim, const topology
                                          : "")));
       continue;
     }
-    if (!profiles || !IsNvidiaGpuClass(r.device_class)) continue;
+    if (!profiles || r.class_kind != topology::DeviceClassKind::kGpu) continue;
     const JsonValue* selectors = FindNonNull(*r.holder, "selectors");
     if (!selectors || !selectors->IsArray()) continue;
     for (const JsonValue& s : selectors->GetArray()) {

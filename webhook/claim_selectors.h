@@ -8,7 +8,11 @@
 //                 passthrough ("vfio"). Not written when the tier allows all three.
 //   mig-profiles  the tenant's migProfiles; devices other than MIG are left to device-types.
 //   gpu-memory    the tenant's gpuMemoryPerPod as a cap on each device's `memory` capacity.
-// They go into every request whose device class is an NVIDIA GPU class (IsNvidiaGpuClass):
+//   device-sharing  no device published with allowMultipleAllocations (DRAConsumableCapacity:
+//                 several claims hold it at once) unless the tier may share that kind of
+//                 device; written only once the cluster publishes such a device, since the
+//                 apiserver's CEL knows the field only with the feature on.
+// They go into every request whose device class the policy lists as a GPU class:
 // `exactly`, each firstAvailable subrequest and v1beta1's flat requests. The annotation
 // gpu-tenancy.io/selectors records what was written and why, since CEL has no comments.
 // Writing is idempotent: a request that already carries an expression does not get it again.
@@ -42,18 +46,16 @@ struct TenantSelector {
 };
 
 // The selectors the tenant's claims get, in a fixed order; empty for a denied tenant and for
-// a tier and tenant that limit nothing.
-std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant);
+// a tier and tenant that limit nothing. `shared_devices_published`: the cluster publishes a
+// multi-allocatable device (topology::DraDeviceSet::publishes_shared_devices).
+std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant,
+                                            bool shared_devices_published = false);
 
-// A class of NVIDIA GPU devices: gpu.nvidia.com, mig.nvidia.com, vfio.gpu.nvidia.com and
-// classes named *.gpu.nvidia.com (as the driver's demos name theirs). The ComputeDomain
-// classes (compute-domain-*.nvidia.com) are another driver's and are not.
-bool IsNvidiaGpuClass(absl::string_view device_class);
-
-// Appends the tenant's selectors to the claim's NVIDIA GPU requests and sets the annotation.
+// Appends the tenant's selectors to the claim's GPU requests and sets the annotation.
 // Call on CREATE only (a claim's spec is immutable). Returns whether anything was added.
 bool InjectTenantSelectors(const common::JsonValue& object, const ClaimView& claim,
-                           const topology::TenantRef& tenant, JsonPatch& patch);
+                           const topology::TenantRef& tenant, bool shared_devices_published,
+                           JsonPatch& patch);
 
 // The MIG profiles a selector pins by literal (`...profile == "1g.10gb"` or `...profile in
 // [...]` as one conjunct of a top-level && chain), or nullopt when that is not decidable. Read

@@ -1,6 +1,8 @@
 #include "webhook/device_annotation_rules.h"
 
 #include "absl/strings/str_cat.h"
+#include "webhook/claim_rule_checks.h"
+#include "webhook/pod_rule_checks.h"
 
 namespace webhook {
 
@@ -51,4 +53,26 @@ std::optional<Violation> CheckDeviceAnnotation(const topology::NodeAgent& agent,
   return std::nullopt;
 }
 
+namespace pod_rules_internal {
+
+void CheckDevicesAnnotation(const PodRuleContext& ctx, std::vector<Violation>& out) {
+  if (!ctx.user || !ctx.devices_annotation) return;
+  if (std::optional<Violation> v =
+          CheckDeviceAnnotation(ctx.policy.node_agent, *ctx.user, *ctx.devices_annotation)) {
+    out.push_back(*std::move(v));
+  }
+}
+
+}  // namespace pod_rules_internal
+
+namespace claim_rules_internal {
+
+void CheckNodeDevicesAnnotation(const NodeRuleContext& ctx, Findings& out) {
+  if (std::optional<Violation> v =
+          CheckDeviceAnnotation(ctx.policy.node_agent, ctx.user, ctx.devices_annotation)) {
+    out.violations.push_back(*std::move(v));
+  }
+}
+
+}  // namespace claim_rules_internal
 }  // namespace webhook

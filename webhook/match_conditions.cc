@@ -48,22 +48,30 @@ std::string AnyContainer(absl::string_view pred) {
   return absl::StrJoin(lists, " || ");
 }
 
-// A resource name the rules see as a GPU resource (ClassifyPodResource is not kNotGpu): every
-// nvidia.com/ name, and the policy's memory and shared names outside that prefix.
-std::string GpuResourceName(const topology::Policy& policy, absl::string_view n) {
-  std::vector<std::string> extra;
-  for (const std::vector<std::string>* names :
-       {&policy.memory_resources, &policy.shared_resources}) {
-    for (const std::string& name : *names) {
-      if (!absl::StartsWith(name, topology::kNvidiaResourcePrefix) &&
-          std::find(extra.begin(), extra.end(), name) == extra.end()) {
-        extra.push_back(name);
-      }
-    }
-  }
-  std::string out = absl::StrCat(n, ".startsWith(", Quote(topology::kNvidiaResourcePrefix), ")");
-  if (!extra.empty()) absl::StrAppend(&out, " || ", n, " in ", ListOf(extra));
-  return out;
+// A resource name the pod rules must see: every extended resource, that is every name with a
+// domain (native resources such as cpu, memory and hugepages-2Mi have none). An allow-list: GPU
+// names the service knows, a GPU vendor's names it does not (unknown-demand), DRA extended
+// resources (deviceclass.resource.kubernetes.io/<class> and any name a DeviceClass maps), whose
+// names no condition could list ahead of the classes.
+std::string ExtendedResourceName(absl::string_view n) { return absl::StrCat(n, ".contains('/')"); }
+
+// CEL: `text` matches the policy pattern (topology::MatchesPattern).
+std::string PatternMatch(absl::string_view pattern, absl::string_view text) {
+  const size_t star = pattern.find('*');
+  if (star == absl::string_view::npos) return absl::StrCat(text, " == ", Quote(pattern));
+  const absl::string_view prefix = pattern.substr(0, star);
+  const absl::string_view suffix = pattern.substr(star + 1);
+  return absl::StrCat("(", text, ".startsWith(", Quote(prefix), ") && ", text, ".endsWith(",
+                      Quote(suffix), ") && size(", text, ") >= ", prefix.size() + suffix.size(),
+                      ")");
+}
+
+// CEL: `text` matches one of `patterns` ("false" for none).
+std::string AnyPattern(const std::vector<std::string>& patterns, absl::string_view text) {
+  if (patterns.empty()) return "false";
+  std::vector<std::string> parts;
+  for (const std::string& p : patterns) parts.push_back(PatternMatch(p, text));
+  return absl::StrCat("(", absl::StrJoin(parts, " || "), ")");
 }
 
 // A raw hostPath `p` that HostPathReach (device_access_rules.cc) may find, whatever the
@@ -144,16 +152,16 @@ std::string AnnotationChanges(absl::string_view key) {
 
 std::vector<MatchClause> PodClauses(const topology::Policy& policy, ReviewKind webhook) {
   std::vector<MatchClause> out;
-  const std::string gpu_name = GpuResourceName(policy, "n");
+  const std::string gpu_name = ExtendedResourceName("n");
   auto resources = [&](absl::string_view field) {
     return absl::StrCat("(has(c.resources.", field, ") && c.resources.", field, ".exists(n, ",
                         gpu_name, "))");
   };
   out.push_back(
-      {"pod-gpu-resources",
+      {"pod-extended-resources",
        "unknown-tenant, tier-shared, fail-requests-greater-than-one, tenant-limits, "
-       "invalid-gpu-request, tenant-quota, the time-slicing warning; mutation: labels, pool "
-       "affinity, tolerations, GPU memory",
+       "invalid-gpu-request, tenant-quota, dra-extended-resource, unknown-demand, the "
+       "time-slicing warning; mutation: labels, pool affinity, tolerations, GPU memory",
        absl::StrCat(AnyContainer(absl::StrCat("has(c.resources) && (", resources("requests"),
                                               " || ", resources("limits"), ")")),
                     " || (has(object.spec.overhead) && object.spec.overhead.exists(n, ", gpu_name,
@@ -230,12 +238,14 @@ std::vector<MatchClause> ClaimClauses(const topology::Policy& policy, ReviewKind
   const std::string spec =
       kind == MatchKind::kResourceClaimTemplate ? "object.spec.spec" : "object.spec";
   std::vector<MatchClause> out;
-  out.push_back({"claim-nvidia-device-class",
-                 "unknown-tenant, claim-device-class, claim-mig-profile, tenant-quota; "
-                 "mutation: labels, tenant selectors",
-                 AnyRequest(spec, [](absl::string_view h) {
-                   return absl::StrCat("has(", h, ".deviceClassName) && ", h,
-                                       ".deviceClassName.endsWith('.nvidia.com')");
+  const topology::AdmissionAllowList& allow = policy.admission;
+  out.push_back({"claim-gpu-device-class",
+                 "unknown-tenant, claim-device-class, claim-mig-profile, claim-shared-capacity, "
+                 "dra-extended-resource, tenant-quota; mutation: labels, tenant selectors",
+                 AnyRequest(spec, [&](absl::string_view h) {
+                   return absl::StrCat(
+                       "has(", h, ".deviceClassName) && ",
+                       AnyPattern(allow.gpu_device_classes, absl::StrCat(h, ".deviceClassName")));
                  })});
   out.push_back({"claim-nvidia-config",
                  "unknown-tenant, claim-sharing, claim-mps-limits; mutation: labels, MPS limits",
@@ -247,6 +257,14 @@ std::vector<MatchClause> ClaimClauses(const topology::Policy& policy, ReviewKind
                  absl::StrCat("has(", spec, ".resourceClassName) && ", spec,
                               ".resourceClassName.lowerAscii().contains('nvidia')")});
   if (webhook == ReviewKind::kMutate) return out;
+  // An allow-list: a class in neither list is unknown demand, which validation judges.
+  out.push_back({"claim-unmapped-device-class", "unknown-demand, unknown-tenant",
+                 AnyRequest(spec, [&](absl::string_view h) {
+                   const std::string name = absl::StrCat(h, ".deviceClassName");
+                   return absl::StrCat("has(", h, ".deviceClassName) && !",
+                                       AnyPattern(allow.gpu_device_classes, name), " && !",
+                                       AnyPattern(allow.other_device_classes, name));
+                 })});
   out.push_back({"claim-admin-access", "device-access (admin access to any device class)",
                  AnyRequest(spec, [](absl::string_view h) {
                    return absl::StrCat("has(", h, ".adminAccess) && ", h, ".adminAccess == true");

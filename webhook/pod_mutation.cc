@@ -210,6 +210,19 @@ void MutatePod(const JsonValue& pod, const PodView& view, const topology::Policy
     if (patch.size() != before) changed.push_back("gpu-memory");
   }
 
+  // The second-scheduler layout: a GPU pod naming another scheduler would be placed without
+  // the extender. A preset node needs no scheduler (preset-node judges it).
+  const topology::AdmissionAllowList& admission = policy.admission;
+  if (!update && admission.set_scheduler_name && view.facts.node_name.empty() &&
+      SchedulerOf(view.facts) != admission.scheduler_name) {
+    if (FindNonNull(*spec, "schedulerName")) {
+      patch.Replace("/spec/schedulerName", admission.scheduler_name);
+    } else {
+      patch.Add("/spec/schedulerName", admission.scheduler_name);
+    }
+    changed.push_back("scheduler-name");
+  }
+
   if (update || !view.demand.ok() || (view.demand->empty() && view.gpu_claims.empty())) return;
   std::vector<std::string> pools = AllowedPools(policy, *tenant.tier);
   // An `In` with no values is invalid; with no allowed pool the extender's gate alone decides.

@@ -1,11 +1,15 @@
-// The pieces the pod rule table (pod_rules.cc) is assembled from, by rule family; internal to
-// webhook/ (callers use pod_rules.h):
+// The pieces the pod rows of the rule table (rule_table.cc) are assembled from, by rule family;
+// internal to webhook/ (callers use rule_table.h):
 //
 //   resource_use.cc         how the webhook sees a resource name, what a container asks for
 //   pod_view.cc             reading a Pod into a PodView
 //   tier_rules.cc           unknown-tenant, tier-shared, fail-requests-greater-than-one, warnings
 //   device_access_rules.cc  device-access: the escape hatches past the device plugin
 //   tenant_limit_rules.cc   tenant-limits, invalid-gpu-request, priority-class
+//   device_annotation_rules.cc  device-annotation
+//   quota_rules.cc          tenant-quota
+//   pod_demand_rules.cc     dra-extended-resource, unknown-demand
+//   preset_node_rules.cc    preset-node, scheduler-name
 #ifndef GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_
 #define GPU_TENANCY_WEBHOOK_POD_RULE_CHECKS_H_
 
@@ -17,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "topology/quantity.h"
 #include "webhook/pod_rules.h"
+#include "webhook/rule_table.h"
 #include "webhook/verdict.h"
 
 namespace webhook::pod_rules_internal {
@@ -62,8 +67,27 @@ void CheckInvalidGpuRequest(const PodRuleContext& ctx, std::vector<Violation>& o
 // preemptionPolicy Never).
 void CheckPriorityClass(const PodRuleContext& ctx, std::vector<Violation>& out);
 
+// device-annotation (device_annotation_rules.cc) and tenant-quota with its warning
+// (quota_rules.cc).
+void CheckDevicesAnnotation(const PodRuleContext& ctx, std::vector<Violation>& out);
+void CheckTenantQuota(const PodRuleContext& ctx, std::vector<Violation>& out);
+void AddTenantQuotaWarnings(const PodRuleContext& ctx, std::vector<std::string>& warnings);
+
+// preset_node_rules.cc: preset-node, the extender's fit for a pod that names its node.
+inline constexpr absl::string_view kPresetNodeRule = "preset-node";
+void CheckPresetNode(const PodRuleContext& ctx, std::vector<Violation>& out);
+// And scheduler-name, with its warning for tiers that do not deny unknown demand.
+inline constexpr absl::string_view kSchedulerNameRule = "scheduler-name";
+void CheckSchedulerName(const PodRuleContext& ctx, std::vector<Violation>& out);
+void AddSchedulerNameWarnings(const PodRuleContext& ctx, std::vector<std::string>& warnings);
+
+// pod_demand_rules.cc: dra-extended-resource and unknown-demand.
+void CheckDraExtendedResources(const PodRuleContext& ctx, std::vector<Violation>& out);
+void CheckUnknownDemand(const PodRuleContext& ctx, std::vector<Violation>& out);
+
 // Warnings: advice that does not block the pod (CREATE only).
 void AddWarnings(const PodRuleContext& ctx, std::vector<std::string>& warnings);
+void AddUnknownDemandWarnings(const PodRuleContext& ctx, std::vector<std::string>& warnings);
 
 }  // namespace webhook::pod_rules_internal
 

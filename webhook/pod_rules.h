@@ -1,8 +1,10 @@
-// The validating rules for Pods, as a table of small named functions. Each rule reads a PodView
-// (the parts of the Pod the rules care about, parsed once) and appends Violations whose message
-// starts with the rule id:
+// What the pod rows of the rule table (rule_table.h) read: a Pod parsed once into a PodView
+// (the parts of the Pod the rules care about), and how the webhook sees resource names. The pod
+// rules, each appending Violations whose message starts with the rule id:
 //
-//   unknown-tenant                  GPU requests, claims for NVIDIA GPUs or device access from a
+//   device-annotation               gpu-tenancy.io/devices written by anyone but the node agent
+//                                   of the pod's node (device_annotation_rules.h)
+//   unknown-tenant                  GPU requests, claims for GPUs or device access from a
 //                                   namespace no tenant owns, when the policy denies unknown
 //                                   tenants (CPU-only pods pass)
 //   tier-shared                     sharing modes (resources, GPU memory, selected pools) the
@@ -14,13 +16,23 @@
 //   invalid-gpu-request             GPU requests the model cannot read (a bad memory annotation)
 //   priority-class                  a PriorityClass the tenant may not use (any pod of the
 //                                   tenant: priority decides whom a pod may preempt)
+//   dra-extended-resource           a DRA extended resource whose class selects a device the
+//                                   tenant may not use (device_class_rules.h)
+//   unknown-demand                  a GPU vendor's resource name, or a device class, the
+//                                   service does not read (denied or warned by the tier)
+//   preset-node                     a GPU pod created with spec.nodeName set, which the node it
+//                                   names would refuse at the extender (tier, capacity, quota)
+//   scheduler-name                  a GPU pod naming a scheduler other than the one gpu-tenancy
+//                                   extends (admission.schedulerName): denied where unknown
+//                                   demand is, a warning otherwise
+//   tenant-quota                    a pod over its tenant's quota (quota_rules.h)
 //
 // UPDATE: every pod field these rules read is immutable once the pod exists (resources,
-// containers, volumes, hostIPC, nodeSelector, affinity) except the GPU memory annotation. So on
-// UPDATE only the rules marked `mutable_inputs` run, and those only look at what changed.
-// Ephemeral containers arrive through the pods/ephemeralcontainers subresource; ValidatePod
-// with `ephemeral_only` checks just those containers (kubectl debug --privileged is device
-// access like any other).
+// containers, volumes, hostIPC, nodeSelector, affinity) except the annotations, so on UPDATE
+// only the rows that read those run (tenant-limits on GPU memory, invalid-gpu-request,
+// device-annotation), and those only look at what changed. Ephemeral containers arrive through
+// the pods/ephemeralcontainers subresource; the rows then see just those containers (kubectl
+// debug --privileged is device access like any other).
 #ifndef GPU_TENANCY_WEBHOOK_POD_RULES_H_
 #define GPU_TENANCY_WEBHOOK_POD_RULES_H_
 
@@ -36,6 +48,7 @@
 #include "topology/dra.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
+#include "topology/snapshot.h"
 #include "webhook/verdict.h"
 
 namespace webhook {
@@ -73,6 +86,15 @@ struct PoolSelection {
   std::string how;  // "nodeSelector" or "required node affinity"
 };
 
+// A container resource name that DRA serves (KEP-5004): deviceclass.resource.kubernetes.io/<class>,
+// or a name a DeviceClass maps through extendedResourceName.
+struct DraExtendedAsk {
+  std::string container;  // ContainerView::Label()
+  std::string resource;
+  std::string device_class;
+  topology::DeviceClassKind class_kind = topology::DeviceClassKind::kUnknown;
+};
+
 struct PodView {
   // Labels are not copied and of the annotations only the policy's GPU memory annotation (all
   // the rules read); every value is still checked as ParsePod checks it.
@@ -83,11 +105,14 @@ struct PodView {
   std::vector<PoolSelection> pool_selections;
   // ComputeDemand's answer; an error (a bad memory annotation) is a violation, not a 400.
   absl::StatusOr<topology::GpuDemand> demand = topology::GpuDemand{};
-  // The pod's DRA claims that use an NVIDIA GPU device class (NvidiaClaimUses), each as a
-  // phrase: `claim "gpu" (ResourceClaim tenant-a-inference, device class gpu.nvidia.com)`.
+  // The pod's DRA claims that use a GPU device class (GpuClaimUses), each as a phrase:
+  // `claim "gpu" (ResourceClaim tenant-a-inference, device class gpu.nvidia.com)`.
   std::vector<std::string> gpu_claims;
+  // Its DRA extended resources (DraExtendedAsks), GPU classes and unknown ones.
+  std::vector<DraExtendedAsk> dra_extended;
 
-  // Any GPU device or GPU memory resource, the annotation, or a claim for NVIDIA GPUs.
+  // Any GPU device or GPU memory resource, the annotation, a claim for GPUs, or a DRA extended
+  // resource of a class that is not listed as other.
   bool HasGpuRequests() const;
 };
 
@@ -100,11 +125,20 @@ struct PodView {
                                                    absl::string_view path);
 
 // The pod's claims (spec.resourceClaims) whose ResourceClaim or ResourceClaimTemplate in `dra`
-// asks for an NVIDIA GPU device class (IsNvidiaGpuClass). A claim or template the state does
+// asks for a device class the policy lists as a GPU class. A claim or template the state does
 // not hold (yet) cannot be told apart from any other and is not counted; its own admission
 // judged it and wrote the tenant's selectors into it.
-std::vector<std::string> NvidiaClaimUses(const topology::PodFacts& pod,
-                                         const topology::DraState& dra);
+std::vector<std::string> GpuClaimUses(const topology::PodFacts& pod, const topology::DraState& dra,
+                                      const topology::AdmissionAllowList& allow);
+
+// The pod's DRA extended resources, each container and name once: every
+// deviceclass.resource.kubernetes.io/<class> name, and (with `dra`) every name a current
+// DeviceClass maps through extendedResourceName.
+std::vector<DraExtendedAsk> DraExtendedAsks(const PodView& pod, const topology::DraState* dra,
+                                            const topology::AdmissionAllowList& allow);
+
+// The scheduler a pod names: spec.schedulerName, "default-scheduler" when unset.
+std::string SchedulerOf(const topology::PodFacts& pod);
 
 // How the webhook sees one pod resource name.
 enum class ResourceUse {
@@ -115,7 +149,8 @@ enum class ResourceUse {
   kShared,     // nvidia.com/gpu.shared and policy.shared_resources
   kMps,        // nvidia.com/* names containing "mps"
   kMemory,     // policy.memory_resources (memory-only fractions share a GPU)
-  kOtherGpu,   // any other nvidia.com/* name
+  kOtherGpu,   // any other name in a GPU vendor's domain (kGpuVendorDomains) the service does
+               // not read, unless the policy lists it (admission.otherResources)
 };
 ResourceUse ClassifyPodResource(absl::string_view resource, const topology::Policy& policy);
 // Shared replicas: more than one pod on one device, counted in replicas.
@@ -123,36 +158,9 @@ bool IsSharedReplica(ResourceUse use);
 // The profile of a nvidia.com/mig-<profile>[.shared] name, else "".
 std::string MigProfileOf(absl::string_view resource);
 
-struct PodRuleContext {
-  const PodView& pod;
-  const PodView* old_pod = nullptr;  // UPDATE only
-  const topology::Policy& policy;
-  const topology::TenantRef& tenant;
-  absl::string_view namespace_name;
-};
-
-using PodRuleFn = void (*)(const PodRuleContext& ctx, std::vector<Violation>& out);
-
-struct PodRule {
-  absl::string_view id;
-  // True when the rule reads a field that may change on UPDATE (the memory annotation).
-  bool mutable_inputs = false;
-  PodRuleFn check = nullptr;
-};
-
-// The table, in the order violations are reported.
-absl::Span<const PodRule> PodRules();
-
-struct PodValidation {
-  std::vector<Violation> violations;
-  std::vector<std::string> warnings;
-};
-
-// Runs the table. `old_pod` non-null means UPDATE. `ephemeral_only` checks only the ephemeral
-// containers (the pods/ephemeralcontainers subresource).
-PodValidation ValidatePod(const PodView& pod, const PodView* old_pod,
-                          const topology::Policy& policy, const topology::TenantRef& tenant,
-                          absl::string_view namespace_name, bool ephemeral_only = false);
+// The pod the pods/ephemeralcontainers subresource adds: only its ephemeral containers are new
+// (everything else was judged at creation and is immutable), so the rules see those alone.
+PodView EphemeralContainersOf(const PodView& pod);
 
 }  // namespace webhook
 

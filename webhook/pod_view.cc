@@ -5,8 +5,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/k8s_codec.h"
+#include "topology/dra_extended.h"
 #include "topology/status_macros.h"
 #include "webhook/claim_selectors.h"
 #include "webhook/pod_rule_checks.h"
@@ -106,14 +108,56 @@ std::string ContainerView::Label() const {
   return absl::StrCat("container \"", name, "\"");
 }
 
+PodView EphemeralContainersOf(const PodView& pod) {
+  PodView ephemeral;
+  ephemeral.facts.namespace_name = pod.facts.namespace_name;
+  ephemeral.facts.name = pod.facts.name;
+  for (const ContainerView& c : pod.containers) {
+    if (c.list == ContainerList::kEphemeral) ephemeral.containers.push_back(c);
+  }
+  return ephemeral;
+}
+
+std::string SchedulerOf(const topology::PodFacts& pod) {
+  return pod.scheduler_name.empty() ? "default-scheduler" : pod.scheduler_name;
+}
+
 bool PodView::HasGpuRequests() const {
   if (demand.ok() && !demand->empty()) return true;
   if (!demand.ok()) return true;  // an unreadable GPU request is still a GPU request
-  return !gpu_claims.empty();
+  if (!gpu_claims.empty()) return true;
+  return std::any_of(dra_extended.begin(), dra_extended.end(), [](const DraExtendedAsk& a) {
+    return a.class_kind != topology::DeviceClassKind::kOther;
+  });
 }
 
-std::vector<std::string> NvidiaClaimUses(const topology::PodFacts& pod,
-                                         const topology::DraState& dra) {
+std::vector<DraExtendedAsk> DraExtendedAsks(const PodView& pod, const topology::DraState* dra,
+                                            const topology::AdmissionAllowList& allow) {
+  std::vector<DraExtendedAsk> out;
+  for (const ContainerView& c : pod.containers) {
+    std::set<std::string> seen;
+    for (const topology::ResourceList* resources : {&c.requests, &c.limits}) {
+      for (const auto& [name, q] : *resources) {
+        if (q.IsZero() || seen.count(name)) continue;
+        std::string device_class;
+        if (absl::StartsWith(name, topology::kDeviceClassResourcePrefix)) {
+          device_class = name.substr(topology::kDeviceClassResourcePrefix.size());
+        } else if (const topology::DraDeviceClass* backing =
+                       dra ? topology::DraExtendedClass(*dra, name) : nullptr) {
+          device_class = backing->name;
+        } else {
+          continue;
+        }
+        seen.insert(name);
+        out.push_back({c.Label(), name, device_class, allow.ClassifyDeviceClass(device_class)});
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> GpuClaimUses(const topology::PodFacts& pod, const topology::DraState& dra,
+                                      const topology::AdmissionAllowList& allow) {
   std::vector<std::string> out;
   for (const topology::PodClaimRef& ref : pod.resource_claims) {
     const bool from_template = ref.claim.empty();
@@ -122,7 +166,7 @@ std::vector<std::string> NvidiaClaimUses(const topology::PodFacts& pod,
                       : dra.claims.Find(pod.namespace_name, ref.claim);
     if (!claim) continue;
     for (const std::string& device_class : claim->device_classes) {
-      if (!IsNvidiaGpuClass(device_class)) continue;
+      if (allow.ClassifyDeviceClass(device_class) != topology::DeviceClassKind::kGpu) continue;
       out.push_back(absl::StrCat(
           "claim \"", ref.name, "\" (", from_template ? "ResourceClaimTemplate " : "ResourceClaim ",
           from_template ? ref.template_name : ref.claim, ", device class ", device_class, ")"));

@@ -24,9 +24,13 @@ ResourceUse ClassifyPodResource(absl::string_view resource, const topology::Poli
       policy.IsConfiguredShared(resource)) {
     return ResourceUse::kShared;
   }
-  if (absl::StartsWith(resource, topology::kNvidiaResourcePrefix)) {
-    return absl::StrContains(absl::AsciiStrToLower(resource), "mps") ? ResourceUse::kMps
-                                                                     : ResourceUse::kOtherGpu;
+  if (policy.admission.IsOtherResource(resource)) return ResourceUse::kNotGpu;
+  if (absl::StartsWith(resource, topology::kNvidiaResourcePrefix) &&
+      absl::StrContains(absl::AsciiStrToLower(resource), "mps")) {
+    return ResourceUse::kMps;
+  }
+  for (absl::string_view domain : topology::kGpuVendorDomains) {
+    if (absl::StartsWith(resource, domain)) return ResourceUse::kOtherGpu;
   }
   return ResourceUse::kNotGpu;
 }

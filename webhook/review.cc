@@ -1,5 +1,6 @@
 #include "webhook/review.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -7,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/dra_codec.h"
 #include "common/json.h"
 #include "common/k8s_codec.h"
 #include "rapidjson/stringbuffer.h"
@@ -17,7 +19,7 @@
 #include "webhook/device_annotation_rules.h"
 #include "webhook/pod_mutation.h"
 #include "webhook/pod_rules.h"
-#include "webhook/quota_rules.h"
+#include "webhook/rule_table.h"
 
 namespace webhook {
 namespace {
@@ -167,22 +169,10 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
                        const topology::TenantRef& tenant, ObjectOutcome& out) {
   const bool update = r.operation == "UPDATE";
   const bool ephemeral = r.sub_resource == "ephemeralcontainers";
-  std::optional<Violation> forged;
-  if (kind == ReviewKind::kValidate && !ephemeral) {
-    // Read from the raw objects: PodView keeps only the annotations the other rules read.
-    DeviceAnnotationChange change;
-    change.annotation = topology::kPodDevicesAnnotation;
-    change.new_value = common::AnnotationOf(r.object, change.annotation);
-    if (update) change.old_value = common::AnnotationOf(r.old_object, change.annotation);
-    if (const JsonValue* spec = FindNonNull(*r.object, "spec")) {
-      change.node = std::string(StringOr(*spec, "nodeName"));
-    }
-    change.object = absl::StrCat("pod \"", r.namespace_name, "/", ObjectName(*r.object), "\"");
-    forged = CheckDeviceAnnotation(policy.node_agent, r.user, change);
-  }
   ASSIGN_OR_RETURN(PodView pod,
                    ParsePodView(*r.object, policy, r.namespace_name, "request.object"));
-  if (r.dra) pod.gpu_claims = NvidiaClaimUses(pod.facts, *r.dra);
+  if (r.dra) pod.gpu_claims = GpuClaimUses(pod.facts, *r.dra, policy.admission);
+  pod.dra_extended = DraExtendedAsks(pod, r.dra, policy.admission);
   std::optional<PodView> old_pod;
   if (update && r.old_object && r.old_object->IsObject()) {
     absl::StatusOr<PodView> parsed =
@@ -197,35 +187,78 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
     if (!changed.empty()) out.audit_annotations["mutated"] = absl::StrJoin(changed, ",");
     return absl::OkStatus();
   }
+  // Read from the raw objects: PodView keeps only the annotations the other rules read.
+  DeviceAnnotationChange devices;
+  devices.annotation = topology::kPodDevicesAnnotation;
+  devices.new_value = common::AnnotationOf(r.object, devices.annotation);
+  if (update) devices.old_value = common::AnnotationOf(r.old_object, devices.annotation);
+  devices.node = pod.facts.node_name;
+  devices.object = absl::StrCat("pod \"", r.namespace_name, "/", ObjectName(*r.object), "\"");
   // UPDATE compares with the old pod; without one the mutable-input rules see it as changed.
   const PodView no_old_pod;
   const PodView* old = update ? (old_pod ? &*old_pod : &no_old_pod) : nullptr;
-  PodValidation v = ValidatePod(pod, old, policy, tenant, r.namespace_name, ephemeral);
-  // First: a forged device annotation is the gravest thing a request can do.
-  if (forged) v.violations.insert(v.violations.begin(), *std::move(forged));
-  if (!update && !ephemeral && r.tenant_held) {
-    CheckTenantQuota(pod, policy, tenant, *r.tenant_held, v.violations, v.warnings);
-  }
-  out.warnings = std::move(v.warnings);
-  FinishVerdict(v.violations, out);
+  const PodView ephemeral_view = ephemeral ? EphemeralContainersOf(pod) : PodView{};
+  PodRuleContext ctx{ephemeral ? ephemeral_view : pod,
+                     old,
+                     policy,
+                     tenant,
+                     r.namespace_name,
+                     r.snapshot ? &r.snapshot->dra() : r.dra,
+                     r.snapshot,
+                     &r.user,
+                     ephemeral ? nullptr : &devices,
+                     update || ephemeral ? nullptr : r.tenant_held};
+  Findings found = RunPodRules(ctx, ephemeral ? kOnEphemeral : update ? kOnUpdate : kOnCreate);
+  out.warnings = std::move(found.warnings);
+  FinishVerdict(found.violations, out);
   return absl::OkStatus();
 }
 
 void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy& policy,
                  const topology::TenantRef& tenant, ObjectOutcome& out) {
   const bool update = r.operation == "UPDATE";
-  ClaimView claim = ParseClaimView(*r.object, r.kind);
+  ClaimView claim = ParseClaimView(*r.object, r.kind, policy.admission);
+  // Believed from the scheduler's identity only: anyone may write the annotation, and a claim
+  // that carries it would otherwise skip the tenant's selectors.
+  claim.extended_resource_claim = claim.extended_resource_annotation &&
+                                  policy.admission.IsSchedulerUser(r.user.username) &&
+                                  r.kind == "ResourceClaim";
   TenantAudit(tenant, out);
+  const bool judged = !claim.gpu_use.empty() ||
+                      std::any_of(claim.requests.begin(), claim.requests.end(), [](const auto& q) {
+                        return q.class_kind == topology::DeviceClassKind::kUnknown;
+                      });
+  if (kind == ReviewKind::kValidate && claim.extended_resource_annotation &&
+      !claim.extended_resource_claim && !update && judged) {
+    out.warnings.push_back(absl::StrCat(
+        "annotation ", common::kExtendedResourceClaimAnnotation,
+        " ignored: only kube-scheduler (policy admission.schedulerUsers) makes such claims, "
+        "and this request comes from ",
+        r.user.username.empty() ? "an unnamed user" : absl::StrCat("\"", r.user.username, "\""),
+        "; the claim is judged as the tenant's own"));
+  }
+  const bool shared_devices_published =
+      r.dra && r.dra->device_set && r.dra->device_set->publishes_shared_devices;
   if (kind == ReviewKind::kMutate) {
     std::vector<std::string> changed;
-    MutateClaim(*r.object, claim, tenant, update, out.patch, changed, out.warnings);
+    MutateClaim(*r.object, claim, tenant, update, shared_devices_published, out.patch, changed,
+                out.warnings);
     if (!changed.empty()) out.audit_annotations["mutated"] = absl::StrJoin(changed, ",");
     return;
   }
   if (update) return;  // a claim's spec is immutable: it was judged at creation
-  ClaimValidation v = ValidateClaim(claim, policy, tenant, r.namespace_name);
-  out.warnings = std::move(v.warnings);
-  FinishVerdict(v.violations, out);
+  ClaimRuleContext ctx{claim,
+                       *r.object,
+                       policy,
+                       tenant,
+                       r.namespace_name,
+                       r.dra,
+                       r.sub_resource.empty() ? r.snapshot : nullptr,
+                       r.claim_quota,
+                       r.dry_run};
+  Findings found = RunClaimRules(ctx);
+  out.warnings.insert(out.warnings.end(), found.warnings.begin(), found.warnings.end());
+  FinishVerdict(found.violations, out);
 }
 
 // A Node's own device annotation (validation only): no tenant, no other rule.
@@ -238,11 +271,7 @@ void ReviewNode(const ObjectRequest& r, const topology::Policy& policy, ObjectOu
   change.node = ObjectName(*r.object);
   change.object = absl::StrCat("node \"", change.node, "\"");
   change.is_node = true;
-  std::vector<Violation> violations;
-  if (std::optional<Violation> v = CheckDeviceAnnotation(policy.node_agent, r.user, change)) {
-    violations.push_back(*std::move(v));
-  }
-  FinishVerdict(violations, out);
+  FinishVerdict(RunNodeRules({policy, r.user, change}).violations, out);
 }
 
 // group/version/kind from {"group","version","kind"}.
@@ -357,16 +386,11 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
     r.tenant_held = &held;
   }
   r.dra = &snapshot.dra();
+  r.snapshot = &snapshot;
+  r.claim_quota = &claim_quota;
+  r.dry_run = dry_run;
   absl::StatusOr<ObjectOutcome> outcome = ReviewObject(r, kind, policy, namespace_labels);
   if (!outcome.ok()) return BadRequest(outcome.status().message());
-  if (kind == ReviewKind::kValidate && outcome->allowed && r.operation == "CREATE" &&
-      r.kind == "ResourceClaim" && IsDraClaimKind(r) && r.sub_resource.empty()) {
-    // Last, so a claim another rule denies reserves nothing.
-    std::vector<Violation> violations;
-    CheckClaimQuota(*r.object, r.namespace_name, policy, tenant, snapshot, claim_quota, dry_run,
-                    violations, outcome->warnings);
-    FinishVerdict(violations, *outcome);
-  }
   ReviewOutcome out;
   out.allowed = outcome->allowed;
   out.rule = outcome->rule;

@@ -90,9 +90,17 @@ struct ObjectRequest {
   // The cluster's DRA claims and templates, so a pod's claims for NVIDIA GPUs make it a GPU
   // pod; null when not known.
   const topology::DraState* dra = nullptr;
+  // The whole cluster as the service sees it (`dra` is its DRA state), for the rules that ask
+  // the extender's question at admission (preset-node); null when not known.
+  const topology::ClusterSnapshot* snapshot = nullptr;
   // request.userInfo: the device annotations' rule reads who asks. Empty when not known
   // (`gpu-tenancy check`), which no rule takes for the node agent.
   UserIdentity user;
+  // A ResourceClaim CREATE's quota (tenant-quota): how its usage record is reached, and whether
+  // the request is a dry run. Null: counted against `snapshot` alone; without a snapshot, not
+  // checked.
+  const ClaimQuotaContext* claim_quota = nullptr;
+  bool dry_run = false;
 };
 
 struct ObjectOutcome {

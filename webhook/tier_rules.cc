@@ -103,6 +103,11 @@ void CheckUnknownTenant(const PodRuleContext& ctx, std::vector<Violation>& out) 
     std::vector<Finding> findings = DeviceAccessFindings(ctx.pod);
     if (!findings.empty()) trigger = findings.front().what;
   }
+  for (const DraExtendedAsk& ask : ctx.pod.dra_extended) {
+    if (!trigger.empty() || ask.class_kind == topology::DeviceClassKind::kOther) continue;
+    trigger = absl::StrCat(ask.container, " requests ", ask.resource, " (device class ",
+                           ask.device_class, " through DRA)");
+  }
   if (trigger.empty() && !ctx.pod.gpu_claims.empty()) {
     trigger = absl::StrCat("the pod uses ", ctx.pod.gpu_claims.front());
   }

@@ -262,6 +262,51 @@ TEST(CheckTest, QuotasAgainstWhatTheClusterFileHolds) {
   EXPECT_TRUE(absl::StrContains(missing.err, "absent.yaml")) << missing.err;
 }
 
+// With a cluster file, check reads what the live webhook reads besides the object: the
+// DeviceClasses and devices a DRA extended resource reaches, and the node a pod names.
+TEST(CheckTest, ClusterFileGivesTheSideDoorRulesTheirInputs) {
+  testing_support::TempDir dir;
+  const std::string policy = std::string(GT_TESTDATA_DIR) + "/webhook/side-doors-policy.yaml";
+  const std::string cluster = std::string(GT_TESTDATA_DIR) + "/webhook/side-doors-cluster.yaml";
+  const std::string pod = dir.File("implicit.yaml");
+  std::ofstream(pod)
+      << "apiVersion: v1\nkind: Pod\nmetadata: {name: implicit, namespace: acme}\n"
+         "spec:\n  containers:\n  - name: main\n    image: cuda\n"
+         "    resources: {limits: {deviceclass.resource.kubernetes.io/mig.nvidia.com: "
+         "1}}\n";
+  Result denied = RunCheck({"--policy", policy, "--cluster-file", cluster, pod});
+  EXPECT_EQ(denied.exit_code, 1) << denied.err;
+  EXPECT_TRUE(absl::StrContains(denied.err,
+                                "denied the request: [dra-extended-resource] "
+                                "container \"main\" requests "
+                                "deviceclass.resource.kubernetes.io/mig.nvidia.com"))
+      << denied.err;
+
+  const std::string preset = dir.File("preset.yaml");
+  std::ofstream(preset)
+      << "apiVersion: v1\nkind: Pod\nmetadata: {name: preset, namespace: acme}\n"
+         "spec:\n  nodeName: excl-a\n  containers:\n  - name: main\n"
+         "    image: cuda\n    resources: {limits: {nvidia.com/mig-1g.10gb: 1}}\n";
+  Result preset_denied = RunCheck({"--policy", policy, "--cluster-file", cluster, preset});
+  EXPECT_EQ(preset_denied.exit_code, 1) << preset_denied.err;
+  EXPECT_TRUE(absl::StrContains(preset_denied.err, "[preset-node] pod names node \"excl-a\""))
+      << preset_denied.err;
+
+  // A claim is counted against the cluster's holdings, as the webhook counts it without a
+  // usage record: acme holds its one GPU.
+  const std::string claim = dir.File("claim.yaml");
+  std::ofstream(claim) << "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                          "metadata: {name: big, namespace: acme}\nspec:\n  devices:\n"
+                          "    requests:\n    - name: gpu\n"
+                          "      exactly: {deviceClassName: gpu.nvidia.com, count: 1}\n";
+  Result over_quota = RunCheck({"--policy", policy, "--cluster-file", cluster, claim});
+  EXPECT_EQ(over_quota.exit_code, 1) << over_quota.err;
+  EXPECT_TRUE(absl::StrContains(over_quota.err,
+                                "denied the request: [tenant-quota] tenant acme quota: "
+                                "nvidia.com/gpu 1 of 1 held, 1 requested"))
+      << over_quota.err;
+}
+
 // A tenant's allowed PriorityClasses, as admission would enforce them.
 TEST(CheckTest, PriorityClassesTheTenantMayNotUse) {
   testing_support::TempDir dir;

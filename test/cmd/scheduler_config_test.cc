@@ -53,11 +53,12 @@ TEST(SchedulerConfigCmdTest, StanzaManagesTheWholeCatalog) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(absl::StrContains(r.out, "\n  preemptVerb: preempt")) << r.out;
   std::vector<ManagedName> names = ManagedNamesOf(r.out);
-  // 2 whole-GPU names, 52 MIG profiles exclusive and shared, 2 memory names.
-  EXPECT_EQ(names.size(), 108u);
+  // 2 whole-GPU names, 52 MIG profiles exclusive and shared, 2 memory names, 2 DRA classes.
+  EXPECT_EQ(names.size(), 110u);
   ASSERT_FALSE(names.empty());
   EXPECT_EQ(names.front(), (ManagedName{"nvidia.com/gpu", false}));
-  EXPECT_EQ(names.back(), (ManagedName{"nvidia.com/gpumem", true}));
+  EXPECT_EQ(names.back(),
+            (ManagedName{"deviceclass.resource.kubernetes.io/mig.nvidia.com", false}));
   for (const char* name : {"nvidia.com/mig-1g.18gb", "nvidia.com/mig-1g.18gb.me.shared",
                            "nvidia.com/mig-1g.6gb.me", "nvidia.com/mig-7g.180gb.shared"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), ManagedName{name, false}), names.end()) << name;
@@ -71,7 +72,7 @@ TEST(SchedulerConfigCmdTest, PolicyAddsItsSharedAndMemoryNames) {
       absl::StrCat("--policy ", SourcePathArg("test/testdata/webhook/policy.yaml")));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<ManagedName> names = ManagedNamesOf(r.out);
-  ASSERT_EQ(names.size(), 109u);
+  ASSERT_EQ(names.size(), 111u);
   EXPECT_EQ(names[106], (ManagedName{"example.com/vgpu", false}));
   EXPECT_TRUE(absl::StrContains(r.out, "(sharedResources)")) << r.out;
 }
@@ -84,10 +85,16 @@ TEST(SchedulerConfigCmdTest, ClusterFileNarrowsToAdvertisedNames) {
   // The demo cluster's H100s and A100s advertise three MIG profiles, whole and time-sliced
   // GPUs; example.com/vgpu is advertised by no node; memory names are always kept.
   const std::vector<ManagedName> want = {
-      {"nvidia.com/gpu", false},         {"nvidia.com/gpu.shared", false},
-      {"nvidia.com/mig-1g.10gb", false}, {"nvidia.com/mig-2g.20gb", false},
-      {"nvidia.com/mig-3g.40gb", false}, {"nvidia.com/gpu.memory", true},
+      {"nvidia.com/gpu", false},
+      {"nvidia.com/gpu.shared", false},
+      {"nvidia.com/mig-1g.10gb", false},
+      {"nvidia.com/mig-2g.20gb", false},
+      {"nvidia.com/mig-3g.40gb", false},
+      {"nvidia.com/gpu.memory", true},
       {"nvidia.com/gpumem", true},
+      // DRA extended resources: no node's allocatable lists them, so they are always kept.
+      {"deviceclass.resource.kubernetes.io/gpu.nvidia.com", false},
+      {"deviceclass.resource.kubernetes.io/mig.nvidia.com", false},
   };
   EXPECT_EQ(ManagedNamesOf(r.out), want) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "schedulerName: gpu-tenancy-scheduler")) << r.out;

@@ -109,7 +109,9 @@ void ExpectExtenderWiring(const Value* config, const std::string& url) {
     if (ignored) {
       EXPECT_TRUE(name == "nvidia.com/gpu.memory" || name == "nvidia.com/gpumem") << name;
     }
-    EXPECT_TRUE(absl::StartsWith(name, "nvidia.com/")) << name;
+    EXPECT_TRUE(absl::StartsWith(name, "nvidia.com/") ||
+                absl::StartsWith(name, "deviceclass.resource.kubernetes.io/"))
+        << name;
   }
 }
 

@@ -71,7 +71,7 @@ TEST(PolicyTest, ModeSets) {
 
 Policy TwoTenants() {
   Policy p;
-  p.tiers = {{"trusted", {}, true}, {"untrusted", {}, false}};
+  p.tiers = {{"trusted", {}, true, {}}, {"untrusted", {}, false, {}}};
   p.tiers[0].modes.Add(SharingMode::kMps);
   p.tiers[1].modes.Add(SharingMode::kMig);
   p.tenants.push_back({"bank", "untrusted", {"bank-prod", "bank-dev"}, {}, {}, {}, {}});
@@ -138,7 +138,7 @@ TEST(PolicyTest, ValidateNamesTheOffendingEntry) {
       {"empty tier name", [](Policy& p) { p.tiers.push_back({}); }, "tiers[2].name: empty"},
       {"duplicate tier",
        [](Policy& p) {
-         p.tiers.push_back({"trusted", {}, false});
+         p.tiers.push_back({"trusted", {}, false, {}});
        },
        "tiers[2].name: duplicate tier \"trusted\""},
       {"unknown tenant tier missing", [](Policy& p) { p.unknown_tenant_tier = "guest"; },
@@ -248,7 +248,7 @@ TEST(PolicyTest, ResolveTenant) {
 
 TEST(PolicyTest, EmptySelectorMatchesNothing) {
   Policy p;
-  p.tiers = {{"t", {}, false}};
+  p.tiers = {{"t", {}, false, {}}};
   p.tenants.push_back({"only-ns", "t", {"a"}, {}, {}, {}, {}});
   EXPECT_EQ(ResolveTenant(p, "b", {}).name, "unknown");
   EXPECT_EQ(ResolveTenant(p, "b", {{"any", "label"}}).name, "unknown");

@@ -54,6 +54,9 @@ TEST(SchedulerWiringTest, NamesInGroupsEachOnce) {
       {"example.com/vgpu", ManagedKind::kConfiguredShared, false},
       {"nvidia.com/gpu.memory", ManagedKind::kMemory, true},
       {"example.com/vram", ManagedKind::kMemory, true},
+      // The GPU device classes named without a pattern: their implicit DRA extended resource.
+      {"deviceclass.resource.kubernetes.io/gpu.nvidia.com", ManagedKind::kDraClass, false},
+      {"deviceclass.resource.kubernetes.io/mig.nvidia.com", ManagedKind::kDraClass, false},
   };
   EXPECT_EQ(ManagedResources(TwoModelWiringCatalog(), policy), want);
 }
@@ -62,7 +65,9 @@ TEST(SchedulerWiringTest, DefaultPolicyAddsTheDefaultMemoryNames) {
   std::vector<ManagedResource> got = ManagedResources(Catalog(), Policy::AllowAll());
   EXPECT_EQ(WiringNames(got),
             (std::vector<std::string>{"nvidia.com/gpu", "nvidia.com/gpu.shared",
-                                      "nvidia.com/gpu.memory", "nvidia.com/gpumem"}));
+                                      "nvidia.com/gpu.memory", "nvidia.com/gpumem",
+                                      "deviceclass.resource.kubernetes.io/gpu.nvidia.com",
+                                      "deviceclass.resource.kubernetes.io/mig.nvidia.com"}));
 }
 
 // Every profile of every built-in model, as the device plugin names it, exclusive and shared.
@@ -83,12 +88,13 @@ TEST(SchedulerWiringTest, BuiltinCatalogEveryProfileOfEveryModel) {
   }
   EXPECT_EQ(unique.count("nvidia.com/mig-1g.18gb.me"), 1u) << "H200/GH200 media extension";
   EXPECT_EQ(unique.count("nvidia.com/mig-1g.18gb+me"), 0u) << "+ is written as .";
-  // The count: 52 distinct profile names, so 104 MIG names; whole, shared, 2 memory.
+  // The count: 52 distinct profile names, so 104 MIG names; whole, shared, 2 memory,
+  // 2 DRA classes.
   EXPECT_EQ(profiles.size(), 52u);
-  EXPECT_EQ(names.size(), 2 + 2 * profiles.size() + 2);
+  EXPECT_EQ(names.size(), 2 + 2 * profiles.size() + 2 + 2);
 }
 
-TEST(SchedulerWiringTest, AdvertisedOnlyKeepsAdvertisedAndMemoryNames) {
+TEST(SchedulerWiringTest, AdvertisedOnlyKeepsAdvertisedMemoryAndDraClassNames) {
   NodeFacts mig_node;
   mig_node.name = "mig";
   mig_node.allocatable["nvidia.com/mig-1g.10gb"] = Quantity::FromUnits(7);
@@ -101,9 +107,13 @@ TEST(SchedulerWiringTest, AdvertisedOnlyKeepsAdvertisedAndMemoryNames) {
       AdvertisedOnly(ManagedResources(TwoModelWiringCatalog(), policy), {mig_node, shared_node});
   EXPECT_EQ(WiringNames(got),
             (std::vector<std::string>{"nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb",
-                                      "nvidia.com/gpu.memory", "nvidia.com/gpumem"}));
+                                      "nvidia.com/gpu.memory", "nvidia.com/gpumem",
+                                      "deviceclass.resource.kubernetes.io/gpu.nvidia.com",
+                                      "deviceclass.resource.kubernetes.io/mig.nvidia.com"}));
   EXPECT_EQ(WiringNames(AdvertisedOnly(ManagedResources(TwoModelWiringCatalog(), policy), {})),
-            (std::vector<std::string>{"nvidia.com/gpu.memory", "nvidia.com/gpumem"}));
+            (std::vector<std::string>{"nvidia.com/gpu.memory", "nvidia.com/gpumem",
+                                      "deviceclass.resource.kubernetes.io/gpu.nvidia.com",
+                                      "deviceclass.resource.kubernetes.io/mig.nvidia.com"}));
 }
 
 }  // namespace

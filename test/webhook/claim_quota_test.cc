@@ -42,20 +42,18 @@ struct DecideCase {
   std::vector<std::string> observed;  // claim keys the snapshot sees
   int64_t observed_gpus = 0;
   int64_t requested = 1;
-  bool enforce = true;
   bool admit = true;
   std::vector<std::string> written_keys;  // when admitted
 };
 
 TEST(ClaimQuotaDecideTest, ReservationsCountUntilTheSnapshotSeesTheClaim) {
   const std::vector<DecideCase> cases = {
-      {"empty record, under quota", {}, {}, 0, 1, true, true, {"acme.new"}},
+      {"empty record, under quota", {}, {}, 0, 1, true, {"acme.new"}},
       {"two reservations and one more fits",
        {{"acme.a", Reserved(1, kNow)}, {"acme.b", Reserved(1, kNow - 5)}},
        {},
        0,
        1,
-       true,
        true,
        {"acme.a", "acme.b", "acme.new"}},
       {"two reservations and two more do not",
@@ -63,7 +61,6 @@ TEST(ClaimQuotaDecideTest, ReservationsCountUntilTheSnapshotSeesTheClaim) {
        {},
        0,
        2,
-       true,
        false,
        {}},
       {"a claim the snapshot sees is counted once (from the snapshot)",
@@ -72,23 +69,14 @@ TEST(ClaimQuotaDecideTest, ReservationsCountUntilTheSnapshotSeesTheClaim) {
        1,
        1,
        true,
-       true,
        {"acme.a", "acme.b", "acme.new"}},
-      {"the snapshot's own holdings count",
-       {{"acme.a", Reserved(1, kNow)}},
-       {},
-       2,
-       1,
-       true,
-       false,
-       {}},
+      {"the snapshot's own holdings count", {{"acme.a", Reserved(1, kNow)}}, {}, 2, 1, false, {}},
       {"a stale reservation is dropped and not counted",
        {{"acme.old", Reserved(3, kNow - webhook::kReservationGraceSeconds - 1)},
         {"acme.a", Reserved(1, kNow)}},
        {},
        0,
        2,
-       true,
        true,
        {"acme.a", "acme.new"}},
       {"an unreadable entry is dropped",
@@ -97,22 +85,12 @@ TEST(ClaimQuotaDecideTest, ReservationsCountUntilTheSnapshotSeesTheClaim) {
        0,
        1,
        true,
-       true,
        {"acme.a", "acme.new"}},
       {"the same claim admitted again replaces its reservation",
        {{"acme.new", Reserved(2, kNow)}, {"acme.a", Reserved(1, kNow)}},
        {},
        0,
        2,
-       true,
-       true,
-       {"acme.a", "acme.new"}},
-      {"not enforcing: over quota, admitted and reserved",
-       {{"acme.a", Reserved(3, kNow)}},
-       {},
-       0,
-       1,
-       false,
        true,
        {"acme.a", "acme.new"}},
   };
@@ -128,7 +106,6 @@ TEST(ClaimQuotaDecideTest, ReservationsCountUntilTheSnapshotSeesTheClaim) {
     in.key = "acme.new";
     in.requested = Gpus(c.requested);
     in.now_unix = kNow;
-    in.enforce = c.enforce;
     ClaimQuotaDecision d = webhook::DecideClaimQuota(in, c.record);
     EXPECT_EQ(d.admit, c.admit);
     ASSERT_EQ(d.write.has_value(), c.admit) << "a denial writes nothing";
@@ -274,7 +251,9 @@ TEST(ClaimQuotaReviewTest, OverQuotaIsDeniedUnderIsReservedDryRunWritesNothing) 
   EXPECT_FALSE(ReviewClaim(GpuClaim("acme", "five", 3), "acme", *policy, snapshot, {}).allowed);
 }
 
-TEST(ClaimQuotaReviewTest, WarnsInsteadWhenQuotaIsEnforcedAtScheduling) {
+TEST(ClaimQuotaReviewTest, DeniedAlsoWhenPodQuotasAreEnforcedAtScheduling) {
+  // quotaEnforcement: scheduling leaves an over-quota pod Pending; nothing leaves a claim
+  // pending, since the DRA allocator never checks a quota: it is refused here.
   absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kClaimQuotaPolicy);
   ASSERT_TRUE(policy.ok()) << policy.status();
   policy->quota_enforcement = topology::QuotaEnforcement::kScheduling;
@@ -282,12 +261,10 @@ TEST(ClaimQuotaReviewTest, WarnsInsteadWhenQuotaIsEnforcedAtScheduling) {
   MemoryRecords records;
   webhook_test::Reply r =
       ReviewClaim(GpuClaim("acme", "big", 3), "acme", *policy, snapshot, records.Context());
-  EXPECT_TRUE(r.allowed);
-  ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_EQ(r.warnings[0],
-            "tenant acme quota: nvidia.com/gpu 0 of 2 held, 3 requested; admitted because "
-            "quotaEnforcement is not admission, and the DRA allocator does not check quotas");
-  EXPECT_EQ(records.writes, 1) << "an admitted claim is reserved all the same";
+  EXPECT_FALSE(r.allowed);
+  EXPECT_EQ(r.message, "[tenant-quota] tenant acme quota: nvidia.com/gpu 0 of 2 held, 3 requested");
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_EQ(records.writes, 0) << "a denied claim reserves nothing";
 }
 
 TEST(ClaimQuotaReviewTest, AnUnboundedRequestIsCountedAtItsWorstCaseAndSaysSo) {

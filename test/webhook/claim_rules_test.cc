@@ -206,7 +206,12 @@ TEST(ClaimRulesTest, Validate) {
        "[unknown-tenant] namespace \"nowhere\" belongs to no tenant and the policy denies GPUs to "
        "unknown tenants, but ResourceClaim \"c\" uses device class gpu.nvidia.com; ask the GPU "
        "platform team to add the namespace to a tenant"},
-      {"unknown tenant, someone else's devices", "nowhere", Claim("", fpga), fpga, true, ""},
+      // An allow-list: a class the policy does not map is not known to be harmless.
+      {"unknown tenant, a class the policy does not map", "nowhere", Claim("", fpga), fpga, false,
+       "unknown-tenant",
+       "[unknown-tenant] namespace \"nowhere\" belongs to no tenant and the policy denies GPUs to "
+       "unknown tenants, but ResourceClaim \"c\" uses device class fpga.example.com (which the "
+       "policy does not map); ask the GPU platform team to add the namespace to a tenant"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -350,9 +355,9 @@ TEST(ClaimRulesTest, MutateWritesTenantMpsLimits) {
 TEST(ClaimRulesTest, ParseClaimView) {
   rapidjson::Document claim =
       Yaml(Claim("{strategy: MPS, mpsConfig: {defaultActiveThreadPercentage: 5}}"));
-  webhook::ClaimView view = webhook::ParseClaimView(claim, "ResourceClaim");
+  webhook::ClaimView view = webhook::ParseClaimView(claim, "ResourceClaim", {});
   EXPECT_EQ(view.name, "c");
-  EXPECT_EQ(view.nvidia_use, "device class gpu.nvidia.com");
+  EXPECT_EQ(view.gpu_use, "device class gpu.nvidia.com");
   ASSERT_EQ(view.sharing.size(), 1u);
   EXPECT_EQ(view.sharing[0].strategy, "MPS");
   EXPECT_EQ(view.sharing[0].parameters_kind, "GpuConfig");
@@ -363,9 +368,9 @@ TEST(ClaimRulesTest, ParseClaimView) {
   rapidjson::Document old = Yaml(
       "apiVersion: resource.k8s.io/v1alpha2\nkind: ResourceClaim\nmetadata: {generateName: w-}\n"
       "spec: {resourceClassName: nvidia-mig-1g10gb}\n");
-  view = webhook::ParseClaimView(old, "ResourceClaim");
+  view = webhook::ParseClaimView(old, "ResourceClaim", {});
   EXPECT_EQ(view.name, "w-");
-  EXPECT_EQ(view.nvidia_use, "resource class nvidia-mig-1g10gb");
+  EXPECT_EQ(view.gpu_use, "resource class nvidia-mig-1g10gb");
   EXPECT_TRUE(view.sharing.empty());
 
   rapidjson::Document other = Yaml(
@@ -374,8 +379,8 @@ TEST(ClaimRulesTest, ParseClaimView) {
       "      - {name: a, deviceClassName: nic.example.com}\n"
       "    config:\n    - opaque: {driver: nic.example.com, parameters: {sharing: {strategy: "
       "MPS}}}\n");
-  view = webhook::ParseClaimView(other, "ResourceClaim");
-  EXPECT_EQ(view.nvidia_use, "");
+  view = webhook::ParseClaimView(other, "ResourceClaim", {});
+  EXPECT_EQ(view.gpu_use, "");
   EXPECT_TRUE(view.sharing.empty());
 }
 

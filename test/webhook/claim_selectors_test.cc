@@ -205,8 +205,19 @@ spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.co
       Yaml("{resource.kubernetes.io/extended-resource-claim: \"true\"}");
   made["metadata"].AddMember("annotations", rapidjson::Value(annotations, made.GetAllocator()),
                              made.GetAllocator());
-  Mutated scheduler_made = MutateAndApply(made, policy, ClaimOptions("inference"));
+  rapidjson::Document scheduler = Yaml("{username: system:kube-scheduler}");
+  ReviewOptions from_scheduler = ClaimOptions("inference");
+  from_scheduler.user_info = &scheduler;
+  Mutated scheduler_made = MutateAndApply(made, policy, from_scheduler);
   EXPECT_EQ(At(scheduler_made.object, "/spec/devices/requests/0/exactly/selectors"), nullptr);
+
+  // The same annotation from anyone else is the tenant's own claim: its selectors are written.
+  rapidjson::Document tenant = Yaml("{username: \"system:serviceaccount:inference:default\"}");
+  ReviewOptions from_tenant = ClaimOptions("inference");
+  from_tenant.user_info = &tenant;
+  Mutated forged = MutateAndApply(made, policy, from_tenant);
+  ASSERT_NE(At(forged.object, "/spec/devices/requests/0/exactly/selectors"), nullptr);
+  EXPECT_GT(At(forged.object, "/spec/devices/requests/0/exactly/selectors")->Size(), 0u);
 
   // UPDATE: the spec is immutable, so only labels could change.
   ReviewOptions update = ClaimOptions("inference");

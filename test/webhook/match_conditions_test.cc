@@ -74,6 +74,9 @@ pools:
   - {name: gpu-exclusive, mode: exclusive}
 sharedResources: [example.com/vgpu]
 memoryResources: [nvidia.com/gpu.memory, example.com/gpu-mem]
+admission:
+  deviceClasses:
+    other: [nic.example.com, "compute-domain-*.nvidia.com"]
 )";
 
 const topology::Policy& TestPolicy() {

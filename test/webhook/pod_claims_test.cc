@@ -64,7 +64,7 @@ Reply RunCaptured(const std::string& fixture, ReviewKind kind, const topology::P
   return Decode(webhook::Review(Testdata(fixture), kind, policy, snapshot));
 }
 
-TEST(PodClaimsTest, NvidiaClaimUsesResolvesClaimsAndTemplates) {
+TEST(PodClaimsTest, GpuClaimUsesResolvesClaimsAndTemplates) {
   topology::Policy policy = PolicyOrFail(kPolicy);
   topology::ClusterSnapshot snapshot = SnapshotWithClaims(policy);
   topology::PodFacts pod;
@@ -73,12 +73,12 @@ TEST(PodClaimsTest, NvidiaClaimUsesResolvesClaimsAndTemplates) {
                          {"whole", "", "whole-gpu"},
                          {"made", "p-whole-x1", "whole-gpu"},  // the made claim is not known
                          {"other", "", "missing"}};
-  EXPECT_EQ(webhook::NvidiaClaimUses(pod, snapshot.dra()),
+  EXPECT_EQ(webhook::GpuClaimUses(pod, snapshot.dra(), {}),
             (std::vector<std::string>{
                 "claim \"gpu\" (ResourceClaim tenant-a-inference, device class mig.nvidia.com)",
                 "claim \"whole\" (ResourceClaimTemplate whole-gpu, device class gpu.nvidia.com)"}));
   pod.namespace_name = "team-b";  // claims live in the pod's namespace
-  EXPECT_TRUE(webhook::NvidiaClaimUses(pod, snapshot.dra()).empty());
+  EXPECT_TRUE(webhook::GpuClaimUses(pod, snapshot.dra(), {}).empty());
 }
 
 TEST(PodClaimsTest, UnknownTenantIsDeniedForAClaimPod) {

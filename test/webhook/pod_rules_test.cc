@@ -124,15 +124,4 @@ TEST(PodRulesTest, EphemeralContainersSubresource) {
   }
 }
 
-TEST(PodRulesTest, TableHasEveryRule) {
-  std::set<std::string> ids;
-  for (const webhook::PodRule& rule : webhook::PodRules()) {
-    EXPECT_NE(rule.check, nullptr);
-    ids.emplace(rule.id);
-  }
-  EXPECT_EQ(ids, (std::set<std::string>{"unknown-tenant", "tier-shared",
-                                        "fail-requests-greater-than-one", "device-access",
-                                        "tenant-limits", "invalid-gpu-request", "priority-class"}));
-}
-
 }  // namespace

@@ -38,12 +38,12 @@ TEST(VerdictTest, TheDenialIsTheFirstViolationAndHowManyMore) {
 }
 
 TEST(VerdictTest, TenantPhraseNamesTheTenantOrTheNamespace) {
-  topology::Tier untrusted{"untrusted", {}, false};
+  topology::Tier untrusted{"untrusted", {}, false, {}};
   topology::Tenant acme;
   acme.name = "acme";
   EXPECT_EQ(TenantPhrase({"acme", &acme, &untrusted}, "acme-prod"),
             "tenant \"acme\" (tier untrusted)");
-  topology::Tier fallback{"default", {}, false};
+  topology::Tier fallback{"default", {}, false, {}};
   EXPECT_EQ(TenantPhrase({"unknown", nullptr, &fallback}, "scratch"),
             "namespace \"scratch\" (no tenant, tier default)");
   EXPECT_EQ(TenantPhrase({"unknown", nullptr, nullptr}, "scratch"),
