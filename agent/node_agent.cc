@@ -69,7 +69,8 @@ absl::Status NodeAgent::RunOnce() {
       if (!metadata) continue;
       bound.push_back({std::string(common::StringOr(*metadata, "namespace")),
                        std::string(common::StringOr(*metadata, "name")),
-                       common::AnnotationOf(&item, topology::kPodDevicesAnnotation)});
+                       common::AnnotationOf(&item, topology::kPodDevicesAnnotation),
+                       std::string(common::StringOr(*metadata, "uid"))});
     }
   }
   absl::StatusOr<rapidjson::Document> node =
@@ -94,8 +95,11 @@ absl::Status NodeAgent::RunOnce() {
     patch(absl::StrCat("/api/v1/namespaces/", p.namespace_name, "/pods/", p.name),
           std::string(topology::kPodDevicesAnnotation), p.value, pod_writes_);
   }
-  if (std::optional<std::string> gpus = PlanNodeAnnotation(
-          *allocatable, common::AnnotationOf(&*node, topology::kNodeDevicesAnnotation))) {
+  // The pods' reports first, then the Node's record of them: until both have landed the service
+  // believes neither the new report nor the stale one.
+  if (std::optional<std::string> gpus =
+          PlanNodeAnnotation(*allocatable, PlanPodRecords(*served, bound),
+                             common::AnnotationOf(&*node, topology::kNodeDevicesAnnotation))) {
     patch(absl::StrCat("/api/v1/nodes/", options_.node),
           std::string(topology::kNodeDevicesAnnotation), *gpus, node_writes_);
   }

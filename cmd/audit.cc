@@ -1,14 +1,16 @@
 // gpu-tenancy audit: each tenant's isolation deal and the go-live checklist (views/audit.h),
 // from a cluster file, the demo, or a live cluster listed once. What the snapshot does not carry
-// is read here: the pods' and claims' escape hatches (with the webhook's device-access rule) and
-// the webhook configurations from a cluster file, the extender's managedResources from
-// --scheduler-config, the mig-parted config from --mig-parted-config.
+// is read beside it (cmd/audit_inputs.h): the pods' and claims' escape hatches (with the
+// webhook's device-access rule) and the webhook configurations, from the cluster file or listed
+// live; the extender entries from --scheduler-config; the mig-parted config from
+// --mig-parted-config.
 #include "views/audit.h"
 
 #include <iostream>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/audit_inputs.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
@@ -16,11 +18,9 @@
 #include "common/flag_table.h"
 #include "common/json.h"
 #include "common/k8s_codec.h"
+#include "kube/api_client.h"
 #include "topology/status_macros.h"
 #include "views/audit_render.h"
-#include "webhook/claim_rules.h"
-#include "webhook/pod_rule_checks.h"
-#include "webhook/pod_rules.h"
 
 namespace cmd {
 namespace {
@@ -50,72 +50,6 @@ const common::JsonValue* Items(const common::JsonValue& doc) {
   return items != nullptr && items->IsArray() ? items : nullptr;
 }
 
-std::string StringAt(const common::JsonValue& object, absl::string_view section,
-                     absl::string_view key) {
-  const common::JsonValue* s = common::FindMember(object, section);
-  const common::JsonValue* v =
-      s != nullptr && s->IsObject() ? common::FindMember(*s, key) : nullptr;
-  return v != nullptr && v->IsString() ? v->GetString() : "";
-}
-
-// The device-access findings of every pod and the admin-access requests of every claim.
-std::vector<views::EscapeHatch> EscapeHatches(const common::JsonValue& items,
-                                              const topology::Policy& policy) {
-  std::vector<views::EscapeHatch> out;
-  for (const common::JsonValue& item : items.GetArray()) {
-    if (!item.IsObject()) continue;
-    const common::JsonValue* kind = common::FindMember(item, "kind");
-    if (kind == nullptr || !kind->IsString()) continue;
-    const std::string k = kind->GetString();
-    const std::string ns = StringAt(item, "metadata", "namespace");
-    const std::string name = StringAt(item, "metadata", "name");
-    if (k == "Pod") {
-      absl::StatusOr<webhook::PodView> pod = webhook::ParsePodView(item, policy, ns, "pod");
-      if (!pod.ok()) continue;  // the snapshot skipped it too
-      for (const auto& f : webhook::pod_rules_internal::DeviceAccessFindings(*pod)) {
-        out.push_back({ns, absl::StrCat("pod/", ns, "/", name), f.what});
-      }
-    } else if (k == "ResourceClaim" || k == "ResourceClaimTemplate") {
-      webhook::ClaimView claim = webhook::ParseClaimView(item, k);
-      for (const webhook::ClaimRequest& r : claim.requests) {
-        if (!r.admin_access) continue;
-        out.push_back(
-            {ns,
-             absl::StrCat(k == "ResourceClaim" ? "resourceclaim/" : "resourceclaimtemplate/", ns,
-                          "/", name),
-             absl::StrCat("request \"", r.name, "\" asks for DRA admin access to ",
-                          r.all_devices ? "all" : "any", " matching devices of class ",
-                          r.device_class)});
-      }
-    }
-  }
-  return out;
-}
-
-// Whether the listed webhook configurations hold a webhook named `webhook`.
-bool HasWebhook(const common::JsonValue& items, absl::string_view kind, absl::string_view webhook) {
-  for (const common::JsonValue& item : items.GetArray()) {
-    if (!item.IsObject()) continue;
-    const common::JsonValue* k = common::FindMember(item, "kind");
-    if (k == nullptr || !k->IsString() || k->GetString() != kind) continue;
-    const common::JsonValue* hooks = common::FindMember(item, "webhooks");
-    if (hooks == nullptr || !hooks->IsArray()) continue;
-    for (const common::JsonValue& h : hooks->GetArray()) {
-      const common::JsonValue* n = h.IsObject() ? common::FindMember(h, "name") : nullptr;
-      if (n != nullptr && n->IsString() && n->GetString() == webhook) return true;
-    }
-  }
-  return false;
-}
-
-bool ListsKind(const common::JsonValue& items, absl::string_view kind) {
-  for (const common::JsonValue& item : items.GetArray()) {
-    const common::JsonValue* k = item.IsObject() ? common::FindMember(item, "kind") : nullptr;
-    if (k != nullptr && k->IsString() && k->GetString() == kind) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 int RunAudit(const std::vector<std::string>& args) {
@@ -135,7 +69,7 @@ int RunAudit(const std::vector<std::string>& args) {
   absl::StatusOr<AuditSources> sources = LoadAuditSources(*flags);
   if (!sources.ok()) return Fail(sources.status());
   in.mig_parted = sources->mig_parted.get();
-  in.wiring.managed_resources = sources->managed_resources;
+  in.wiring.extenders = sources->extenders;
   std::shared_ptr<const topology::ModelState> state;
   if (flags->Has("cluster-file") || flags->Has("demo")) {
     absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
@@ -148,17 +82,7 @@ int RunAudit(const std::vector<std::string>& args) {
         text.ok() ? common::ParseObjectText(*text)
                   : absl::StatusOr<rapidjson::Document>(text.status());
     if (!doc.ok()) return Fail(doc.status());
-    if (const common::JsonValue* items = Items(*doc)) {
-      in.escape_hatches = EscapeHatches(*items, *policy);
-      // Listed at all: then a missing one is a finding, not an unknown.
-      if (ListsKind(*items, "ValidatingWebhookConfiguration") ||
-          ListsKind(*items, "MutatingWebhookConfiguration")) {
-        in.wiring.validating_webhook =
-            HasWebhook(*items, "ValidatingWebhookConfiguration", "validate.gpu-tenancy.io");
-        in.wiring.mutating_webhook =
-            HasWebhook(*items, "MutatingWebhookConfiguration", "mutate.gpu-tenancy.io");
-      }
-    }
+    if (const common::JsonValue* items = Items(*doc)) FileAuditInputs(*items, *policy, in);
     auto model = std::make_shared<topology::ModelState>();
     model->policy = std::make_shared<const topology::Policy>(*policy);
     model->catalog = &common::BuiltinCatalog();
@@ -169,6 +93,10 @@ int RunAudit(const std::vector<std::string>& args) {
     absl::StatusOr<std::shared_ptr<const topology::ModelState>> live = ListLive(*flags, *policy);
     if (!live.ok()) return Fail(live.status());
     state = *std::move(live);
+    // What the model keeps no trace of is listed again: pod and claim specs, the webhooks.
+    absl::StatusOr<std::unique_ptr<kube::ApiClient>> api = LiveApiClient(*flags);
+    if (!api.ok()) return Fail(api.status());
+    LiveAuditInputs(**api, *policy, in);
   }
   in.state = state.get();
   views::AuditReport report = views::BuildAuditReport(in);

@@ -98,8 +98,8 @@ std::string QuotaText(const std::vector<topology::QuotaLine>& quota) {
 // (topology/device_report.h): what the scheduler's record says is promised, not what is used.
 struct BoundDevices {
   std::string node;
-  bool reported = false;  // the pod carries a report
-  bool believed = false;  // and it is believed on `node`
+  bool reported = false;  // the pod carries a report, or its node's agent recorded one
+  bool believed = false;  // the node agent's record of it is on `node`
   std::vector<topology::ReportedDevice> devices;
   std::string disagreement;  // topology::ReportDisagreement
 };
@@ -121,8 +121,9 @@ std::optional<BoundDevices> BoundDevicesOf(const std::string& pod_arg,
                        false,
                        {},
                        topology::ReportDisagreement(*hold, node->facts)};
-      if (const topology::DeviceReport* report = topology::BelievedReport(*hold, node->facts)) {
-        out.believed = true;
+      if (std::optional<topology::DeviceReport> report =
+              topology::BelievedReport(*hold, node->facts)) {
+        out.believed = out.reported = true;
         out.devices = topology::ReportedDevices(*report, node->facts);
       }
       return out;
@@ -144,8 +145,8 @@ void PrintBoundDevices(const BoundDevices& b) {
   if (!b.reported) {
     std::cout << "devices on " << b.node << ": not reported (no node agent report on the pod)\n";
   } else if (!b.believed) {
-    std::cout << "devices on " << b.node << ": the node agent's report is not believed (it must "
-              << "name " << b.node << ", and the namespace be one the webhooks guard)\n";
+    std::cout << "devices on " << b.node << ": the pod's report is not believed (the node agent of "
+              << b.node << " recorded none for it, so it did not write it)\n";
   } else {
     std::vector<std::string> devices;
     for (const topology::ReportedDevice& d : b.devices) devices.push_back(ReportedDeviceText(d));

@@ -52,7 +52,13 @@ absl::StatusOr<topology::ClusterData> LoadClusterFlag(const ParsedFlags& flags) 
 
 namespace {
 
-absl::StatusOr<std::vector<std::string>> ManagedResources(const std::string& path) {
+std::string StringMember(const common::JsonValue& object, absl::string_view key) {
+  const common::JsonValue* v = object.IsObject() ? common::FindMember(object, key) : nullptr;
+  return v != nullptr && v->IsString() ? v->GetString() : "";
+}
+
+// The extender entries of a KubeSchedulerConfiguration, as the audit reads them.
+absl::StatusOr<std::vector<views::SchedulerExtender>> SchedulerExtenders(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   absl::StatusOr<rapidjson::Document> doc = common::ParseObjectText(text);
   if (!doc.ok()) {
@@ -65,15 +71,21 @@ absl::StatusOr<std::vector<std::string>> ManagedResources(const std::string& pat
     return absl::InvalidArgumentError(absl::StrCat(
         "--scheduler-config ", path, ": no extenders list (want a KubeSchedulerConfiguration)"));
   }
-  std::vector<std::string> out;
+  std::vector<views::SchedulerExtender> out;
   for (const common::JsonValue& e : extenders->GetArray()) {
+    views::SchedulerExtender entry;
+    entry.url_prefix = StringMember(e, "urlPrefix");
+    entry.filter = !StringMember(e, "filterVerb").empty();
+    entry.preempt = !StringMember(e, "preemptVerb").empty();
     const common::JsonValue* managed =
         e.IsObject() ? common::FindMember(e, "managedResources") : nullptr;
-    if (managed == nullptr || !managed->IsArray()) continue;
-    for (const common::JsonValue& m : managed->GetArray()) {
-      const common::JsonValue* n = m.IsObject() ? common::FindMember(m, "name") : nullptr;
-      if (n != nullptr && n->IsString()) out.push_back(n->GetString());
+    if (managed != nullptr && managed->IsArray()) {
+      for (const common::JsonValue& m : managed->GetArray()) {
+        std::string name = StringMember(m, "name");
+        if (!name.empty()) entry.managed_resources.push_back(std::move(name));
+      }
     }
+    out.push_back(std::move(entry));
   }
   return out;
 }
@@ -95,18 +107,22 @@ absl::StatusOr<AuditSources> LoadAuditSources(const ParsedFlags& flags) {
     out.mig_parted = std::make_shared<const topology::MigPartedFile>(*std::move(parsed));
   }
   if (flags.Has("scheduler-config")) {
-    ASSIGN_OR_RETURN(out.managed_resources, ManagedResources(flags.Get("scheduler-config")));
+    ASSIGN_OR_RETURN(out.extenders, SchedulerExtenders(flags.Get("scheduler-config")));
   }
   return out;
 }
 
-absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
-    const ParsedFlags& flags, topology::Policy policy, std::vector<topology::PodFacts>* pending) {
+absl::StatusOr<std::unique_ptr<kube::ApiClient>> LiveApiClient(const ParsedFlags& flags) {
   ASSIGN_OR_RETURN(kube::ApiConfig config,
                    flags.Has("kubeconfig")
                        ? kube::LoadKubeconfig(flags.Get("kubeconfig"), flags.Get("context"))
                        : kube::InClusterConfig());
-  ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> api, kube::ApiClient::Create(config));
+  return kube::ApiClient::Create(config);
+}
+
+absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
+    const ParsedFlags& flags, topology::Policy policy, std::vector<topology::PodFacts>* pending) {
+  ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> api, LiveApiClient(flags));
   auto state = std::make_shared<kube::ClusterState>(common::BuiltinCatalog());
   state->SetPolicy(std::make_shared<const topology::Policy>(std::move(policy)));
   kube::LiveSource source(*api, *state);

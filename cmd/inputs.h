@@ -11,9 +11,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cmd/flags.h"
+#include "kube/api_client.h"
 #include "topology/mig_parted.h"
 #include "topology/policy.h"
 #include "topology/snapshot.h"
+#include "views/audit.h"
 
 namespace cmd {
 
@@ -25,6 +27,10 @@ absl::StatusOr<topology::Policy> LoadPolicyFlag(const ParsedFlags& flags);
 // --cluster-file FILE, else the demo cluster with --demo.
 absl::StatusOr<topology::ClusterData> LoadClusterFlag(const ParsedFlags& flags);
 
+// A client of kube-apiserver: --kubeconfig FILE [--context NAME], else the in-cluster service
+// account.
+absl::StatusOr<std::unique_ptr<kube::ApiClient>> LiveApiClient(const ParsedFlags& flags);
+
 // Lists the cluster once from kube-apiserver, as serve does at start: --kubeconfig FILE
 // [--context NAME], else the in-cluster service account. With `pending`, also lists the pods no
 // node holds yet, which the live state does not keep.
@@ -33,11 +39,11 @@ absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
     std::vector<topology::PodFacts>* pending = nullptr);
 
 // What the isolation audit reads besides the cluster (views/audit.h): --mig-parted-config FILE
-// (mig-parted YAML) and --scheduler-config FILE (a KubeSchedulerConfiguration: the
-// managedResources of its extenders). Each is absent when its flag is not given.
+// (mig-parted YAML) and --scheduler-config FILE (a KubeSchedulerConfiguration: its extender
+// entries, their verbs and managedResources). Each is absent when its flag is not given.
 struct AuditSources {
   std::shared_ptr<const topology::MigPartedFile> mig_parted;
-  std::optional<std::vector<std::string>> managed_resources;
+  std::optional<std::vector<views::SchedulerExtender>> extenders;
 };
 absl::StatusOr<AuditSources> LoadAuditSources(const ParsedFlags& flags);
 

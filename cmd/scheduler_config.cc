@@ -133,6 +133,32 @@ constexpr char kExtenderMiddle[] =
   managedResources:
 )";
 
+// The second entry: the same service, asked about every preemption. kube-scheduler calls an
+// extender only for the pods its managedResources name, so without it a CPU-only pod, or one
+// whose GPUs come through ResourceClaims, would choose its victims alone.
+constexpr char kPreemptAllHead[] =
+    R"(# The same service again, asked about every preemption. kube-scheduler asks an extender only
+# about pods that request one of its managedResources, so without this entry a CPU-only pod, or
+# one whose GPUs come through ResourceClaims, would pick its victims alone, and might evict
+# another tenant's GPU pods. No managedResources: it is asked about every pod. preemptVerb
+# only: filtering, scoring and binding stay with the entry above, so it costs a call per
+# preemption, never per scheduling decision. For a GPU pod both entries answer; the second
+# sees the victims the first chose and keeps them.
+- urlPrefix: https://gpu-tenancy-extender.gpu-tenancy-system.svc:8443/extender
+  preemptVerb: preempt          # POST .../extender/preempt
+  enableHTTPS: true
+  tlsConfig:
+    serverName: gpu-tenancy.gpu-tenancy-system.svc
+)";
+
+constexpr char kPreemptAllTail[] =
+    R"(  httpTimeout: 3s
+  nodeCacheCapable: true
+  # Fail closed: while the service cannot be reached, kube-scheduler evicts nobody and pods
+  # that need room wait, rather than have victims chosen without the tenants' rules.
+  ignorable: false
+)";
+
 // `text` as "  # " comment lines of at most 100 columns, broken at spaces.
 std::string CommentLines(const std::string& text) {
   constexpr size_t kWidth = 100 - 4;
@@ -199,6 +225,7 @@ std::string ExtenderStanza(const std::vector<topology::ManagedResource>& resourc
     absl::StrAppend(&out, "  - {name: ", r.name,
                     ", ignoredByScheduler: ", r.ignored_by_scheduler ? "true" : "false", "}\n");
   }
+  absl::StrAppend(&out, kPreemptAllHead, ca_lines, kPreemptAllTail);
   return out;
 }
 

@@ -48,15 +48,20 @@ server::UiHandlers MakeUiHandlers(
       return current ? extender::GpuMapJson(*current)
                      : std::string(R"({"nodes":[],"tenants":[],"pools":[]})");
     };
-    // The live snapshot keeps no pod security fields and the service does not read the webhook
-    // configurations: those items say they were not inspected.
+    // The live snapshot keeps no pod security fields and the service reads its webhook
+    // configurations only to compare their conditions: those items say so, and that
+    // `gpu-tenancy audit` inspects them.
     auto report = [state, audit]() -> std::optional<views::AuditReport> {
       std::shared_ptr<const topology::ModelState> current = state();
       if (!current) return std::nullopt;
       views::AuditInputs in;
       in.state = current.get();
       in.mig_parted = audit.mig_parted.get();
-      in.wiring.managed_resources = audit.managed_resources;
+      in.wiring.extenders = audit.extenders;
+      in.escape_hatches_unseen =
+          "the service's watch keeps no pod security fields (gpu-tenancy audit lists them)";
+      in.wiring.webhooks_unseen =
+          "the service reads only its own webhook configurations, to compare their conditions";
       return views::BuildAuditReport(in);
     };
     h.audit_html = [report] {

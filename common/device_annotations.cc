@@ -3,6 +3,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
 #include "topology/wellknown.h"
@@ -119,6 +121,20 @@ std::string EncodeNodeGpus(const topology::NodeGpus& value) {
     w.Key("unplacedMig");
     Strings(w, value.unplaced_mig);
   }
+  if (!value.pods.empty()) {
+    w.Key("pods");
+    w.StartObject();
+    for (const topology::PodDeviceRecord& p : value.pods) {
+      w.Key(p.uid.data(), static_cast<rapidjson::SizeType>(p.uid.size()));
+      w.StartObject();
+      for (const topology::ResourceDevices& r : p.resources) {
+        w.Key(r.resource.data(), static_cast<rapidjson::SizeType>(r.resource.size()));
+        Strings(w, r.ids);
+      }
+      w.EndObject();
+    }
+    w.EndObject();
+  }
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
@@ -145,6 +161,29 @@ absl::StatusOr<topology::NodeGpus> DecodeNodeGpus(absl::string_view json) {
   if (const JsonValue* unplaced = FindMember(*doc, "unplacedMig")) {
     absl::Status read = ReadStrings(*unplaced, kNode, "unplacedMig", out.unplaced_mig);
     if (!read.ok()) return read;
+  }
+  if (const JsonValue* pods = FindMember(*doc, "pods")) {
+    if (!pods->IsObject()) return InvalidAnnotation(kNode, "pods must be an object");
+    for (auto p = pods->MemberBegin(); p != pods->MemberEnd(); ++p) {
+      topology::PodDeviceRecord record{std::string(AsStringView(p->name)), {}};
+      const std::string at = absl::StrCat("pods[\"", record.uid, "\"]");
+      if (!p->value.IsObject())
+        return InvalidAnnotation(kNode, absl::StrCat(at, " must be an object"));
+      for (auto r = p->value.MemberBegin(); r != p->value.MemberEnd(); ++r) {
+        topology::ResourceDevices resource{std::string(AsStringView(r->name)), {}};
+        absl::Status read = ReadStrings(
+            r->value, kNode, absl::StrCat(at, "[\"", resource.resource, "\"]"), resource.ids);
+        if (!read.ok()) return read;
+        record.resources.push_back(std::move(resource));
+      }
+      // As a record is compared: resources by name, IDs sorted.
+      std::sort(record.resources.begin(), record.resources.end(),
+                [](const auto& a, const auto& b) { return a.resource < b.resource; });
+      for (topology::ResourceDevices& r : record.resources) std::sort(r.ids.begin(), r.ids.end());
+      out.pods.push_back(std::move(record));
+    }
+    std::sort(out.pods.begin(), out.pods.end(),
+              [](const auto& a, const auto& b) { return a.uid < b.uid; });
   }
   return out;
 }

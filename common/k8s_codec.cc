@@ -293,6 +293,7 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
   facts.node_name = std::string(StringOr(*spec, "nodeName"));
   facts.priority_class_name = std::string(StringOr(*spec, "priorityClassName"));
   facts.scheduler_name = std::string(StringOr(*spec, "schedulerName"));
+  facts.never_preempts = StringOr(*spec, "preemptionPolicy") == "Never";
   if (const JsonValue* priority = FindNonNull(*spec, "priority")) {
     if (!priority->IsInt()) {
       return absl::InvalidArgumentError(

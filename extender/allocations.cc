@@ -82,7 +82,7 @@ void WriteHeld(common::JsonWriter& w, const Held& h) {
 // The devices the node agent reported for the pod, when its report is believed.
 void WriteReportedDevices(common::JsonWriter& w, const PodHold& pod,
                           const topology::NodeFacts& node) {
-  const topology::DeviceReport* report = topology::BelievedReport(pod, node);
+  std::optional<topology::DeviceReport> report = topology::BelievedReport(pod, node);
   if (!report) return;
   w.Key("reportedDevices");
   w.StartArray();
@@ -150,7 +150,7 @@ std::set<std::string> TenantDeviceIds(const TenantAllocation& a,
   for (const NodeAllocation& n : a.nodes) {
     const NodeState* node = snapshot.FindNode(n.node);
     for (const auto& pod : n.pods) {
-      const topology::DeviceReport* report = topology::BelievedReport(*pod, node->facts);
+      std::optional<topology::DeviceReport> report = topology::BelievedReport(*pod, node->facts);
       if (!report) continue;
       for (const topology::ReportedDevice& d : topology::ReportedDevices(*report, node->facts)) {
         ids.insert(d.id);

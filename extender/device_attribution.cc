@@ -32,7 +32,8 @@ DeviceAttribution AttributeDevices(const topology::ModelState& state) {
       AttributedPod pod{tenant,     hold->namespace_name,
                         hold->name, node.facts.name,
                         {},         topology::ReportDisagreement(*hold, node.facts)};
-      if (const topology::DeviceReport* report = topology::BelievedReport(*hold, node.facts)) {
+      if (std::optional<topology::DeviceReport> report =
+              topology::BelievedReport(*hold, node.facts)) {
         pod.devices = topology::ReportedDevices(*report, node.facts);
       }
       for (const topology::ReportedDevice& d : pod.devices) {

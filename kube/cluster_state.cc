@@ -88,6 +88,7 @@ std::shared_ptr<const topology::NodeState> ClusterState::BuildNodeLocked(
 
 void ClusterState::PublishLocked(topology::ClusterSnapshot snapshot) {
   snapshot_ = std::make_shared<const topology::ClusterSnapshot>(std::move(snapshot));
+  bound_pods_changed_ = false;
   ++counters_.publications;
   if (!policy_ || !nodes_synced_ || !pods_synced_ ||
       (namespaces_required_ && !namespaces_synced_) || (dra_required_ && !dra_synced_)) {
@@ -114,6 +115,7 @@ void ClusterState::PublishNodesLocked(const absl::flat_hash_set<std::string>& to
   builder.SetNamespaces(namespaces_);
   builder.SetDra(dra_);
   builder.SetDisruptionBudgets(budget_list_);
+  builder.SetBoundPods(bound_pods_);
   PublishLocked(std::move(builder).Build());
 }
 
@@ -125,6 +127,7 @@ void ClusterState::RebuildAllLocked() {
   builder.SetNamespaces(namespaces_);
   builder.SetDra(dra_);
   builder.SetDisruptionBudgets(budget_list_);
+  builder.SetBoundPods(bound_pods_);
   PublishLocked(std::move(builder).Build());
 }
 
@@ -137,10 +140,12 @@ void ClusterState::RemovePodLocked(const std::string& uid,
   }
   DropAssumptionLocked(uid, touched);
   pending_.erase(uid);
+  bound_pods_changed_ |= bound_pods_.Erase(uid);
 }
 
 void ClusterState::AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std::string>& touched) {
   std::string uid = PodKey(pod);
+  bound_pods_changed_ |= topology::RecordBoundPod(bound_pods_, uid, pod);
   if (auto it = bound_.find(uid); it != bound_.end()) {
     touched.insert(it->second.node);
     UnindexFromNode(uid, it->second.node);
@@ -247,9 +252,11 @@ void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
   }
   ++list_generation_;
   absl::flat_hash_set<std::string> touched;
+  absl::flat_hash_set<std::string> listed;  // the bound pods' directory heals deletes with it
   // `list` calls the sink synchronously, under mu_.
   list([&](topology::PodFacts pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     std::string uid = PodKey(pod);
+    if (pod.HoldsResources()) listed.insert(uid);
     if (MarkIfUnchangedLocked(uid, pod)) return;
     const bool was_bound = bound_.contains(uid);
     AddPodLocked(std::move(pod), touched);  // records it with this list's generation
@@ -267,12 +274,17 @@ void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
     if (pods_synced_ && bound_.contains(uid)) ++counters_.resync_corrections;
     RemovePodLocked(uid, touched);
   }
+  std::vector<std::string> unbound;
+  bound_pods_.ForEach([&](const std::string& uid, const auto&) {
+    if (!listed.contains(uid)) unbound.push_back(uid);
+  });
+  for (const std::string& uid : unbound) bound_pods_changed_ |= bound_pods_.Erase(uid);
   const bool first = !pods_synced_;
   pods_synced_ = true;
   if (first || demand_stale_) {
     demand_stale_ = false;
     RebuildAllLocked();
-  } else if (!touched.empty()) {
+  } else if (!touched.empty() || bound_pods_changed_) {
     PublishNodesLocked(touched);
   }
 }
@@ -390,7 +402,7 @@ void ClusterState::DeletePod(const std::string& uid) {
   common::MutexLock lock(&mu_);
   absl::flat_hash_set<std::string> touched;
   RemovePodLocked(uid, touched);
-  if (!touched.empty()) PublishNodesLocked(touched);
+  if (!touched.empty() || bound_pods_changed_) PublishNodesLocked(touched);
 }
 
 void ClusterState::UpsertNamespace(const std::string& name, topology::Labels labels) {

@@ -5,8 +5,9 @@
 // counters) held only for the microseconds of an update; no lock is ever held across an API call.
 //
 // Pods are keyed by UID. A pod counts on a node while it is bound there and not terminal, or
-// while bind has assumed it there and the watch has not confirmed it yet. Publishing after one
-// event rebuilds only the nodes it touched (see topology::SnapshotBuilder).
+// while bind has assumed it there and the watch has not confirmed it yet. Every bound pod, GPU
+// or not, is also listed by UID in the snapshot's BoundPods (who, where, priority). Publishing
+// after one event rebuilds only the nodes it touched (see topology::SnapshotBuilder).
 #ifndef GPU_TENANCY_KUBE_CLUSTER_STATE_H_
 #define GPU_TENANCY_KUBE_CLUSTER_STATE_H_
 
@@ -168,6 +169,10 @@ class ClusterState {
   absl::flat_hash_map<std::string, PendingRecord> pending_ ABSL_GUARDED_BY(mu_);
   // uid -> placement bind assumed, until the watch confirms it
   AssumeCache assumed_ ABSL_GUARDED_BY(mu_);
+  // uid -> every bound pod, GPU or not, for the preempt verb's victims given by UID only;
+  // published with each snapshot (copying it copies a pointer).
+  topology::BoundPods bound_pods_ ABSL_GUARDED_BY(mu_);
+  bool bound_pods_changed_ ABSL_GUARDED_BY(mu_) = false;  // since the last publication
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> uids_by_node_
       ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ ABSL_GUARDED_BY(mu_) =

@@ -1,6 +1,8 @@
 #include "topology/device_ids.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -62,6 +64,25 @@ NodeGpus GpusOfDevices(const std::vector<std::string>& device_ids) {
     if (std::find(into.begin(), into.end(), d.device) == into.end()) into.push_back(d.device);
   }
   return out;
+}
+
+std::vector<ResourceDevices> RecordOf(const std::vector<ContainerDevices>& containers) {
+  std::map<std::string, std::set<std::string>> ids;
+  for (const ContainerDevices& c : containers) {
+    for (const ResourceDevices& r : c.resources) ids[r.resource].insert(r.ids.begin(), r.ids.end());
+  }
+  std::vector<ResourceDevices> out;
+  for (auto& [resource, set] : ids) {
+    out.push_back({resource, std::vector<std::string>(set.begin(), set.end())});
+  }
+  return out;
+}
+
+const PodDeviceRecord* NodeGpus::FindPod(absl::string_view uid) const {
+  auto it =
+      std::lower_bound(pods.begin(), pods.end(), uid,
+                       [](const PodDeviceRecord& r, absl::string_view u) { return r.uid < u; });
+  return it != pods.end() && it->uid == uid ? &*it : nullptr;
 }
 
 }  // namespace topology

@@ -67,10 +67,28 @@ struct NodeGpu {
   std::vector<std::string> mig;  // MIG instance IDs on it, in order
   bool operator==(const NodeGpu&) const = default;
 };
+// The agent's own record of what it reported on one pod of its node: the pod's UID and, per
+// NVIDIA resource, the device IDs its containers got (resources by name, IDs sorted, each once).
+// It is kept on the Node, which only that node's agent may write (the admission policies of
+// manifests/node-agent): a pod's report is the agent's when it matches its node's record.
+struct PodDeviceRecord {
+  std::string uid;
+  std::vector<ResourceDevices> resources;
+  bool operator==(const PodDeviceRecord&) const = default;
+};
+
+// What a report's containers amount to, as a record holds it.
+std::vector<ResourceDevices> RecordOf(const std::vector<ContainerDevices>& containers);
+
+// What a node's agent says about its node (kNodeDevicesAnnotation): its GPUs, and the record of
+// the pods it reported.
 struct NodeGpus {
   std::vector<NodeGpu> gpus;
   std::vector<std::string> unplaced_mig;  // MIG-<uuid> instances
+  std::vector<PodDeviceRecord> pods;      // by UID; empty from an agent that keeps none
   bool operator==(const NodeGpus&) const = default;
+  // The record of the pod with `uid`, or null.
+  const PodDeviceRecord* FindPod(absl::string_view uid) const;
 };
 NodeGpus GpusOfDevices(const std::vector<std::string>& device_ids);
 

@@ -11,11 +11,6 @@
 namespace topology {
 namespace {
 
-bool Guarded(absl::string_view namespace_name) {
-  return std::find(std::begin(kWebhookExemptNamespaces), std::end(kWebhookExemptNamespaces),
-                   namespace_name) == std::end(kWebhookExemptNamespaces);
-}
-
 // The parent GPU of a MIG-<uuid> instance, from the node's list.
 std::string ParentOf(absl::string_view mig, const NodeFacts& node) {
   if (!node.reported_gpus) return "";
@@ -43,11 +38,49 @@ std::optional<int> SharedGpuIndex(absl::string_view gpu, const NodeFacts& node) 
   return std::nullopt;
 }
 
+// The node agent's record of the pod, by its UID, on the node it is counted on.
+const PodDeviceRecord* RecordFor(const PodHold& hold, const NodeFacts& node) {
+  return node.reported_gpus ? node.reported_gpus->FindPod(hold.uid) : nullptr;
+}
+
 }  // namespace
 
-const DeviceReport* BelievedReport(const PodHold& hold, const NodeFacts& node) {
-  if (!hold.device_report || hold.device_report->node != node.name) return nullptr;
-  return Guarded(hold.namespace_name) ? &*hold.device_report : nullptr;
+std::optional<DeviceReport> BelievedReport(const PodHold& hold, const NodeFacts& node) {
+  const PodDeviceRecord* record = RecordFor(hold, node);
+  if (!record) return std::nullopt;
+  // The pod's own report, for its containers' detail, when it says what the record says.
+  if (hold.device_report && hold.device_report->node == node.name &&
+      RecordOf(hold.device_report->containers) == record->resources) {
+    return *hold.device_report;
+  }
+  return DeviceReport{node.name, {{"", record->resources}}};
+}
+
+std::string ReportDoubt(const PodHold& hold, const NodeFacts& node) {
+  if (!hold.device_report) return "";
+  const DeviceReport& report = *hold.device_report;
+  const PodDeviceRecord* record = RecordFor(hold, node);
+  const std::string believed =
+      record ? absl::StrCat("; what the node agent of \"", node.name, "\" recorded is believed")
+             : std::string("; it is not believed");
+  if (report.node != node.name) {
+    return absl::StrCat("its devices were reported by the node agent of \"", report.node,
+                        "\", but it is bound to \"", node.name, "\"", believed);
+  }
+  if (!node.reported_gpus) {
+    return absl::StrCat("node \"", node.name,
+                        "\" has no node agent report (gpu-tenancy.io/gpu-devices) to confirm it",
+                        believed);
+  }
+  if (!record) {
+    return absl::StrCat("the node agent of \"", node.name,
+                        "\" recorded no report for this pod: it did not write it", believed);
+  }
+  if (record->resources != RecordOf(report.containers)) {
+    return absl::StrCat("its gpu-tenancy.io/devices names other devices than the node agent of \"",
+                        node.name, "\" recorded for it: the agent did not write it", believed);
+  }
+  return "";
 }
 
 std::vector<ReportedDevice> ReportedDevices(const DeviceReport& report, const NodeFacts& node) {
@@ -72,7 +105,7 @@ std::vector<ReportedDevice> ReportedDevices(const DeviceReport& report, const No
 }
 
 std::optional<int> ReportedSharedGpu(const PodHold& hold, const NodeFacts& node) {
-  const DeviceReport* report = BelievedReport(hold, node);
+  std::optional<DeviceReport> report = BelievedReport(hold, node);
   if (!report) return std::nullopt;
   for (const ReportedDevice& d : ReportedDevices(*report, node)) {
     if (d.replica && !d.mig) return SharedGpuIndex(d.gpu, node);
@@ -86,13 +119,13 @@ std::optional<int> HeldSharedGpu(const PodHold& hold, const NodeFacts& node) {
 }
 
 std::string ReportDisagreement(const PodHold& hold, const NodeFacts& node) {
-  if (!hold.device_report || !Guarded(hold.namespace_name)) return "";
-  const DeviceReport& report = *hold.device_report;
-  if (report.node != node.name) {
-    return absl::StrCat("its devices were reported by the node agent of \"", report.node,
-                        "\", but it is bound to \"", node.name, "\"");
-  }
   std::vector<std::string> reasons;
+  if (std::string doubt = ReportDoubt(hold, node); !doubt.empty()) {
+    reasons.push_back(std::move(doubt));
+  }
+  std::optional<DeviceReport> believed = BelievedReport(hold, node);
+  if (!believed) return absl::StrJoin(reasons, "; ");
+  const DeviceReport& report = *believed;
   std::optional<int> reported = ReportedSharedGpu(hold, node);
   if (reported && hold.gpu_index && *reported != *hold.gpu_index) {
     reasons.push_back(absl::StrCat("bind chose shared GPU ", *hold.gpu_index,

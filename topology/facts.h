@@ -109,6 +109,8 @@ struct PodFacts {
   int32_t priority = 0;
   std::string priority_class_name;
   std::string scheduler_name;  // spec.schedulerName; "" reads as default-scheduler
+  // spec.preemptionPolicy is Never: kube-scheduler never evicts anyone for this pod.
+  bool never_preempts = false;
   // What the node agent reported the kubelet gave the pod (kPodDevicesAnnotation); nullopt
   // without a readable one. Whether to trust it is topology/device_report.h's question.
   std::optional<DeviceReport> device_report;

@@ -78,6 +78,11 @@ const Labels& ClusterSnapshot::NamespaceLabels(absl::string_view ns) const {
   return it == namespaces_->end() ? kEmpty : it->second;
 }
 
+const BoundPodRef* ClusterSnapshot::FindBoundPod(absl::string_view uid) const {
+  const std::shared_ptr<const BoundPodRef>* ref = bound_pods_.Find(uid);
+  return ref ? ref->get() : nullptr;
+}
+
 ClusterSnapshot::Shard& SnapshotBuilder::Mutable(size_t index) {
   if (!table_copied_) {
     next_.shards_ = std::make_shared<ClusterSnapshot::ShardTable>(*next_.shards_);
@@ -202,8 +207,13 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
                 /*assumed=*/false, pod.priority, pod.labels, pod.device_report}),
             policy);
   }
+  BoundPods bound_pods;
+  for (const PodFacts& pod : data.pods) {
+    RecordBoundPod(bound_pods, pod.uid.empty() ? pod.Key() : pod.uid, pod);
+  }
   ClusterSnapshot empty;
   SnapshotBuilder builder(empty);
+  builder.SetBoundPods(bound_pods);
   for (auto& [name, state] : states) {
     SortHolds(state.holds);
     builder.Put(std::make_shared<const NodeState>(std::move(state)));

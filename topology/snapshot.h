@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "topology/bound_pods.h"
 #include "topology/catalog.h"
 #include "topology/demand.h"
 #include "topology/disruption_budget.h"
@@ -91,6 +92,10 @@ class ClusterSnapshot {
   // Published DRA devices, claims and device classes (empty without DRA).
   const DraState& dra() const { return *dra_; }
   const std::vector<DisruptionBudget>& disruption_budgets() const { return *budgets_; }
+  // Every pod bound to a node and not finished, GPU or not (topology/bound_pods.h); null for an
+  // unknown UID.
+  const BoundPodRef* FindBoundPod(absl::string_view uid) const;
+  const BoundPods& bound_pods() const { return bound_pods_; }
 
  private:
   friend class SnapshotBuilder;
@@ -102,6 +107,7 @@ class ClusterSnapshot {
   std::shared_ptr<const UsageByNamespace> usage_;
   std::shared_ptr<const DraState> dra_;
   std::shared_ptr<const std::vector<DisruptionBudget>> budgets_;
+  BoundPods bound_pods_;  // a copy shares everything with its source
 };
 
 // Copy-on-write editing: starts from a snapshot and copies a shard on its first change.
@@ -117,6 +123,7 @@ class SnapshotBuilder {
   void SetDisruptionBudgets(std::shared_ptr<const std::vector<DisruptionBudget>> budgets) {
     next_.budgets_ = std::move(budgets);
   }
+  void SetBoundPods(const BoundPods& pods) { next_.bound_pods_ = pods; }
   ClusterSnapshot Build() && { return std::move(next_); }
 
  private:

@@ -52,8 +52,9 @@ inline constexpr absl::string_view kSchedulingPolicyAnnotation = "gpu-tenancy.io
 inline constexpr absl::string_view kPodDevicesAnnotation = "gpu-tenancy.io/devices";
 inline constexpr absl::string_view kNodeDevicesAnnotation = "gpu-tenancy.io/gpu-devices";
 // Namespaces the admission webhooks never see (their namespaceSelector leaves them out: the
-// control plane's pods and the service's own). Nothing there went through the device-annotation
-// rule, so a pod's device annotation in one of them is not trusted.
+// control plane's pods and the service's own). Nothing there went through the webhooks' rules;
+// the device annotations are guarded there by kube-apiserver's own admission policies, and a
+// report is believed only as its node's agent recorded it (topology/device_report.h).
 inline constexpr absl::string_view kWebhookExemptNamespaces[] = {"kube-system",
                                                                  "gpu-tenancy-system"};
 

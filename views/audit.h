@@ -112,20 +112,32 @@ struct EscapeHatch {
   std::string what;    // `container "main" is privileged`
 };
 
-// How kube-scheduler and kube-apiserver are wired to the service.
+// One entry of a KubeSchedulerConfiguration's `extenders`, as far as the audit reads it.
+struct SchedulerExtender {
+  std::string url_prefix;
+  bool filter = false;   // filterVerb set
+  bool preempt = false;  // preemptVerb set
+  // Empty: kube-scheduler asks this entry about every pod.
+  std::vector<std::string> managed_resources;
+};
+
+// How kube-scheduler and kube-apiserver are wired to the service. Each part is nullopt when it
+// was not inspected, with the reason in its `*_unseen` string ("" when it was simply not given).
 struct Wiring {
-  // The extender's managedResources; nullopt when no scheduler configuration was given.
-  std::optional<std::vector<std::string>> managed_resources;
-  // Whether gpu-tenancy's validating and mutating webhook configurations exist; nullopt when
-  // they were not looked for.
+  std::optional<std::vector<SchedulerExtender>> extenders;
+  std::string extenders_unseen;
+  // Whether gpu-tenancy's validating and mutating webhook configurations exist.
   std::optional<bool> validating_webhook;
   std::optional<bool> mutating_webhook;
+  std::string webhooks_unseen;
 };
 
 struct AuditInputs {
   const topology::ModelState* state = nullptr;
-  // Findings over the pods' and claims' specs; nullopt when they were not inspected.
+  // Findings over the pods' and claims' specs; nullopt when they were not inspected, and then
+  // `escape_hatches_unseen` says why ("" when the specs were simply not given).
   std::optional<std::vector<EscapeHatch>> escape_hatches;
+  std::string escape_hatches_unseen;
   Wiring wiring;
   const topology::MigPartedFile* mig_parted = nullptr;  // null: geometry not compared
 };

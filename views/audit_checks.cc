@@ -1,5 +1,6 @@
 // The go-live checklist: one small named function per item, each reading the snapshot, the
 // policy and the inputs the snapshot does not carry, and naming every object that fails.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "topology/device_report.h"
 #include "views/audit.h"
 
 namespace views {
@@ -284,21 +286,48 @@ CheckResult CanarySliceFree(const AuditInputs& in) {
   return r;
 }
 
-// Every GPU resource name a node advertises goes through the extender, and both webhooks exist.
+// Every GPU resource name a node advertises goes through the extender, kube-scheduler asks the
+// extender before it evicts for any pod, and both webhooks exist.
 CheckResult WiringCoversResources(const AuditInputs& in) {
   CheckResult r;
   r.id = "scheduler-webhook-wiring";
   const Wiring& w = in.wiring;
+  const topology::Policy& policy = *in.state->policy;
   std::set<std::string> advertised;
   for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
     for (const topology::OfferedResource& res : node->supply.resources) advertised.insert(res.name);
   }
-  if (w.managed_resources) {
-    std::set<std::string> managed(w.managed_resources->begin(), w.managed_resources->end());
+  auto gpu_name = [&](const std::string& name) {
+    return advertised.count(name) || absl::StartsWith(name, topology::kNvidiaResourcePrefix) ||
+           policy.IsMemoryResource(name);
+  };
+  if (w.extenders) {
+    std::set<std::string> filtered;  // names some entry with filterVerb manages
+    bool asked_about_every_pod = false;
+    for (size_t i = 0; i < w.extenders->size(); ++i) {
+      const SchedulerExtender& e = (*w.extenders)[i];
+      if (e.filter) filtered.insert(e.managed_resources.begin(), e.managed_resources.end());
+      if (e.preempt && e.managed_resources.empty()) asked_about_every_pod = true;
+      std::vector<std::string> gpu;
+      for (const std::string& name : e.managed_resources) {
+        if (gpu_name(name)) gpu.push_back(name);
+      }
+      if (gpu.empty() || e.preempt) continue;
+      const size_t shown = std::min<size_t>(gpu.size(), 3);
+      r.findings.push_back(
+          {absl::StrCat("extenders/", i),
+           absl::StrCat(
+               e.url_prefix.empty() ? "the entry" : e.url_prefix, " manages ", gpu.size(),
+               " GPU resource names (", absl::StrJoin(gpu.begin(), gpu.begin() + shown, ", "),
+               gpu.size() > shown ? ", ..." : "",
+               ") without preemptVerb: kube-scheduler evicts for such pods with its own view "
+               "(node-level counts, no tenants, quotas or MIG placement) and never asks the "
+               "extender which victims the policy allows")});
+    }
     std::map<std::string, std::vector<std::string>> missing;  // name -> nodes
     for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
       for (const topology::OfferedResource& res : node->supply.resources) {
-        if (!managed.count(res.name)) missing[res.name].push_back(node->facts.name);
+        if (!filtered.count(res.name)) missing[res.name].push_back(node->facts.name);
       }
     }
     for (const auto& [name, nodes] : missing) {
@@ -306,6 +335,14 @@ CheckResult WiringCoversResources(const AuditInputs& in) {
                             absl::StrCat("advertised by ", absl::StrJoin(nodes, ", "),
                                          " but not in the extender's managedResources: "
                                          "kube-scheduler places such pods alone")});
+    }
+    if (!asked_about_every_pod) {
+      r.findings.push_back(
+          {"extenders",
+           "no entry has preemptVerb without managedResources: kube-scheduler asks an extender "
+           "only about pods that request one of its names, so a CPU-only pod, or one whose GPUs "
+           "come through ResourceClaims, picks its victims alone and may evict another tenant's "
+           "GPU pods"});
     }
   }
   if (w.validating_webhook && !*w.validating_webhook) {
@@ -321,21 +358,39 @@ CheckResult WiringCoversResources(const AuditInputs& in) {
   if (!r.findings.empty()) {
     r.status = CheckStatus::kFail;
     r.fix =
-        "regenerate the extender entry with gpu-tenancy scheduler-config and apply "
-        "manifests/ (webhook configurations)";
+        "regenerate the extender entries with gpu-tenancy scheduler-config (both: the first "
+        "filters, prioritizes, binds and preempts for GPU pods; the second, with no "
+        "managedResources, answers every preemption) and apply manifests/ (webhook "
+        "configurations)";
     return r;
   }
   std::vector<std::string> unseen;
-  if (!w.managed_resources) unseen.push_back("the scheduler configuration");
-  if (!w.validating_webhook || !w.mutating_webhook) unseen.push_back("the webhook configurations");
+  std::vector<std::string> fixes;
+  if (!w.extenders) {
+    unseen.push_back(w.extenders_unseen.empty()
+                         ? std::string("the scheduler configuration (not given)")
+                         : absl::StrCat("the scheduler configuration (", w.extenders_unseen, ")"));
+    fixes.push_back(
+        "pass --scheduler-config: kube-scheduler's configuration is a file on the control "
+        "plane, not an object kube-apiserver serves");
+  }
+  if (!w.validating_webhook || !w.mutating_webhook) {
+    unseen.push_back(w.webhooks_unseen.empty()
+                         ? std::string("the webhook configurations (not given)")
+                         : absl::StrCat("the webhook configurations (", w.webhooks_unseen, ")"));
+    fixes.push_back(
+        "run gpu-tenancy audit against the cluster with a user that may list "
+        "validating- and mutatingwebhookconfigurations, or on a cluster file that lists them");
+  }
   if (!unseen.empty()) {
     r.status = CheckStatus::kWarn;
     r.detail = absl::StrCat("not inspected: ", absl::StrJoin(unseen, " and "));
-    r.fix = "pass --scheduler-config and a cluster file that lists the webhook configurations";
+    r.fix = absl::StrJoin(fixes, "; ");
     return r;
   }
   r.detail = absl::StrCat("the extender manages all ", advertised.size(),
-                          " GPU resource names the nodes advertise, and both webhooks exist");
+                          " GPU resource names the nodes advertise and answers every "
+                          "preemption, and both webhooks exist");
   return r;
 }
 
@@ -344,8 +399,12 @@ CheckResult EscapeHatchesHeldByDeviceTiers(const AuditInputs& in) {
     CheckResult r;
     r.id = "device-escape-hatches";
     r.status = CheckStatus::kWarn;
-    r.detail = "pod and claim specs not inspected here";
-    r.fix = "run gpu-tenancy audit on a cluster file with the pods and claims";
+    r.detail = in.escape_hatches_unseen.empty()
+                   ? std::string("pod and claim specs not inspected here")
+                   : absl::StrCat("pod and claim specs not inspected: ", in.escape_hatches_unseen);
+    r.fix =
+        "run gpu-tenancy audit against the cluster (it lists the pods and claims) or on a "
+        "cluster file with them";
     return r;
   }
   const topology::Policy& policy = *in.state->policy;
@@ -363,6 +422,32 @@ CheckResult EscapeHatchesHeldByDeviceTiers(const AuditInputs& in) {
                 "admin access",
                 "remove the escape hatch from these objects, or move them to a tenant whose tier "
                 "has deviceAccess");
+}
+
+// A device report is believed only as the pod's node agent recorded it on its Node; a report on a
+// pod that says anything else was written by someone else (topology/device_report.h).
+CheckResult DeviceReportsFromTheAgent(const AuditInputs& in) {
+  std::vector<CheckFinding> findings;
+  int reports = 0;
+  for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
+    for (const auto& hold : node->holds) {
+      if (!hold->device_report) continue;
+      ++reports;
+      std::string doubt = topology::ReportDoubt(*hold, node->facts);
+      if (doubt.empty()) continue;
+      findings.push_back(
+          {absl::StrCat("pod/", hold->namespace_name, "/", hold->name),
+           absl::StrCat("gpu-tenancy.io/devices on node ", node->facts.name, ": ", doubt)});
+    }
+  }
+  CheckResult r = Result(
+      "device-reports-from-agent", std::move(findings),
+      "every GPU pod's device report is the one its node's agent recorded",
+      "find who wrote these annotations (kube-apiserver's audit log names the user), and apply "
+      "manifests/node-agent: its admission policies let only each node's agent write them, in "
+      "every namespace. Until then the model believes the agents' records, not these reports");
+  if (r.status == CheckStatus::kPass && reports == 0) r.detail = "no GPU pod carries a report";
+  return r;
 }
 
 CheckResult MetricsAttributable(const AuditInputs& in) {
@@ -442,10 +527,12 @@ const std::vector<AuditCheck>& AuditChecks() {
       {"canary-slice-free", "A canary slice free on each MIG node, where the policy asks for one",
        CanarySliceFree},
       {"scheduler-webhook-wiring",
-       "Webhook and extender wired, covering every GPU resource name the nodes advertise",
+       "Webhook and extender wired, covering every GPU resource name and every preemption",
        WiringCoversResources},
       {"device-escape-hatches", "Device escape hatches held only by tiers with device access",
        EscapeHatchesHeldByDeviceTiers},
+      {"device-reports-from-agent", "Device reports on pods written only by their node's agent",
+       DeviceReportsFromTheAgent},
       {"gpu-metrics-attributable", "Per-tenant GPU metrics attributable (node agent and DCGM)",
        MetricsAttributable},
   };
@@ -478,9 +565,11 @@ AuditReport BuildAuditReport(const AuditInputs& in) {
        "promised, or per node, and those of a MIG GPU per node. DRA claims name their devices"},
   };
   if (!in.escape_hatches) {
-    report.not_checked.push_back({"pod and claim specs",
-                                  "privileged containers, device host paths and admin access were "
-                                  "not inspected in this run"});
+    report.not_checked.push_back(
+        {"pod and claim specs",
+         absl::StrCat("privileged containers, device host paths and admin access were not "
+                      "inspected in this run",
+                      in.escape_hatches_unseen.empty() ? "" : ": ", in.escape_hatches_unseen)});
   }
   return report;
 }

@@ -63,7 +63,9 @@ void CheckTenantLimits(const PodRuleContext& ctx, std::vector<Violation>& out);
 // GPU memory per pod: the annotation may change on UPDATE, so this runs then too.
 void CheckTenantMemory(const PodRuleContext& ctx, std::vector<Violation>& out);
 void CheckInvalidGpuRequest(const PodRuleContext& ctx, std::vector<Violation>& out);
-// priority-class: the tenant's allowed PriorityClass names (every pod of the tenant).
+// priority-class: every pod of a tenant (GPU or not) uses a PriorityClass the tenant lists; a
+// tenant that lists none may use only priorities that cannot preempt (0, or above 0 with
+// preemptionPolicy Never).
 void CheckPriorityClass(const PodRuleContext& ctx, std::vector<Violation>& out);
 
 // device-annotation (device_annotation_rules.cc) and tenant-quota with its warning

@@ -29,6 +29,25 @@ bool MemoryAnnotationChanged(const PodRuleContext& ctx) {
   return value(ctx.pod) != value(*ctx.old_pod);
 }
 
+// A pod that kube-scheduler can never make evict another tenant's pod: priority 0 (no class,
+// or a class of value 0), or above 0 with preemptionPolicy Never. kube-scheduler evicts only
+// lower-priority pods, and every pod of a tenant held to this default is at 0 or above, so
+// nothing at 0 finds a victim among them. Below 0 is refused too: such a pod would be a
+// victim of every other tenant's pod at 0, which no tenant's policy opened. A pod without
+// spec.priority is at 0, as kube-scheduler reads it.
+bool CannotPreempt(const topology::PodFacts& pod) {
+  return pod.priority == 0 || (pod.priority > 0 && pod.never_preempts);
+}
+
+std::string DescribePriority(const topology::PodFacts& pod) {
+  return absl::StrCat("priority ", pod.priority,
+                      pod.priority_class_name.empty()
+                          ? std::string(" (no priorityClassName")
+                          : absl::StrCat(" (priorityClassName \"", pod.priority_class_name, "\""),
+                      ", preemptionPolicy ", pod.never_preempts ? "Never" : "PreemptLowerPriority",
+                      ")");
+}
+
 }  // namespace
 
 void CheckTenantLimits(const PodRuleContext& ctx, std::vector<Violation>& out) {
@@ -102,18 +121,34 @@ void CheckInvalidGpuRequest(const PodRuleContext& ctx, std::vector<Violation>& o
 void CheckPriorityClass(const PodRuleContext& ctx, std::vector<Violation>& out) {
   if (!ctx.tenant.tenant) return;
   const std::vector<std::string>& allowed = ctx.tenant.tenant->priority_classes;
-  const std::string& name = ctx.pod.facts.priority_class_name;
-  // No class is priority 0 (or the cluster's default class, which kube-apiserver fills in
-  // before this webhook sees the pod): nothing above the floor to preempt with.
-  if (allowed.empty() || name.empty() ||
-      std::find(allowed.begin(), allowed.end(), name) != allowed.end()) {
+  const topology::PodFacts& pod = ctx.pod.facts;
+  if (!allowed.empty()) {
+    // The tenant's list bounds its classes: any other is refused, whatever its value. No class
+    // is priority 0 (or the cluster's default class, which kube-apiserver fills in before this
+    // webhook sees the pod): nothing above the floor to preempt with.
+    const std::string& name = pod.priority_class_name;
+    if (name.empty() || std::find(allowed.begin(), allowed.end(), name) != allowed.end()) return;
+    out.push_back(MakeViolation(
+        "priority-class",
+        absl::StrCat("priorityClassName \"", name, "\" is not allowed for ", TenantName(ctx),
+                     " (allowed: ", absl::StrJoin(allowed, ", "),
+                     "): a pod's priority decides whose pods it may preempt; use one of those")));
     return;
   }
+  // No list, the default: only a priority that cannot preempt across tenants. kube-apiserver's
+  // Priority admission has filled spec.priority and spec.preemptionPolicy from the class (or
+  // the cluster's globalDefault class) before any webhook sees the pod.
+  if (CannotPreempt(pod)) return;
   out.push_back(MakeViolation(
       "priority-class",
-      absl::StrCat("priorityClassName \"", name, "\" is not allowed for ", TenantName(ctx),
-                   " (allowed: ", absl::StrJoin(allowed, ", "),
-                   "): a pod's priority decides whose pods it may preempt; use one of those")));
+      absl::StrCat(DescribePriority(pod), ": ",
+                   pod.priority < 0
+                       ? "below 0, any other tenant's pod may preempt it"
+                       : "it may preempt other tenants' lower-priority pods, CPU-only pods "
+                         "included, wherever kube-scheduler does not ask gpu-tenancy",
+                   "; ", TenantName(ctx),
+                   " lists no priorityClasses, so its pods may use only priority 0 or a class "
+                   "above 0 with preemptionPolicy: Never, unless the policy lists the class")));
 }
 
 }  // namespace webhook::pod_rules_internal

@@ -52,7 +52,7 @@ class NodeAgentTest : public ::testing::Test {
                             std::pair{"web", "frontend"}}) {
       api_.SetObject(PodPath(ns, name),
                      absl::StrCat(R"({"metadata":{"namespace":")", ns, R"(","name":")", name,
-                                  R"("},"spec":{"nodeName":"gpu-a"}})"));
+                                  R"(","uid":"uid-)", name, R"("},"spec":{"nodeName":"gpu-a"}})"));
     }
   }
 
@@ -92,9 +92,12 @@ TEST_F(NodeAgentTest, GpuPodsAndTheNodeAreAnnotatedOnceAndThenLeftAlone) {
   EXPECT_EQ(parsed->containers[0].resources[0].ids, std::vector<std::string>{"MIG-5c1d"});
   EXPECT_FALSE(
       AnnotationOf(PodPath("web", "frontend"), topology::kPodDevicesAnnotation).has_value());
+  // The Node carries the agent's record of both reports, by UID: what serve believes.
   EXPECT_EQ(AnnotationOf(kNodePath, topology::kNodeDevicesAnnotation),
-            std::optional<std::string>(R"({"gpus":[{"id":"GPU-a"},{"id":"GPU-b"}],)"
-                                       R"("unplacedMig":["MIG-5c1d"]})"));
+            std::optional<std::string>(
+                R"({"gpus":[{"id":"GPU-a"},{"id":"GPU-b"}],"unplacedMig":["MIG-5c1d"],)"
+                R"("pods":{"uid-llm":{"nvidia.com/mig-3g.40gb":["MIG-5c1d"]},)"
+                R"("uid-notebook":{"nvidia.com/gpu.shared":["GPU-b::3"]}}})"));
 
   api_.ClearCalls();
   ScriptPodList();
@@ -102,11 +105,16 @@ TEST_F(NodeAgentTest, GpuPodsAndTheNodeAreAnnotatedOnceAndThenLeftAlone) {
   EXPECT_TRUE(api_.Calls("PATCH", "/").empty()) << "the second round wrote again";
   EXPECT_EQ(node_agent.pod_writes(), 2u);
 
-  // The kubelet no longer lists the notebook (it ended): its annotation goes, and only its.
+  // The kubelet no longer lists the notebook (it ended): its annotation goes, and only its,
+  // and so does its record on the Node.
   kubelet_->SetPods({{"acme", "llm", {{"server", {{"nvidia.com/mig-3g.40gb", {"MIG-5c1d"}}}}}}});
   ScriptPodList();
   ASSERT_TRUE(node_agent.RunOnce().ok());
-  EXPECT_EQ(api_.Calls("PATCH", "/").size(), 1u);
+  EXPECT_EQ(api_.Calls("PATCH", "/").size(), 2u);
+  EXPECT_EQ(AnnotationOf(kNodePath, topology::kNodeDevicesAnnotation),
+            std::optional<std::string>(
+                R"({"gpus":[{"id":"GPU-a"},{"id":"GPU-b"}],"unplacedMig":["MIG-5c1d"],)"
+                R"("pods":{"uid-llm":{"nvidia.com/mig-3g.40gb":["MIG-5c1d"]}}})"));
   EXPECT_EQ(AnnotationOf(PodPath("research", "notebook"), topology::kPodDevicesAnnotation),
             std::nullopt);
   EXPECT_TRUE(AnnotationOf(PodPath("acme", "llm"), topology::kPodDevicesAnnotation).has_value());

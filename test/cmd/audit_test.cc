@@ -51,11 +51,20 @@ std::map<std::string, std::string> Statuses(const rapidjson::Document& doc) {
   return out;
 }
 
+std::vector<std::string> Findings(const rapidjson::Document& doc, const std::string& id) {
+  std::vector<std::string> out;
+  for (const auto& c : doc["checklist"].GetArray()) {
+    if (c["id"].GetString() != id) continue;
+    for (const auto& f : c["findings"].GetArray()) out.push_back(f["object"].GetString());
+  }
+  return out;
+}
+
 TEST(AuditCommandTest, MixedFleetTextNamesEachTenantsDeal) {
   CommandResult r = Audit("mixed-fleet.yaml");
   // mig-c is still being reconfigured: that item fails, so the exit code says so.
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("checklist: 7 pass, 1 warn, 1 fail"));
+  EXPECT_THAT(r.out, HasSubstr("checklist: 8 pass, 1 warn, 1 fail"));
   EXPECT_THAT(r.out, HasSubstr("\ntenant acme\n  tier: untrusted (may use exclusive, mig)\n"));
   EXPECT_THAT(r.out,
               HasSubstr("pod research/notebook-1 on ts-a: 1 x nvidia.com/gpu.shared (GPU 0)\n"
@@ -102,6 +111,77 @@ TEST(AuditCommandTest, MixedFleetJsonClassifiesEveryHolding) {
   EXPECT_EQ(statuses["scheduler-webhook-wiring"], "pass");
   EXPECT_EQ(statuses["gpu-metrics-attributable"], "warn");
   EXPECT_EQ(statuses["untrusted-isolation"], "pass");
+}
+
+// kube-scheduler asks an extender about victims only with preemptVerb, and only for pods that
+// request one of its names: a configuration without the verb, or without an entry that answers
+// every preemption, lets pods evict other tenants' GPU pods with no tenant in view.
+TEST(AuditCommandTest, ASchedulerConfigWithoutPreemptVerbFailsTheWiring) {
+  CommandResult r = testing_support::RunShell(absl::StrCat(
+      testing_support::ShellQuote(GT_BINARY), " audit -o json --cluster-file ",
+      Source("test/testdata/audit/mixed-fleet.yaml"), " --policy ", Source("cmd/demo/policy.yaml"),
+      " --scheduler-config ", Source("test/testdata/audit/scheduler-without-preempt.yaml")));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  rapidjson::Document doc;
+  doc.Parse(r.out.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << r.out;
+  const rapidjson::Value* wiring = nullptr;
+  for (const auto& c : doc["checklist"].GetArray()) {
+    if (std::string(c["id"].GetString()) == "scheduler-webhook-wiring") wiring = &c;
+  }
+  ASSERT_NE(wiring, nullptr);
+  EXPECT_EQ(std::string((*wiring)["status"].GetString()), "fail");
+  std::map<std::string, std::string> findings;
+  for (const auto& f : (*wiring)["findings"].GetArray()) {
+    findings[f["object"].GetString()] = f["problem"].GetString();
+  }
+  ASSERT_EQ(findings.count("extenders/0"), 1u) << r.out;
+  EXPECT_THAT(findings["extenders/0"],
+              HasSubstr("manages 6 GPU resource names (nvidia.com/gpu, nvidia.com/gpu.shared, "
+                        "nvidia.com/mig-1g.10gb, ...) without preemptVerb"));
+  ASSERT_EQ(findings.count("extenders"), 1u) << r.out;
+  EXPECT_THAT(findings["extenders"],
+              HasSubstr("no entry has preemptVerb without managedResources"));
+}
+
+// A device report on a pod that its node's agent did not write (here rewritten to move a replica
+// onto another GPU) is passed over by the model, and the audit names it.
+TEST(AuditCommandTest, AForgedDeviceReportIsFlagged) {
+  std::ifstream in(absl::StrCat(GT_SOURCE_DIR, "/cmd/demo/cluster.yaml"));
+  std::string cluster((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string report =
+      R"({"node":"ts-a","containers":[{"name":"main","devices":{"nvidia.com/gpu.shared":)"
+      R"(["GPU-5a1f0021-7c3e-4b8a-9d21-0e6c4f2a0021::0")";
+  const size_t at = cluster.find(report);
+  ASSERT_NE(at, std::string::npos);
+  cluster.replace(
+      at, report.size(),
+      R"({"node":"ts-a","containers":[{"name":"main","devices":{"nvidia.com/gpu.shared":)"
+      R"(["GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::3")");
+  testing_support::TempDir dir;
+  std::ofstream(dir.File("cluster.yaml")) << cluster;
+  CommandResult r = testing_support::RunShell(
+      absl::StrCat(testing_support::ShellQuote(GT_BINARY), " audit -o json --cluster-file ",
+                   testing_support::ShellQuote(dir.File("cluster.yaml")), " --policy ",
+                   Source("cmd/demo/policy.yaml")));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  rapidjson::Document doc;
+  doc.Parse(r.out.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << r.out;
+  EXPECT_EQ(Statuses(doc)["device-reports-from-agent"], "fail");
+  EXPECT_EQ(Findings(doc, "device-reports-from-agent"),
+            std::vector<std::string>{"pod/research/notebook-2"});
+  // The model kept the agent's record: the pod is still on GPU 1, alone there.
+  const rapidjson::Value* notebook = FindDevice(doc, "research", "research/notebook-2");
+  ASSERT_NE(notebook, nullptr);
+  EXPECT_EQ((*notebook)["coTenants"].Size(), 0u);
+  // The shipped demo has none.
+  CommandResult demo = testing_support::RunShell(
+      absl::StrCat(testing_support::ShellQuote(GT_BINARY), " audit -o json --demo"));
+  rapidjson::Document clean;
+  clean.Parse(demo.out.c_str());
+  ASSERT_FALSE(clean.HasParseError()) << demo.out;
+  EXPECT_EQ(Statuses(clean)["device-reports-from-agent"], "pass");
 }
 
 TEST(AuditCommandTest, MisconfiguredFleetFailsExactlyItsMistakes) {
@@ -182,22 +262,61 @@ TEST(AuditCommandTest, ListsALiveClusterOnce) {
               R"("limits":{"nvidia.com/mig-3g.40gb":"1"},"requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},)"
               R"("status":{"phase":"Running"}})")
           .ok());
+  // What the model keeps no trace of, listed again: a privileged pod of an untrusted tenant, and
+  // the service's webhook configurations.
+  ASSERT_TRUE(
+      (*api)
+          ->AddPod(
+              R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"debug","namespace":"acme"},)"
+              R"("spec":{"nodeName":"mig-1","containers":[{"name":"main","image":"x",)"
+              R"("securityContext":{"privileged":true}}]},"status":{"phase":"Running"}})")
+          .ok());
+  ASSERT_TRUE((*api)
+                  ->Add(testing_support::Resource::kValidatingWebhookConfigurations,
+                        R"({"metadata":{"name":"gpu-tenancy"},)"
+                        R"("webhooks":[{"name":"validate.gpu-tenancy.io"}]})")
+                  .ok());
+  ASSERT_TRUE((*api)
+                  ->Add(testing_support::Resource::kMutatingWebhookConfigurations,
+                        R"({"metadata":{"name":"gpu-tenancy"},)"
+                        R"("webhooks":[{"name":"mutate.gpu-tenancy.io"}]})")
+                  .ok());
   testing_support::TempDir dir;
   const std::string kubeconfig = dir.File("kubeconfig");
   std::ofstream(kubeconfig) << (*api)->Kubeconfig("    token: test-token");
-  CommandResult r = testing_support::RunShell(absl::StrCat(
-      testing_support::ShellQuote(GT_BINARY), " audit -o json --kubeconfig ",
-      testing_support::ShellQuote(kubeconfig), " --policy ", Source("cmd/demo/policy.yaml")));
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  rapidjson::Document doc;
-  doc.Parse(r.out.c_str());
-  ASSERT_FALSE(doc.HasParseError()) << r.out << r.err;
+  auto audit = [&] {
+    CommandResult r = testing_support::RunShell(absl::StrCat(
+        testing_support::ShellQuote(GT_BINARY), " audit -o json --kubeconfig ",
+        testing_support::ShellQuote(kubeconfig), " --policy ", Source("cmd/demo/policy.yaml"),
+        " --scheduler-config ", Source("manifests/scheduler/config.yaml")));
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    rapidjson::Document doc;
+    doc.Parse(r.out.c_str());
+    EXPECT_FALSE(doc.HasParseError()) << r.out << r.err;
+    return doc;
+  };
+  rapidjson::Document doc = audit();
+  ASSERT_TRUE(doc.IsObject());
   const rapidjson::Value* llm = FindDevice(doc, "acme", "acme/llm");
   ASSERT_NE(llm, nullptr);
   EXPECT_EQ(std::string((*llm)["boundary"].GetString()), "mig-instance");
-  EXPECT_EQ(Statuses(doc)["mig-config-applied"], "fail");
-  // Pod specs come from the watch's model, which keeps no security fields: not inspected.
-  EXPECT_EQ(Statuses(doc)["device-escape-hatches"], "warn");
+  std::map<std::string, std::string> statuses = Statuses(doc);
+  EXPECT_EQ(statuses["mig-config-applied"], "fail");
+  // Every item inspected: the pod specs listed from kube-apiserver, the webhooks found.
+  EXPECT_EQ(statuses["device-escape-hatches"], "fail");
+  EXPECT_EQ(Findings(doc, "device-escape-hatches"), std::vector<std::string>{"pod/acme/debug"});
+  EXPECT_EQ(statuses["scheduler-webhook-wiring"], "pass");
+
+  // A missing webhook is then a finding, not an unknown.
+  ASSERT_TRUE(
+      (*api)
+          ->Delete(testing_support::Resource::kMutatingWebhookConfigurations, "", "gpu-tenancy")
+          .ok());
+  rapidjson::Document without = audit();
+  ASSERT_TRUE(without.IsObject());
+  EXPECT_EQ(Statuses(without)["scheduler-webhook-wiring"], "fail");
+  EXPECT_EQ(Findings(without, "scheduler-webhook-wiring"),
+            std::vector<std::string>{"mutatingwebhookconfiguration"});
 }
 
 }  // namespace

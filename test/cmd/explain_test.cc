@@ -311,17 +311,24 @@ TEST(ExplainTest, ABoundPodNamesTheDevicesTheKubeletGaveIt) {
   EXPECT_FALSE(absl::StrContains(unbound.out, "reportedDevices")) << unbound.out;
 }
 
-// The demo with research/notebook-2's report moved to the GPU bind did not choose, and acme/llm-a's
-// naming another node: explain says why each disagrees, and believes only the first.
+// The demo with research/notebook-2's replica moved by its node's agent to the GPU bind did not
+// choose, and acme/llm-a carrying a report naming another node that mig-b's agent never recorded:
+// explain says why each disagrees, and believes only the first.
 TEST(ExplainTest, AReportThatDisagreesWithTheSchedulerIsSaid) {
   std::ifstream in(absl::StrCat(GT_SOURCE_DIR, "/cmd/demo/cluster.yaml"));
   std::string cluster((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (
       auto [from, to] :
-      {std::pair<std::string, std::string>{"GPU-5a1f0021-7c3e-4b8a-9d21-0e6c4f2a0021::0",
+      {// The agent's record on ts-a and its report on the pod, both.
+       std::pair<std::string, std::string>{"GPU-5a1f0021-7c3e-4b8a-9d21-0e6c4f2a0021::0",
                                            "GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::1"},
+       {"GPU-5a1f0021-7c3e-4b8a-9d21-0e6c4f2a0021::0",
+        "GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::1"},
+       // llm-a's report rewritten, and mig-b's record of it gone.
        {R"({"node":"mig-b","containers":[{"name":"main","devices":{"nvidia.com/mig-3g.40gb":["MIG-9c070001)",
-        R"({"node":"mig-a","containers":[{"name":"main","devices":{"nvidia.com/mig-3g.40gb":["MIG-9c070001)"}}) {
+        R"({"node":"mig-a","containers":[{"name":"main","devices":{"nvidia.com/mig-3g.40gb":["MIG-9c070001)"},
+       {R"("00000000-0000-4000-8000-000000000001":{"nvidia.com/mig-3g.40gb":["MIG-9c070001-31d2-5e4f-8a6b-2f1d7e3c0001"]},)",
+        ""}}) {
     size_t at = cluster.find(from);
     ASSERT_NE(at, std::string::npos) << from;
     cluster.replace(at, from.size(), to);
@@ -338,8 +345,9 @@ TEST(ExplainTest, AReportThatDisagreesWithTheSchedulerIsSaid) {
   EXPECT_TRUE(absl::StrContains(moved.out, "report  disagrees with the scheduler's record: "))
       << moved.out;
   ProcessResult elsewhere = Explain(base + "acme/llm-a");
-  EXPECT_TRUE(
-      absl::StrContains(elsewhere.out, "devices on mig-b: the node agent's report is not believed"))
+  EXPECT_TRUE(absl::StrContains(elsewhere.out,
+                                "devices on mig-b: the pod's report is not believed (the node "
+                                "agent of mig-b recorded none for it, so it did not write it)"))
       << elsewhere.out;
   EXPECT_TRUE(absl::StrContains(elsewhere.out, "report  disagrees with the scheduler's record: "))
       << elsewhere.out;

@@ -110,17 +110,37 @@ TEST_F(NodeAgentBinaryTest, AnnotatesEachGpuPodAndTheNodeThenWritesNothingMore) 
     ASSERT_EQ(devices->containers.size(), 1u);
     EXPECT_EQ(devices->containers[0].resources[0].ids, std::vector<std::string>{id});
   }
-  EXPECT_EQ(Annotation(Resource::kNodes, "", "gpu-a", topology::kNodeDevicesAnnotation),
-            R"({"gpus":[{"id":"GPU-a1","mig":["MIG-GPU-a1/2/0","MIG-GPU-a1/1/0"]},)"
-            R"({"id":"GPU-b2"},{"id":"GPU-c3"}]})");
+  // The Node: its GPUs, and the agent's record of each report under the pod's UID.
+  absl::StatusOr<topology::NodeGpus> node = common::DecodeNodeGpus(
+      Annotation(Resource::kNodes, "", "gpu-a", topology::kNodeDevicesAnnotation));
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->gpus,
+            (std::vector<topology::NodeGpu>{
+                {"GPU-a1", {"MIG-GPU-a1/2/0", "MIG-GPU-a1/1/0"}}, {"GPU-b2", {}}, {"GPU-c3", {}}}));
+  ASSERT_EQ(node->pods.size(), 3u);
+  for (auto [ns, name] : {std::pair{"acme", "llm"}, std::pair{"research", "train"},
+                          std::pair{"research", "notebook"}}) {
+    SCOPED_TRACE(name);
+    absl::StatusOr<rapidjson::Document> pod =
+        common::ParseJson(api_->GetObject(Resource::kPods, ns, name));
+    ASSERT_TRUE(pod.ok());
+    const topology::PodDeviceRecord* record =
+        node->FindPod(common::StringOr((*pod)["metadata"], "uid"));
+    ASSERT_NE(record, nullptr);
+    absl::StatusOr<common::PodDevicesAnnotation> devices =
+        common::DecodePodDevices(PodDevices(ns, name));
+    ASSERT_TRUE(devices.ok());
+    EXPECT_EQ(record->resources, topology::RecordOf(devices->containers));
+  }
 
   const int64_t patches = api_->CountRequests("PATCH", "/api/v1/");
-  EXPECT_EQ(patches, 4);
+  EXPECT_EQ(patches, 4);  // three pods, then the Node
   CommandResult second = Run(socket_);
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(api_->CountRequests("PATCH", "/api/v1/"), patches) << "the second run wrote again";
 
-  // train ended: the kubelet no longer lists it, so its annotation goes, and only its.
+  // train ended: the kubelet no longer lists it, so its annotation goes, and only its, and so
+  // does its record on the Node.
   const std::string notebook = PodDevices("research", "notebook");
   kubelet_->SetPods({
       {"acme", "llm", {{"main", {{"nvidia.com/mig-3g.40gb", {"MIG-GPU-a1/2/0"}}}}}},
@@ -128,7 +148,7 @@ TEST_F(NodeAgentBinaryTest, AnnotatesEachGpuPodAndTheNodeThenWritesNothingMore) 
   });
   CommandResult third = Run(socket_);
   ASSERT_EQ(third.exit_code, 0) << third.err;
-  EXPECT_EQ(api_->CountRequests("PATCH", "/api/v1/"), patches + 1);
+  EXPECT_EQ(api_->CountRequests("PATCH", "/api/v1/"), patches + 2);
   EXPECT_EQ(PodDevices("research", "train"), "");
   EXPECT_EQ(PodDevices("research", "notebook"), notebook);
 }

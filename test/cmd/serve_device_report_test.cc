@@ -51,9 +51,36 @@ std::string Quoted(const std::string& json) {  // a JSON string holding `json`
   return out + "\"";
 }
 
+struct PodSpec {
+  std::string ns, name, node, resource, memory, gpu_index, device;
+};
+
+const std::vector<PodSpec>& BoundPods() {
+  static const auto* pods = new std::vector<PodSpec>{
+      {"research", "n1", "ts-x", "nvidia.com/gpu.shared", "60Gi", "", Gpu("ts-x", 0) + "::0"},
+      {"research", "n2", "ts-y", "nvidia.com/gpu.shared", "50Gi", "", Gpu("ts-y", 0) + "::1"},
+      // bind promised GPU 0; the kubelet gave a replica of GPU 1.
+      {"research", "n3", "ts-y", "nvidia.com/gpu.shared", "50Gi", "0", Gpu("ts-y", 1) + "::0"},
+      {"acme", "llm", "mig-m", "nvidia.com/mig-3g.40gb", "", "", kMigA},
+      {"bank-prod", "risk", "mig-m", "nvidia.com/mig-3g.40gb", "", "", kMigB},
+  };
+  return *pods;
+}
+
+// The agent's record of the reports it wrote on `node`'s pods, as its Node carries it.
+std::string Records(const std::string& node) {
+  std::string out;
+  for (const PodSpec& p : BoundPods()) {
+    if (p.node != node || p.device.empty()) continue;
+    absl::StrAppend(&out, out.empty() ? "" : ",", R"("uid-)", p.name, R"(":{")", p.resource,
+                    R"(":[")", p.device, R"("]})");
+  }
+  return absl::StrCat(R"("pods":{)", out, "}");
+}
+
 std::string NodeGpusAnnotation(const std::string& node) {
   return absl::StrCat(R"({"gpus":[{"id":")", Gpu(node, 0), R"(","mig":[]},{"id":")", Gpu(node, 1),
-                      R"(","mig":[]}],"unplacedMig":[]})");
+                      R"(","mig":[]}],"unplacedMig":[],)", Records(node), "}");
 }
 
 std::string TimeSlicedNode(const std::string& name, bool reported) {
@@ -74,7 +101,7 @@ std::string MigNode(bool reported) {
   std::string annotations =
       reported ? absl::StrCat(R"("annotations":{"gpu-tenancy.io/gpu-devices":)",
                               Quoted(absl::StrCat(R"({"gpus":[],"unplacedMig":[")", kMigA, R"(",")",
-                                                  kMigB, R"("]})")),
+                                                  kMigB, R"("],)", Records("mig-m"), "}")),
                               "},")
                : "";
   return absl::StrCat(
@@ -89,10 +116,6 @@ std::string DevicesAnnotation(const std::string& node, const std::string& resour
   return absl::StrCat(R"({"node":")", node, R"(","containers":[{"name":"main","devices":{")",
                       resource, R"(":[")", id, R"("]}}]})");
 }
-
-struct PodSpec {
-  std::string ns, name, node, resource, memory, gpu_index, device;
-};
 
 std::string PodJson(const PodSpec& p, bool reported) {
   std::string annotations;
@@ -110,18 +133,6 @@ std::string PodJson(const PodSpec& p, bool reported) {
       p.node.empty() ? "" : absl::StrCat(R"("nodeName":")", p.node, R"(",)"),
       R"("containers":[{"name":"main","image":"x","resources":{"limits":{")", p.resource,
       R"(":"1"}}}]},"status":{"phase":")", p.node.empty() ? "Pending" : "Running", R"("}})");
-}
-
-const std::vector<PodSpec>& BoundPods() {
-  static const auto* pods = new std::vector<PodSpec>{
-      {"research", "n1", "ts-x", "nvidia.com/gpu.shared", "60Gi", "", Gpu("ts-x", 0) + "::0"},
-      {"research", "n2", "ts-y", "nvidia.com/gpu.shared", "50Gi", "", Gpu("ts-y", 0) + "::1"},
-      // bind promised GPU 0; the kubelet gave a replica of GPU 1.
-      {"research", "n3", "ts-y", "nvidia.com/gpu.shared", "50Gi", "0", Gpu("ts-y", 1) + "::0"},
-      {"acme", "llm", "mig-m", "nvidia.com/mig-3g.40gb", "", "", kMigA},
-      {"bank-prod", "risk", "mig-m", "nvidia.com/mig-3g.40gb", "", "", kMigB},
-  };
-  return *pods;
 }
 
 const PodSpec kAsks{"research", "asks", "", "nvidia.com/gpu.shared", "40Gi", "", ""};
@@ -241,6 +252,51 @@ TEST_F(ServeDeviceReportTest, TheInventoryNamesEachTenantsDevicesAndTheGpusTheyS
                             R"(pod="risk",node="mig-m",resource="nvidia.com/mig-3g.40gb",device=")",
                             kMigB, R"(",sharing="mig"} 1)")))
       << metrics;
+}
+
+// A report the agent did not write changes nothing, whatever the namespace's labels: here n3's
+// owner rewrites its annotation to put its 50 GiB on ts-y's first GPU (which would leave the
+// second GPU empty and let the 40 GiB pod onto ts-y), in a namespace labelled for the webhook
+// to skip. The agent's record on the Node stands; the inventory names the forgery.
+TEST_F(ServeDeviceReportTest, AForgedReportChangesNothingWhateverTheNamespace) {
+  ASSERT_NO_FATAL_FAILURE(Start(/*reported=*/true));
+  ASSERT_TRUE(api_->Upsert(Resource::kNamespaces,
+                           R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"research",)"
+                           R"("labels":{"kubernetes.io/metadata.name":"research",)"
+                           R"("gpu-tenancy.io/webhook":"disabled"}}})")
+                  .ok());
+  PodSpec forged = BoundPods()[2];
+  ASSERT_EQ(forged.name, "n3");
+  forged.device = Gpu("ts-y", 0) + "::3";
+  ASSERT_TRUE(api_->UpsertPod(PodJson(forged, true)).ok());
+
+  // Once the watch has delivered it, the inventory says it was passed over.
+  std::string reason;
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    rapidjson::Document inventory = ParseOrDie(serve_->Get("/debug/allocations").body);
+    for (const auto& d : inventory["disagreements"].GetArray()) {
+      if (std::string(d["name"].GetString()) == "n3") reason = d["reason"].GetString();
+    }
+    if (absl::StrContains(reason, "names other devices")) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(absl::StrContains(reason,
+                                "its gpu-tenancy.io/devices names other devices than the node "
+                                "agent of \"ts-y\" recorded for it: the agent did not write it"))
+      << reason;
+  // The fit is what the agent's record says: ts-y still has 30 GiB on either GPU.
+  std::string ts_y;
+  EXPECT_EQ(Kept(&ts_y), std::set<std::string>{"ts-x"});
+  EXPECT_TRUE(absl::StrContains(ts_y, "largest free on one GPU 30720 MiB")) << ts_y;
+  rapidjson::Document inventory = ParseOrDie(serve_->Get("/debug/allocations").body);
+  std::set<std::string> research;
+  for (const auto& t : inventory["tenants"].GetArray()) {
+    if (std::string(t["tenant"].GetString()) != "research") continue;
+    for (const auto& id : t["deviceIds"].GetArray()) research.insert(id.GetString());
+  }
+  EXPECT_EQ(research.count(Gpu("ts-y", 0) + "::3"), 0u) << "the forged ID is nobody's device";
+  EXPECT_EQ(research.count(Gpu("ts-y", 1) + "::0"), 1u);
 }
 
 TEST_F(ServeDeviceReportTest, WithoutReportsEachNodeIsOnePoolUntilTheAgentsReportsArrive) {

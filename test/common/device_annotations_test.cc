@@ -28,16 +28,40 @@ TEST(DeviceAnnotationsTest, APodsDevicesRoundTrip) {
 }
 
 TEST(DeviceAnnotationsTest, ANodesGpusRoundTrip) {
-  topology::NodeGpus value{{{"GPU-a", {"MIG-GPU-a/1/0", "MIG-GPU-a/2/0"}}, {"GPU-b", {}}},
-                           {"MIG-x"}};
+  topology::NodeGpus value{
+      {{"GPU-a", {"MIG-GPU-a/1/0", "MIG-GPU-a/2/0"}}, {"GPU-b", {}}},
+      {"MIG-x"},
+      {{"uid-1", {{"nvidia.com/gpu", {"GPU-b"}}}},
+       {"uid-2",
+        {{"nvidia.com/gpu.shared", {"GPU-a::0", "GPU-a::3"}}, {"nvidia.com/mig", {"MIG-x"}}}}}};
   const std::string json = EncodeNodeGpus(value);
-  EXPECT_EQ(json,
-            R"({"gpus":[{"id":"GPU-a","mig":["MIG-GPU-a/1/0","MIG-GPU-a/2/0"]},{"id":"GPU-b"}],)"
-            R"("unplacedMig":["MIG-x"]})");
+  EXPECT_EQ(
+      json,
+      R"({"gpus":[{"id":"GPU-a","mig":["MIG-GPU-a/1/0","MIG-GPU-a/2/0"]},{"id":"GPU-b"}],)"
+      R"("unplacedMig":["MIG-x"],"pods":{"uid-1":{"nvidia.com/gpu":["GPU-b"]},)"
+      R"("uid-2":{"nvidia.com/gpu.shared":["GPU-a::0","GPU-a::3"],"nvidia.com/mig":["MIG-x"]}}})");
   absl::StatusOr<topology::NodeGpus> back = DecodeNodeGpus(json);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, value);
   EXPECT_EQ(EncodeNodeGpus(topology::NodeGpus{}), R"({"gpus":[]})");
+}
+
+// The agent's record is compared with what a pod's report amounts to (topology::RecordOf): read
+// back from any order, it comes out by UID, resources by name, IDs sorted.
+TEST(DeviceAnnotationsTest, ANodesRecordReadsInTheOrderItIsCompared) {
+  absl::StatusOr<topology::NodeGpus> got =
+      DecodeNodeGpus(R"({"gpus":[],"pods":{"b":{"nvidia.com/gpu":["GPU-2","GPU-1"]},)"
+                     R"("a":{"nvidia.com/z":["z"],"nvidia.com/gpu":["GPU-3"]}}})");
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::vector<topology::PodDeviceRecord> want = {
+      {"a", {{"nvidia.com/gpu", {"GPU-3"}}, {"nvidia.com/z", {"z"}}}},
+      {"b", {{"nvidia.com/gpu", {"GPU-1", "GPU-2"}}}}};
+  EXPECT_EQ(got->pods, want);
+  ASSERT_NE(got->FindPod("b"), nullptr);
+  EXPECT_EQ(got->FindPod("b")->resources,
+            topology::RecordOf({{"main", {{"nvidia.com/gpu", {"GPU-2"}}}},
+                                {"side", {{"nvidia.com/gpu", {"GPU-1", "GPU-2"}}}}}));
+  EXPECT_EQ(got->FindPod("c"), nullptr);
 }
 
 TEST(DeviceAnnotationsTest, MalformedValuesAreRefusedNamingTheField) {
@@ -73,6 +97,11 @@ TEST(DeviceAnnotationsTest, MalformedValuesAreRefusedNamingTheField) {
        "gpu-tenancy.io/gpu-devices: gpus[0].mig must be a list of IDs"},
       {R"({"gpus":[],"unplacedMig":[true]})",
        "gpu-tenancy.io/gpu-devices: unplacedMig must hold strings only"},
+      {R"({"gpus":[],"pods":[]})", "gpu-tenancy.io/gpu-devices: pods must be an object"},
+      {R"({"gpus":[],"pods":{"u":["GPU-a"]}})",
+       "gpu-tenancy.io/gpu-devices: pods[\"u\"] must be an object"},
+      {R"({"gpus":[],"pods":{"u":{"nvidia.com/gpu":"GPU-a"}}})",
+       "gpu-tenancy.io/gpu-devices: pods[\"u\"][\"nvidia.com/gpu\"] must be a list of IDs"},
   };
   for (const Row& row : nodes) {
     SCOPED_TRACE(row.json);

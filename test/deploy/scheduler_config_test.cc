@@ -33,7 +33,28 @@ void ExpectExtenderWiring(const Value* config, const std::string& url) {
   EXPECT_EQ(Str(config, "/apiVersion"), "kubescheduler.config.k8s.io/v1");
   EXPECT_EQ(Str(config, "/kind"), "KubeSchedulerConfiguration");
   const Value* extenders = At(config, "/extenders");
-  ASSERT_TRUE(extenders && extenders->IsArray() && extenders->Size() == 1);
+  ASSERT_TRUE(extenders && extenders->IsArray() && extenders->Size() == 2);
+  // The second entry asks the same service about every preemption (kube-scheduler asks an
+  // extender only about pods its managedResources name): preempt only, no managedResources,
+  // so CPU-only pods and pods with claims reach the verb and nothing else changes for them.
+  const Value* all = &(*extenders)[1];
+  const std::vector<std::pair<const char*, std::string>> preempt_only = {
+      {"/urlPrefix", absl::StrCat("\"", url, "\"")},
+      {"/preemptVerb", "\"preempt\""},
+      {"/filterVerb", "<missing>"},
+      {"/prioritizeVerb", "<missing>"},
+      {"/bindVerb", "<missing>"},
+      {"/managedResources", "<missing>"},
+      {"/enableHTTPS", "true"},
+      {"/nodeCacheCapable", "true"},
+      {"/ignorable", "false"},
+      {"/tlsConfig/serverName", absl::StrCat("\"", kServiceHost, "\"")},
+      {"/tlsConfig/insecure", "<missing>"},
+  };
+  for (const auto& [pointer, want] : preempt_only) {
+    SCOPED_TRACE(absl::StrCat("preempt-only entry ", pointer));
+    EXPECT_EQ(Json(At(all, pointer)), want);
+  }
   const Value* e = &(*extenders)[0];
   struct Case {
     const char* pointer;
@@ -133,6 +154,8 @@ TEST_F(DeployTest, SchedulerConfigsWireTheExtender) {
     ExpectExtenderWiring(&configs["second scheduler"], url);
     EXPECT_EQ(Str(&configs["second scheduler"], "/extenders/0/tlsConfig/caFile"),
               "/etc/gpu-tenancy-ca/ca.crt");
+    EXPECT_EQ(Str(&configs["second scheduler"], "/extenders/1/tlsConfig/caFile"),
+              "/etc/gpu-tenancy-ca/ca.crt");
     EXPECT_EQ(Str(&configs["second scheduler"], "/profiles/0/schedulerName"),
               "gpu-tenancy-scheduler");
     EXPECT_EQ(Str(&configs["second scheduler"], "/leaderElection/resourceName"),
@@ -156,6 +179,7 @@ TEST_F(DeployTest, SchedulerConfigsWireTheExtender) {
     SCOPED_TRACE("default scheduler, rendered");
     ExpectExtenderWiring(&*rendered, "https://10.96.0.42:8443/extender");
     EXPECT_EQ(Str(&*rendered, "/extenders/0/tlsConfig/caData"), CaBase64());
+    EXPECT_EQ(Str(&*rendered, "/extenders/1/tlsConfig/caData"), CaBase64());
   }
   // One wiring, three files: everything but the CA and the URL is the same.
   EXPECT_EQ(ExtenderSansCa(&configs["second scheduler"]), ExtenderSansCa(&*committed));

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
@@ -178,7 +180,8 @@ TEST_F(DeployTest, DeploymentIsHardened) {
                                                 "--tls-cert=/etc/gpu-tenancy/tls/tls.crt",
                                                 "--tls-key=/etc/gpu-tenancy/tls/tls.key",
                                                 "--listen=0.0.0.0:8443",
-                                                "--metrics-listen=0.0.0.0:8080"};
+                                                "--metrics-listen=0.0.0.0:8080",
+                                                "--shutdown-delay=15s"};
   EXPECT_EQ(args, wanted_args);
   EXPECT_EQ(Str(d, "/spec/template/spec/containers/0/ports/0/name"), "https");
   EXPECT_EQ(Json(At(d, "/spec/template/spec/containers/0/ports/0/containerPort")), "8443");
@@ -213,6 +216,55 @@ TEST_F(DeployTest, DeploymentIsHardened) {
   }
   EXPECT_EQ(ports, (std::map<std::string, std::string>{{"https", "8443->\"https\""},
                                                        {"metrics", "8080->\"metrics\""}}));
+}
+
+// A rolling update or a node drain stops a replica while kube-apiserver and kube-scheduler still
+// hold connections to it. The rendered Deployment must drain, and the drain must fit: serve
+// keeps answering for --shutdown-delay after SIGTERM (with /readyz failing, so the readiness
+// probe sees it go within the delay), then lets requests in flight finish within
+// --request-deadline, all before the kubelet's SIGKILL at terminationGracePeriodSeconds (after
+// any preStop hook, which the grace period also covers).
+TEST_F(DeployTest, DeploymentDrainsWithinItsGracePeriod) {
+  const Value* d = Get("base").Find("Deployment", "gpu-tenancy");
+  ASSERT_NE(d, nullptr);
+  const Value* pod = At(d, "/spec/template/spec");
+  const Value* c = At(pod, "/containers/0");
+  auto seconds_flag = [&](absl::string_view name, absl::Duration fallback) {
+    for (const std::string& arg : Strings(c, "/args")) {
+      const std::string prefix = absl::StrCat("--", name, "=");
+      if (!absl::StartsWith(arg, prefix)) continue;
+      absl::Duration d;
+      EXPECT_TRUE(absl::ParseDuration(arg.substr(prefix.size()), &d)) << arg;
+      return d;
+    }
+    return fallback;
+  };
+  const absl::Duration delay = seconds_flag("shutdown-delay", absl::ZeroDuration());
+  const absl::Duration deadline = seconds_flag("request-deadline", absl::Seconds(10));
+  EXPECT_GT(delay, absl::ZeroDuration()) << "serve is not given --shutdown-delay: it closes its "
+                                            "listeners the moment SIGTERM arrives";
+  auto int_at = [](const Value* root, const char* pointer, int fallback) {
+    const Value* v = At(root, pointer);
+    return v && v->IsInt() ? v->GetInt() : fallback;
+  };
+  // Kubernetes' defaults where a field is absent.
+  const absl::Duration noticed = absl::Seconds(int_at(c, "/readinessProbe/periodSeconds", 10) *
+                                               int_at(c, "/readinessProbe/failureThreshold", 3));
+  EXPECT_EQ(Str(c, "/readinessProbe/httpGet/path"), "/readyz");
+  EXPECT_GE(delay, noticed) << "the listeners close before the readiness probe can fail";
+  absl::Duration pre_stop = absl::ZeroDuration();
+  if (const Value* hook = At(c, "/lifecycle/preStop")) {
+    std::vector<std::string> command = Strings(hook, "/exec/command");
+    int seconds = 0;
+    ASSERT_TRUE(command.size() == 2 && command[0] == "sleep" &&
+                absl::SimpleAtoi(command[1], &seconds))
+        << "a preStop hook this test cannot time: " << Json(hook);
+    pre_stop = absl::Seconds(seconds);
+  }
+  const absl::Duration grace = absl::Seconds(int_at(pod, "/terminationGracePeriodSeconds", 30));
+  EXPECT_LE(pre_stop + delay + deadline, grace)
+      << "preStop " << pre_stop << " + --shutdown-delay " << delay << " + --request-deadline "
+      << deadline << " exceed terminationGracePeriodSeconds " << grace;
 }
 
 // The optional NetworkPolicy: the service's pods, ingress only; https open to every source (the

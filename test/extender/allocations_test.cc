@@ -360,11 +360,21 @@ TEST_F(AllocationsTest, TheGpuMapShowsEachPodsDeviceIdsAndEachGpusTenants) {
 // the kubelet gave it a replica of GPU 0.
 TEST_F(AllocationsTest, TheGpuMapPutsAReplicaOnTheGpuTheAgentReported) {
   topology::ClusterData data = DemoCluster();
+  const std::string moved = "GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::1";
+  std::string uid;
   for (topology::PodFacts& pod : data.pods) {
     if (pod.name != "notebook-2") continue;
     ASSERT_TRUE(pod.device_report.has_value());
-    pod.device_report->containers[0].resources[0].ids = {
-        "GPU-5a1f0020-7c3e-4b8a-9d21-0e6c4f2a0020::1"};
+    pod.device_report->containers[0].resources[0].ids = {moved};
+    uid = pod.uid;
+  }
+  // The agent's record on the Node says the same: a report it wrote.
+  for (topology::NodeFacts& node : data.nodes) {
+    if (node.name != "ts-a") continue;
+    ASSERT_TRUE(node.reported_gpus.has_value());
+    for (topology::PodDeviceRecord& r : node.reported_gpus->pods) {
+      if (r.uid == uid) r.resources[0].ids = {moved};
+    }
   }
   // pod -> gpuIndex on ts-a
   auto gpu_indexes = [&](const topology::ClusterData& cluster) {

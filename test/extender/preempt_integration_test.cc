@@ -46,7 +46,9 @@ std::string FullVictims(const std::string& pod) {
     const rapidjson::Value* spec = common::FindMember(item, "spec");
     if (std::string(common::StringOr(item, "kind")) != "Pod" || !spec) continue;
     std::string node(common::StringOr(*spec, "nodeName"));
-    if (!node.empty()) by_node[node] = common::ToJson(item);
+    std::string pod = common::ToJson(item);
+    // Each node's one GPU pod; the CPU pods beside them are other tests' victims.
+    if (!node.empty() && pod.find("nvidia.com/") != std::string::npos) by_node[node] = pod;
   }
   std::string out =
       absl::StrCat(R"({"Pod":)", pod, R"(,"NodeNameToMetaVictims":null,"NodeNameToVictims":{)");
@@ -147,6 +149,89 @@ TEST_F(PreemptScenarioTest, VictimsOutsideTheModelAreKeptOnlyWhenThePolicyAllows
   EXPECT_EQ(unknown.body, R"({"NodeNameToMetaVictims":{}})");
 }
 
+// nodeCacheCapable: true names every victim by UID alone. Those outside the GPU model (bank's and
+// acme's CPU pods on node-b, priority 5) are resolved from the watched pods, then judged as
+// the Pod objects would be: bank's kept, acme's protecting the node. A UID the watch has not
+// seen on that node (unknown, or a pod bound elsewhere) drops the node: it may be anyone's.
+TEST_F(PreemptScenarioTest, UidOnlyVictimsAreResolvedFromTheWatchedPods) {
+  const std::string pod = PendingPod("bank", "new", 1000);
+  auto meta = [&](const std::string& node, const std::vector<std::string>& uids, int pdb) {
+    std::string victims;
+    for (const std::string& uid : uids) {
+      absl::StrAppend(&victims, victims.empty() ? "" : ",", R"({"UID":")", uid, R"("})");
+    }
+    return absl::StrCat(R"({"Pod":)", pod,
+                        R"(,"NodeNameToVictims":null,"NodeNameToMetaVictims":{")", node,
+                        R"(":{"Pods":[)", victims, R"(],"NumPDBViolations":)", pdb, "}}}");
+  };
+  struct Case {
+    std::string name;
+    std::string body;
+    std::string reply;
+  };
+  const std::vector<Case> cases = {
+      {"the tenant's own CPU pod beside its GPU pod",
+       meta("node-b", {"uid-bank-risk", "uid-cpu-bank"}, 0),
+       R"({"NodeNameToMetaVictims":{"node-b":{"Pods":[{"UID":"uid-bank-risk"},)"
+       R"({"UID":"uid-cpu-bank"}],"NumPDBViolations":0}}})"},
+      {"another tenant's CPU pod", meta("node-b", {"uid-bank-risk", "uid-cpu-acme"}, 0),
+       R"({"NodeNameToMetaVictims":{}})"},
+      {"a UID nobody knows", meta("node-b", {"uid-bank-risk", "uid-who"}, 0),
+       R"({"NodeNameToMetaVictims":{}})"},
+      {"a pod the watch has on another node",
+       meta("node-c", {"uid-dev-scratch", "uid-cpu-bank"}, 1), R"({"NodeNameToMetaVictims":{}})"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ServeProcess::Response r = server_->Post("/extender/preempt", c.body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_TRUE(ParseOrDie(r.body) == ParseOrDie(c.reply)) << r.body;
+  }
+}
+
+// A pod that asks for no GPU reaches the preempt verb only through an extender entry without
+// managedResources (the shipped scheduler configurations have one). kube-scheduler's victims
+// for it stand, except another tenant's GPU pod the policy protects: acme's CPU-only pod may
+// take acme's own lower-priority GPU pod (node-a) and dev's (node-c: anyone may preempt dev),
+// and CPU pods of any tenant, but not bank's GPU pod (node-b), with victims given either way.
+TEST_F(PreemptScenarioTest, APodWithoutGpusEvictsNoProtectedGpuPod) {
+  const std::string cpu_only = absl::StrCat(
+      R"({"metadata":{"name":"api","namespace":"acme","uid":"uid-acme-api"},)"
+      R"("spec":{"priority":1000,"containers":[{"name":"main","resources":{"requests":)"
+      R"({"cpu":"30"}}}]},"status":{"phase":"Pending"}})");
+  const std::string kept_a_and_c =
+      R"({"NodeNameToMetaVictims":{"node-a":{"Pods":[{"UID":"uid-acme-old"}],"NumPDBViolations":0},)"
+      R"("node-c":{"Pods":[{"UID":"uid-dev-scratch"}],"NumPDBViolations":1}}})";
+  {
+    ServeProcess::Response r = server_->Post("/extender/preempt", MetaVictims(cpu_only));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_TRUE(ParseOrDie(r.body) == ParseOrDie(kept_a_and_c)) << r.body;
+  }
+  {
+    ServeProcess::Response r = server_->Post("/extender/preempt", FullVictims(cpu_only));
+    ASSERT_EQ(r.status, 200) << r.body;
+    rapidjson::Document got = ParseOrDie(r.body);
+    EXPECT_TRUE(got["NodeNameToMetaVictims"].HasMember("node-a")) << r.body;
+    EXPECT_FALSE(got["NodeNameToMetaVictims"].HasMember("node-b")) << r.body;
+    EXPECT_TRUE(got["NodeNameToMetaVictims"].HasMember("node-c")) << r.body;
+  }
+  ServeProcess::Response cpu_victim = server_->Post(
+      "/extender/preempt",
+      absl::StrCat(R"({"Pod":)", cpu_only, R"(,"NodeNameToVictims":null,"NodeNameToMetaVictims":{)",
+                   R"("node-b":{"Pods":[{"UID":"uid-cpu-bank"}],"NumPDBViolations":0}}})"));
+  ASSERT_EQ(cpu_victim.status, 200) << cpu_victim.body;
+  EXPECT_TRUE(ParseOrDie(cpu_victim.body) ==
+              ParseOrDie(R"({"NodeNameToMetaVictims":{"node-b":{"Pods":[{"UID":"uid-cpu-bank"}],)"
+                         R"("NumPDBViolations":0}}})"))
+      << cpu_victim.body;
+  ServeProcess::Response unknown = server_->Post(
+      "/extender/preempt",
+      absl::StrCat(R"({"Pod":)", cpu_only, R"(,"NodeNameToVictims":null,"NodeNameToMetaVictims":{)",
+                   R"("node-b":{"Pods":[{"UID":"uid-who"}],"NumPDBViolations":0}}})"));
+  ASSERT_EQ(unknown.status, 200) << unknown.body;
+  EXPECT_EQ(unknown.body, R"({"NodeNameToMetaVictims":{}})");
+}
+
 TEST_F(PreemptScenarioTest, ALowerPriorityPreemptorGetsNoVictims) {
   ServeProcess::Response r =
       server_->Post("/extender/preempt", MetaVictims(PendingPod("bank", "tiny", 5)));
@@ -196,6 +281,67 @@ TEST_F(PreemptScenarioTest, ChangedAnswersAreAuditedAndCounted) {
       SampleValue(metrics.body, R"(gpu_tenancy_preempt_nodes_total{tenant="acme",outcome="kept"})")
           .value_or(0),
       1);
+}
+
+// A preemptor whose GPU comes through a ResourceClaim (reaching the verb through the entry
+// without managedResources; the model counts claims, not a demand): GPU pods among its victims,
+// including those whose GPUs are claims too, stand only where the policy lets it evict them,
+// its other victims as kube-scheduler chose them, and victims named by UID only are resolved
+// from the watched pods (test/testdata/preemption/dra-cluster.json: on node-a, team-a's
+// claim-holding pod and a CPU pod of each tenant; on node-b, team-b's claim-holding pod; the
+// preemptor's claim tenant-a-training is not allocated yet).
+class DraPreemptTest : public SharedServeSuite<DraPreemptTest> {
+ public:
+  static std::vector<std::string> ServeArgs() {
+    return {"--cluster-file", std::string(GT_TESTDATA_DIR) + "/preemption/dra-cluster.json",
+            "--policy", std::string(GT_TESTDATA_DIR) + "/preemption/dra-policy.yaml"};
+  }
+};
+
+TEST_F(DraPreemptTest, AClaimPodEvictsNoOtherTenantsGpuPod) {
+  const std::string urgent =
+      R"({"metadata":{"name":"urgent","namespace":"team-a","uid":"uid-urgent"},"spec":{)"
+      R"("priority":100,"resourceClaims":[{"name":"gpu","resourceClaimName":"tenant-a-training"}],)"
+      R"("containers":[{"name":"c","resources":{"claims":[{"name":"gpu"}]}}]},)"
+      R"("status":{"phase":"Pending"}})";
+  const std::string inference = "fb3d8125-8011-4e1c-b596-937fd557029b";   // team-a, node-a
+  const std::string team_b_gpu = "c3f1a2b4-9d8e-4c7b-a6f5-e4d3c2b1a090";  // team-b, node-b
+  auto meta = [&](const std::string& node, const std::vector<std::string>& uids) {
+    std::string victims;
+    for (const std::string& uid : uids) {
+      absl::StrAppend(&victims, victims.empty() ? "" : ",", R"({"UID":")", uid, R"("})");
+    }
+    return absl::StrCat(R"({"Pod":)", urgent,
+                        R"(,"NodeNameToVictims":null,"NodeNameToMetaVictims":{")", node,
+                        R"(":{"Pods":[)", victims, R"(],"NumPDBViolations":0}}})");
+  };
+  auto kept = [](const std::string& node, const std::vector<std::string>& uids) {
+    std::string victims;
+    for (const std::string& uid : uids) {
+      absl::StrAppend(&victims, victims.empty() ? "" : ",", R"({"UID":")", uid, R"("})");
+    }
+    return absl::StrCat(R"({"NodeNameToMetaVictims":{")", node, R"(":{"Pods":[)", victims,
+                        R"(],"NumPDBViolations":0}}})");
+  };
+  struct Case {
+    std::string name, body, reply;
+  };
+  const std::vector<Case> cases = {
+      {"its own tenant's claim pod and CPU pod", meta("node-a", {inference, "uid-cpu-a"}),
+       kept("node-a", {inference, "uid-cpu-a"})},
+      {"another tenant's CPU pod", meta("node-a", {inference, "uid-cpu-b"}),
+       kept("node-a", {inference, "uid-cpu-b"})},
+      {"another tenant's claim pod", meta("node-b", {team_b_gpu}),
+       R"({"NodeNameToMetaVictims":{}})"},
+      {"a UID nobody knows", meta("node-a", {inference, "uid-who"}),
+       R"({"NodeNameToMetaVictims":{}})"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ServeProcess::Response r = server_->Post("/extender/preempt", c.body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_TRUE(ParseOrDie(r.body) == ParseOrDie(c.reply)) << r.body;
+  }
 }
 
 // kube-scheduler v1.36's own call, unchanged, against the cluster it was captured on: the

@@ -119,6 +119,55 @@ TEST_F(ClusterStateTest, RelistHealsAMissedDelete) {
   EXPECT_EQ(state_.counters().resync_corrections, 1u);
 }
 
+// Every bound pod, GPU or not, is in the snapshot's directory by UID (the preempt verb resolves
+// kube-scheduler's UID-only victims with it): bound pods in, pending and finished ones out,
+// deletes by the watch and by a relist, and a quiet relist publishes nothing new.
+TEST_F(ClusterStateTest, TheDirectoryListsEveryBoundPodByUid) {
+  PodFacts web;
+  web.namespace_name = "shop";
+  web.name = "web-0";
+  web.uid = "cpu-1";
+  web.node_name = "n2";
+  web.phase = "Running";
+  web.priority = 7;
+  PodFacts pending = web;
+  pending.uid = "cpu-2";
+  pending.name = "web-1";
+  pending.node_name = "";
+  pending.phase = "Pending";
+  state_.ReplaceNodes({MigNode("n1", 2), MigNode("n2", 2)});
+  state_.ReplacePods({MigPod("a", "n1"), web, pending});
+  auto find = [&](const std::string& uid) { return state_.Current()->snapshot->FindBoundPod(uid); };
+  ASSERT_NE(find("cpu-1"), nullptr);
+  EXPECT_EQ(*find("cpu-1"), (topology::BoundPodRef{"shop", "web-0", "n2", 7}));
+  ASSERT_NE(find("a"), nullptr);
+  EXPECT_EQ(find("a")->node, "n1");
+  EXPECT_EQ(find("cpu-2"), nullptr) << "not bound";
+
+  PodFacts bound = pending;
+  bound.node_name = "n1";
+  bound.phase = "Running";
+  state_.UpsertPod(bound);
+  ASSERT_NE(find("cpu-2"), nullptr);
+  EXPECT_EQ(find("cpu-2")->node, "n1");
+  PodFacts done = bound;
+  done.phase = "Succeeded";
+  state_.UpsertPod(done);
+  EXPECT_EQ(find("cpu-2"), nullptr) << "finished";
+
+  state_.DeletePod("cpu-1");
+  EXPECT_EQ(find("cpu-1"), nullptr);
+  state_.UpsertPod(web);
+  ASSERT_NE(find("cpu-1"), nullptr);
+  // Deleted while the watch was down: the relist no longer lists it.
+  state_.ReplacePods({MigPod("a", "n1")});
+  EXPECT_EQ(find("cpu-1"), nullptr);
+  const uint64_t publications = state_.counters().publications;
+  state_.ReplacePods({MigPod("a", "n1")});
+  EXPECT_EQ(state_.counters().publications, publications);
+  EXPECT_EQ(state_.Current()->snapshot->bound_pods().size(), 1u);
+}
+
 TEST_F(ClusterStateTest, AQuietRelistChangesNothing) {
   state_.ReplaceNamespaces({{"team", {{"tier", "trusted"}}}});
   state_.ReplaceNodes({MigNode("n1", 2), MigNode("n2", 2)});

@@ -45,7 +45,8 @@ TEST(GpusOfDevicesTest, GpusInOrderWithTheirMigInstances) {
                                 "MIG-GPU-c/2/0", "MIG-GPU-c/1/0::1", "MIG-x", "GPU-a::1", "0:1"});
   NodeGpus want{
       {{"GPU-b", {}}, {"GPU-a", {}}, {"GPU-c", {"MIG-GPU-c/1/0", "MIG-GPU-c/2/0"}}, {"0", {"0:1"}}},
-      {"MIG-x"}};
+      {"MIG-x"},
+      {}};
   EXPECT_EQ(got, want);
   EXPECT_EQ(GpusOfDevices({}), NodeGpus{});
 }

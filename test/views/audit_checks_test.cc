@@ -34,7 +34,28 @@ topology::MigPartedFile TenancyLayout() {
 
 // A node whose agent has reported its GPUs.
 topology::NodeFacts Reported(topology::NodeFacts node) {
-  node.reported_gpus = topology::NodeGpus{{{"GPU-0", {}}}, {}};
+  node.reported_gpus = topology::NodeGpus{{{"GPU-0", {}}}, {}, {}};
+  return node;
+}
+
+// The two entries `gpu-tenancy scheduler-config` writes: one filters and preempts for the GPU
+// names, one with no names answers every preemption.
+std::vector<SchedulerExtender> ShippedExtenders(std::vector<std::string> managed) {
+  const std::string url = "https://gpu-tenancy-extender.gpu-tenancy-system.svc:8443/extender";
+  return {{url, true, true, std::move(managed)}, {url, false, true, {}}};
+}
+
+// `pod` carrying a report of `gpu` on `node`, and the node's agent recording `recorded` for it
+// (nothing when empty).
+topology::PodFacts WithReport(topology::PodFacts pod, const std::string& gpu) {
+  pod.device_report =
+      topology::DeviceReport{pod.node_name, {{"main", {{"nvidia.com/gpu", {gpu}}}}}};
+  return pod;
+}
+topology::NodeFacts Recording(topology::NodeFacts node, const std::string& uid,
+                              const std::string& gpu) {
+  node.reported_gpus = topology::NodeGpus{{{"GPU-0", {}}, {"GPU-1", {}}}, {}, {}};
+  if (!gpu.empty()) node.reported_gpus->pods.push_back({uid, {{"nvidia.com/gpu", {gpu}}}});
   return node;
 }
 
@@ -246,10 +267,45 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
        {},
        nullptr,
        [](AuditInputs& in) {
-         in.wiring.managed_resources = {{"nvidia.com/gpu", "nvidia.com/gpu.shared"}};
+         in.wiring.extenders = ShippedExtenders({"nvidia.com/gpu", "nvidia.com/gpu.shared"});
          in.wiring.validating_webhook = in.wiring.mutating_webhook = true;
        },
        CheckStatus::kPass,
+       {}},
+      {"an extender entry managing GPU names without preemptVerb fails",
+       "scheduler-webhook-wiring",
+       {ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       [](AuditInputs& in) {
+         in.wiring.extenders = ShippedExtenders({"nvidia.com/gpu"});
+         (*in.wiring.extenders)[0].preempt = false;
+         in.wiring.validating_webhook = in.wiring.mutating_webhook = true;
+       },
+       CheckStatus::kFail,
+       {"extenders/0"}},
+      {"no entry asked about every preemption fails",
+       "scheduler-webhook-wiring",
+       {ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       [](AuditInputs& in) {
+         in.wiring.extenders = ShippedExtenders({"nvidia.com/gpu"});
+         in.wiring.extenders->pop_back();
+         in.wiring.validating_webhook = in.wiring.mutating_webhook = true;
+       },
+       CheckStatus::kFail,
+       {"extenders"}},
+      {"webhooks unreadable warn, naming why",
+       "scheduler-webhook-wiring",
+       {ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       [](AuditInputs& in) {
+         in.wiring.extenders = ShippedExtenders({"nvidia.com/gpu"});
+         in.wiring.webhooks_unseen = "listing validatingwebhookconfigurations: HTTP 403";
+       },
+       CheckStatus::kWarn,
        {}},
       {"a name the extender does not manage and a missing webhook fail",
        "scheduler-webhook-wiring",
@@ -258,7 +314,7 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
        {},
        nullptr,
        [](AuditInputs& in) {
-         in.wiring.managed_resources = {{"nvidia.com/gpu"}};
+         in.wiring.extenders = ShippedExtenders({"nvidia.com/gpu"});
          in.wiring.validating_webhook = true;
          in.wiring.mutating_webhook = false;
        },
@@ -293,6 +349,23 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
        },
        CheckStatus::kFail,
        {"resourceclaim/acme/all"}},
+      {"reports the agents recorded pass",
+       "device-reports-from-agent",
+       {Recording(ExclusiveNode("excl", 2), "acme-llm", "GPU-0")},
+       {WithReport(GpuPod("acme", "llm", "excl", {{"nvidia.com/gpu", "1"}}), "GPU-0")},
+       nullptr,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"a report the agent did not write fails, whatever the namespace",
+       "device-reports-from-agent",
+       {Recording(ExclusiveNode("excl", 2), "acme-llm", "GPU-0")},
+       {WithReport(GpuPod("acme", "llm", "excl", {{"nvidia.com/gpu", "1"}}), "GPU-1"),
+        WithReport(GpuPod("kube-system", "probe", "excl", {{"nvidia.com/gpu", "1"}}), "GPU-1")},
+       nullptr,
+       nullptr,
+       CheckStatus::kFail,
+       {"pod/acme/llm", "pod/kube-system/probe"}},
       {"no node agent anywhere warns",
        "gpu-metrics-attributable",
        {ExclusiveNode("excl", 1)},
@@ -355,6 +428,24 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
     EXPECT_TRUE(covered_pass.count(std::string(check.id))) << check.id << " never passes";
     EXPECT_TRUE(covered_fail.count(std::string(check.id))) << check.id << " never fails";
   }
+}
+
+// An item that cannot inspect something says what and why, not just that it did not.
+TEST(AuditChecksTest, UninspectedPartsNameTheirReason) {
+  AuditModel model({ExclusiveNode("excl", 1)}, {});
+  AuditInputs in = model.Inputs();
+  in.escape_hatches_unseen = "listing pods: HTTP 403: pods is forbidden";
+  in.wiring.webhooks_unseen = "listing validatingwebhookconfigurations: HTTP 403";
+  CheckResult hatches = RunOne("device-escape-hatches", in);
+  EXPECT_EQ(hatches.status, CheckStatus::kWarn);
+  EXPECT_EQ(hatches.detail,
+            "pod and claim specs not inspected: listing pods: HTTP 403: pods is forbidden");
+  CheckResult wiring = RunOne("scheduler-webhook-wiring", in);
+  EXPECT_EQ(wiring.status, CheckStatus::kWarn);
+  EXPECT_EQ(wiring.detail,
+            "not inspected: the scheduler configuration (not given) and the webhook "
+            "configurations (listing validatingwebhookconfigurations: HTTP 403)");
+  EXPECT_THAT(wiring.fix, ::testing::HasSubstr("not an object kube-apiserver serves"));
 }
 
 TEST(AuditChecksTest, ReportCountsAndStatesItsLimits) {
