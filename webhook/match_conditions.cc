@@ -211,6 +211,19 @@ std::vector<MatchClause> PodClauses(const topology::Policy& policy, ReviewKind w
   // Any pod, GPU or not: a device annotation on a CPU pod would still mislead the inventory.
   out.push_back({"pod-devices-annotation", "device-annotation (added, changed or removed)",
                  AnnotationChanges(topology::kPodDevicesAnnotation)});
+  const bool default_priorities =
+      std::any_of(policy.tenants.begin(), policy.tenants.end(),
+                  [](const topology::Tenant& t) { return t.priority_classes.empty(); });
+  if (default_priorities) {
+    // kube-apiserver's Priority admission has filled spec.priority and spec.preemptionPolicy
+    // before any webhook, so the condition reads what the rule reads.
+    out.push_back({"pod-preempting-priority",
+                   "priority-class (a tenant without priorityClasses may use only priorities that "
+                   "cannot preempt across tenants)",
+                   "has(object.spec.priority) && (object.spec.priority < 0 || "
+                   "(object.spec.priority > 0 && !(has(object.spec.preemptionPolicy) && "
+                   "object.spec.preemptionPolicy == 'Never')))"});
+  }
   if (std::optional<std::vector<std::string>> everyone = PriorityClassesEveryoneMayUse(policy)) {
     out.push_back({"pod-priority-class",
                    "priority-class (any pod of a tenant with priorityClasses; the classes every "

@@ -78,6 +78,14 @@ class Generator {
           "\"priorityClassName\":\"",
           Pick({"acme-low", "shared-high", "research-low", "system-cluster-critical"}), "\""));
     }
+    // What kube-apiserver's Priority admission fills in from the class before any webhook.
+    if (Chance(0.2)) {
+      spec.push_back(absl::StrCat("\"priority\":", Pick({"0", "1000", "-5", "2000000000"})));
+      if (Chance(0.5)) {
+        spec.push_back(
+            absl::StrCat("\"preemptionPolicy\":\"", Pick({"Never", "PreemptLowerPriority"}), "\""));
+      }
+    }
     if (Chance(0.1)) {
       spec.push_back(absl::StrCat("\"resourceClaims\":[{\"name\":\"x\",\"",
                                   Pick({"resourceClaimName", "resourceClaimTemplateName"}), "\":\"",
