@@ -134,6 +134,26 @@ class PersistentMap {
     Visit(root_.get(), 0, f);
   }
 
+  // Calls f(key, before_value, after_value) for every key whose value differs between `before`
+  // and this map (values compared with ==; a pointer is null where the key is absent), in
+  // unspecified order. What the two share is skipped unvisited, so comparing a map with an
+  // earlier version of itself costs what changed since, not what it holds (a level added in
+  // between makes it one full pass).
+  template <typename F>
+  void ForEachDifference(const PersistentMap& before, F&& f) const {
+    if (depth_ != before.depth_) {
+      ForEach([&](const K& key, const V& value) {
+        const V* old = before.Find(key);
+        if (!old || !(*old == value)) f(key, old, &value);
+      });
+      before.ForEach([&](const K& key, const V& value) {
+        if (!Find(key)) f(key, &value, static_cast<const V*>(nullptr));
+      });
+      return;
+    }
+    Differ(before.root_.get(), root_.get(), 0, f);
+  }
+
  private:
   static constexpr int kMaxDepth = 4;
   static constexpr size_t kLeafLoad = 8;  // entries per leaf, on average, before a level is added
@@ -231,6 +251,35 @@ class PersistentMap {
     });
     deeper.size_ = size_;
     *this = std::move(deeper);
+  }
+
+  template <typename F>
+  void Differ(const void* before, const void* after, int level, F& f) const {
+    if (before == after) return;
+    if (level == depth_) {
+      static const Entries kNone;
+      const Entries& old = before ? static_cast<const Leaf*>(before)->value : kNone;
+      const Entries& now = after ? static_cast<const Leaf*>(after)->value : kNone;
+      auto find = [](const Entries& entries, const Entry& e) -> const Entry* {
+        for (const Entry& x : entries) {
+          if (x.hash == e.hash && x.key == e.key) return &x;
+        }
+        return nullptr;
+      };
+      for (const Entry& e : now) {
+        const Entry* was = find(old, e);
+        if (!was || !(was->value == e.value)) f(e.key, was ? &was->value : nullptr, &e.value);
+      }
+      for (const Entry& e : old) {
+        if (!find(now, e)) f(e.key, &e.value, static_cast<const V*>(nullptr));
+      }
+      return;
+    }
+    for (size_t i = 0; i < kFanout; ++i) {
+      const void* b = before ? static_cast<const Table*>(before)->value[i].get() : nullptr;
+      const void* a = after ? static_cast<const Table*>(after)->value[i].get() : nullptr;
+      Differ(b, a, level + 1, f);
+    }
   }
 
   template <typename F>
