@@ -91,6 +91,7 @@ namespace {
 
 struct Metadata {
   std::string name, namespace_name, uid;
+  std::string created;  // creationTimestamp
   Labels labels, annotations;
 };
 
@@ -123,6 +124,7 @@ absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, absl::string_vie
   }
   m.namespace_name = std::string(StringOr(*meta, "namespace"));
   m.uid = std::string(StringOr(*meta, "uid"));
+  m.created = std::string(StringOr(*meta, "creationTimestamp"));
   if (const JsonValue* labels = FindMember(*meta, "labels")) {
     ASSIGN_OR_RETURN(m.labels,
                      ParseStringMapKeeping(*labels, JoinPath(meta_path, "labels"),
@@ -285,6 +287,7 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
   facts.name = std::move(meta.name);
   facts.namespace_name = std::move(meta.namespace_name);
   facts.uid = std::move(meta.uid);
+  facts.created = std::move(meta.created);
   facts.labels = std::move(meta.labels);
   facts.annotations = std::move(meta.annotations);
   facts.device_report = DecodedAnnotation(pod, topology::kPodDevicesAnnotation, DecodePodDevices);

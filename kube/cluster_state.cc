@@ -116,6 +116,7 @@ void ClusterState::PublishNodesLocked(const absl::flat_hash_set<std::string>& to
   builder.SetDra(dra_);
   builder.SetDisruptionBudgets(budget_list_);
   builder.SetBoundPods(bound_pods_);
+  builder.SetContractPods(contract_pods_);
   PublishLocked(std::move(builder).Build());
 }
 
@@ -128,6 +129,7 @@ void ClusterState::RebuildAllLocked() {
   builder.SetDra(dra_);
   builder.SetDisruptionBudgets(budget_list_);
   builder.SetBoundPods(bound_pods_);
+  builder.SetContractPods(contract_pods_);
   PublishLocked(std::move(builder).Build());
 }
 
@@ -141,6 +143,7 @@ void ClusterState::RemovePodLocked(const std::string& uid,
   DropAssumptionLocked(uid, touched);
   pending_.erase(uid);
   bound_pods_changed_ |= bound_pods_.Erase(uid);
+  bound_pods_changed_ |= contract_pods_.Erase(uid);
 }
 
 void ClusterState::AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std::string>& touched) {
@@ -159,6 +162,8 @@ void ClusterState::AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std:
                 {{"pod", pod.Key()}, {"reason", demand.status().message()}});
   }
   const bool gpu = demand.ok() && !demand->empty();
+  // An unreadable demand is still a GPU request to the contract.
+  bound_pods_changed_ |= topology::RecordContractPod(contract_pods_, uid, pod, gpu || !demand.ok());
   if (pod.HoldsResources() || terminal || !gpu) {
     // Bound (the watch confirms bind), finished, or nothing to account: no assumption left.
     if (DropAssumptionLocked(uid, touched) && pod.HoldsResources()) {
@@ -278,7 +283,10 @@ void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
   bound_pods_.ForEach([&](const std::string& uid, const auto&) {
     if (!listed.contains(uid)) unbound.push_back(uid);
   });
-  for (const std::string& uid : unbound) bound_pods_changed_ |= bound_pods_.Erase(uid);
+  for (const std::string& uid : unbound) {
+    bound_pods_changed_ |= bound_pods_.Erase(uid);
+    bound_pods_changed_ |= contract_pods_.Erase(uid);
+  }
   const bool first = !pods_synced_;
   pods_synced_ = true;
   if (first || demand_stale_) {

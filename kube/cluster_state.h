@@ -172,7 +172,9 @@ class ClusterState {
   // uid -> every bound pod, GPU or not, for the preempt verb's victims given by UID only;
   // published with each snapshot (copying it copies a pointer).
   topology::BoundPods bound_pods_ ABSL_GUARDED_BY(mu_);
-  bool bound_pods_changed_ ABSL_GUARDED_BY(mu_) = false;  // since the last publication
+  topology::ContractPods contract_pods_ ABSL_GUARDED_BY(mu_);
+  // Either directory changed since the last publication.
+  bool bound_pods_changed_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> uids_by_node_
       ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ ABSL_GUARDED_BY(mu_) =

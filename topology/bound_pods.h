@@ -38,6 +38,20 @@ using BoundPods = PersistentMap<std::string, std::shared_ptr<const BoundPodRef>>
 // otherwise. True when the directory changed.
 bool RecordBoundPod(BoundPods& pods, const std::string& uid, const PodFacts& pod);
 
+// The bound pods the tenancy contract judges after admission (the contract guard), with their
+// facts as admission read them: those with GPU demand, DRA claims or device access. A few per
+// GPU node; every other pod is left out.
+using ContractPods = PersistentMap<std::string, std::shared_ptr<const PodFacts>>;
+
+// A container or the pod reaches for devices past the device plugin: privileged, added
+// capabilities, the device variables, a host path, hostIPC (what device-access reads).
+bool HasDeviceAccessFacts(const PodFacts& pod);
+
+// Records `pod` under `uid` when it holds its node and has GPU demand (`gpu_demand`), DRA
+// claims or device access; removes it otherwise. True when the set changed.
+bool RecordContractPod(ContractPods& pods, const std::string& uid, const PodFacts& pod,
+                       bool gpu_demand);
+
 }  // namespace topology
 
 #endif  // GPU_TENANCY_TOPOLOGY_BOUND_PODS_H_

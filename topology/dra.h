@@ -391,6 +391,26 @@ class DraClaimSet {
     if (!claims) return;
     claims->ForEach([&](const std::string&, const std::shared_ptr<const DraClaim>& c) { f(*c); });
   }
+  // Calls f(before_claim, after_claim) for every claim that differs from `before` (an
+  // earlier version of this set): added (before null), removed (after null) or replaced. Costs
+  // the namespaces with claims plus what changed in them.
+  template <typename F>
+  void ForEachDifference(const DraClaimSet& before, F&& f) const {
+    const InNamespace empty;
+    by_namespace_.ForEach([&](const std::string& ns, const InNamespace& claims) {
+      const InNamespace* old = before.by_namespace_.Find(ns);
+      claims.ForEachDifference(old ? *old : empty,
+                               [&](const std::string&, const auto* was, const auto* now) {
+                                 f(was ? was->get() : nullptr, now ? now->get() : nullptr);
+                               });
+    });
+    before.by_namespace_.ForEach([&](const std::string& ns, const InNamespace& claims) {
+      if (by_namespace_.Find(ns)) return;
+      claims.ForEach([&](const std::string&, const std::shared_ptr<const DraClaim>& c) {
+        f(c.get(), static_cast<const DraClaim*>(nullptr));
+      });
+    });
+  }
   // Every claim, by namespace and then name.
   std::vector<const DraClaim*> Sorted() const;
   // The same, each shared with this set: what a relist compares the new list against.

@@ -90,6 +90,9 @@ struct PodFacts {
   std::string namespace_name;
   std::string name;
   std::string uid;
+  // metadata.creationTimestamp as the API server writes it (RFC 3339 in UTC, so text order is
+  // time order); "" when not known.
+  std::string created;
   std::string node_name;  // empty until bound
   std::string phase;      // Pending, Running, Succeeded, Failed, Unknown
   Labels labels;

@@ -208,12 +208,18 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
             policy);
   }
   BoundPods bound_pods;
+  ContractPods contract_pods;
   for (const PodFacts& pod : data.pods) {
-    RecordBoundPod(bound_pods, pod.uid.empty() ? pod.Key() : pod.uid, pod);
+    const std::string uid = pod.uid.empty() ? pod.Key() : pod.uid;
+    RecordBoundPod(bound_pods, uid, pod);
+    if (!pod.HoldsResources()) continue;
+    absl::StatusOr<GpuDemand> demand = ComputeDemandWithDra(pod, policy, *dra);
+    RecordContractPod(contract_pods, uid, pod, !demand.ok() || !demand->empty());
   }
   ClusterSnapshot empty;
   SnapshotBuilder builder(empty);
   builder.SetBoundPods(bound_pods);
+  builder.SetContractPods(contract_pods);
   for (auto& [name, state] : states) {
     SortHolds(state.holds);
     builder.Put(std::make_shared<const NodeState>(std::move(state)));

@@ -96,6 +96,8 @@ class ClusterSnapshot {
   // unknown UID.
   const BoundPodRef* FindBoundPod(absl::string_view uid) const;
   const BoundPods& bound_pods() const { return bound_pods_; }
+  // The bound pods the contract judges after admission, by UID (topology/bound_pods.h).
+  const ContractPods& contract_pods() const { return contract_pods_; }
 
  private:
   friend class SnapshotBuilder;
@@ -108,6 +110,7 @@ class ClusterSnapshot {
   std::shared_ptr<const DraState> dra_;
   std::shared_ptr<const std::vector<DisruptionBudget>> budgets_;
   BoundPods bound_pods_;  // a copy shares everything with its source
+  ContractPods contract_pods_;
 };
 
 // Copy-on-write editing: starts from a snapshot and copies a shard on its first change.
@@ -124,6 +127,7 @@ class SnapshotBuilder {
     next_.budgets_ = std::move(budgets);
   }
   void SetBoundPods(const BoundPods& pods) { next_.bound_pods_ = pods; }
+  void SetContractPods(const ContractPods& pods) { next_.contract_pods_ = pods; }
   ClusterSnapshot Build() && { return std::move(next_); }
 
  private:

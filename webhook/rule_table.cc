@@ -16,21 +16,23 @@ namespace claim = claim_rules_internal;
 
 constexpr unsigned kCreateOrEphemeral = kOnCreate | kOnEphemeral;
 constexpr unsigned kAlways = kOnCreate | kOnUpdate | kOnEphemeral;
+// Rows that also judge a running pod: who it belongs to, what it uses, how it reaches devices.
+// Not those a placed pod cannot break or the guard judges its own way (its node, its quota).
+constexpr unsigned kHeld = kCreateOrEphemeral | kAfterAdmission;
 
 constexpr PodRule kPodRules[] = {
     // First: a forged device annotation is the gravest thing a request can do.
     {"device-annotation", kOnCreate | kOnUpdate, &pod::CheckDevicesAnnotation},
-    {"unknown-tenant", kCreateOrEphemeral, &pod::CheckUnknownTenant},
-    {"tier-shared", kCreateOrEphemeral, &pod::CheckTierShared, &pod::AddWarnings},
+    {"unknown-tenant", kHeld, &pod::CheckUnknownTenant},
+    {"tier-shared", kHeld, &pod::CheckTierShared, &pod::AddWarnings},
     {"fail-requests-greater-than-one", kCreateOrEphemeral, &pod::CheckFailRequestsGreaterThanOne},
-    {"device-access", kCreateOrEphemeral, &pod::CheckDeviceAccess},
-    {"tenant-limits", kCreateOrEphemeral, &pod::CheckTenantLimits},
-    {"tenant-limits", kAlways, &pod::CheckTenantMemory},
+    {"device-access", kHeld, &pod::CheckDeviceAccess},
+    {"tenant-limits", kHeld, &pod::CheckTenantLimits},
+    {"tenant-limits", kAlways | kAfterAdmission, &pod::CheckTenantMemory},
     {"invalid-gpu-request", kAlways, &pod::CheckInvalidGpuRequest},
-    {"priority-class", kCreateOrEphemeral, &pod::CheckPriorityClass},
+    {"priority-class", kHeld, &pod::CheckPriorityClass},
     {"dra-extended-resource", kCreateOrEphemeral, &pod::CheckDraExtendedResources},
-    {"unknown-demand", kCreateOrEphemeral, &pod::CheckUnknownDemand,
-     &pod::AddUnknownDemandWarnings},
+    {"unknown-demand", kHeld, &pod::CheckUnknownDemand, &pod::AddUnknownDemandWarnings},
     {"preset-node", kOnCreate, &pod::CheckPresetNode},
     {"scheduler-name", kOnCreate, &pod::CheckSchedulerName, &pod::AddSchedulerNameWarnings},
     {"tenant-quota", kOnCreate, &pod::CheckTenantQuota, &pod::AddTenantQuotaWarnings},

@@ -36,8 +36,9 @@ struct Findings {
 
 // When a pod row runs: on CREATE; on UPDATE (it reads a field that may change, such as the GPU
 // memory annotation or the device annotation); on the pods/ephemeralcontainers subresource
-// (over the ephemeral containers alone).
-enum RulePhase : unsigned { kOnCreate = 1, kOnUpdate = 2, kOnEphemeral = 4 };
+// (over the ephemeral containers alone); and after admission, on a bound pod (the contract
+// guard, guard/contract.h), for the rows whose question still means something once a pod runs.
+enum RulePhase : unsigned { kOnCreate = 1, kOnUpdate = 2, kOnEphemeral = 4, kAfterAdmission = 8 };
 
 struct PodRuleContext {
   const PodView& pod;
