@@ -184,7 +184,12 @@ int RunServe(const std::vector<std::string>& args) {
         CollectProcessMetrics(audit, out);
         cluster.Collect(out);
       },
-      {{"/debug/allocations", [&state] { return AllocationsReply(state); }}},
+      {{"/debug/allocations", [&state] { return AllocationsReply(state); }},
+       {"/debug/contract",
+        [&cluster] {
+          const guard::ContractGuard& g = cluster.contract_guard();
+          return server::Reply{200, guard::ContractReportJson(g.Current(), g.Evictions()), {}};
+        }}},
       server::UiRoutes(MakeUiHandlers(
           nullptr, [&state] { return state.Current(); }, *std::move(audit_sources))));
   if (!srv.ok()) return Fail(srv.status());

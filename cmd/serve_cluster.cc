@@ -23,6 +23,9 @@ std::unique_ptr<ServeCluster> ServeCluster::Fixed(topology::ClusterData cluster,
   std::unique_ptr<ServeCluster> c(new ServeCluster(std::move(policy)));
   c->fixed_ = cluster;
   c->state_.ReplaceAll(std::move(cluster));
+  // Judged, never acted on: there is no API server to post to.
+  c->contract_ = std::make_unique<guard::ContractGuard>(
+      nullptr, nullptr, c->state_, kube::Clock::Real(), nullptr, guard::ContractGuardOptions{});
   return c;
 }
 
@@ -51,6 +54,15 @@ std::unique_ptr<ServeCluster> ServeCluster::Live(std::unique_ptr<kube::Api> api,
                           absl::ToChronoMilliseconds(options.resync)});
   c->source_->SetClaimAudit(audit);
   if (options.leader_elect) c->StartLeaderElection(options, lease_namespace, audit);
+  guard::ContractGuardOptions contract;
+  contract.service_namespace = lease_namespace;
+  // Only the caught-up leader posts Events and evicts; every replica judges.
+  c->contract_ = std::make_unique<guard::ContractGuard>(
+      &api_ref, c->events_.get(), c->state_, kube::Clock::Real(),
+      [cluster = c.get()] {
+        return !cluster->elector_ || (cluster->elector_->is_leader() && cluster->fence_->Ready());
+      },
+      contract);
   return c;
 }
 
@@ -100,11 +112,14 @@ void ServeCluster::Start() {
   if (source_) source_->Start();
   if (elector_) elector_->Start();
   if (guard_) guard_->Start(initial_policy_);
+  if (fixed_) contract_->RunOnce(/*full=*/true);
+  contract_->Start();
 }
 
 void ServeCluster::Stop() {
   if (!started_) return;
   started_ = false;
+  contract_->Stop();
   if (guard_) guard_->Stop();
   if (elector_) elector_->Stop();  // releases the lease so a peer takes over at once
   if (source_) source_->Stop();
@@ -113,7 +128,10 @@ void ServeCluster::Stop() {
 void ServeCluster::SetPolicy(std::shared_ptr<const topology::Policy> policy) {
   state_.SetPolicy(policy);
   if (guard_) guard_->Recheck(policy);
-  if (fixed_) state_.ReplaceAll(*fixed_);  // recompute demands too
+  if (fixed_) {
+    state_.ReplaceAll(*fixed_);  // recompute demands too
+    contract_->RunOnce(/*full=*/true);
+  }
 }
 
 bool ServeCluster::ExtenderReady() const {
@@ -123,6 +141,7 @@ bool ServeCluster::ExtenderReady() const {
 void ServeCluster::Collect(common::MetricsText& out) const {
   using common::MetricsText;
   if (guard_) guard_->Collect(out);
+  contract_->Collect(out);
   kube::StateCounters c = state_.counters();
   out.Family("gpu_tenancy_cache_synced", MetricsText::kGauge,
              "1 once the cluster has been listed completely.");

@@ -1,7 +1,8 @@
 // serve's cluster: the live state (kube/cluster_state.h) and, against kube-apiserver, what
 // keeps it in step and acts on it: the watches (kube/live_source.h), the binder and its
 // events, the leader election that gates binds (only the caught-up leader binds), the
-// per-tenant claim quota records and the guard on the webhook configurations. From a cluster
+// per-tenant claim quota records, the guard on the webhook configurations and the contract
+// guard (what got past admission). From a cluster
 // file (or the demo) the state is fixed and nothing runs.
 //
 //   auto cluster = ServeCluster::Fixed(data, policy);            // or
@@ -22,6 +23,7 @@
 #include "common/audit_log.h"
 #include "common/prometheus_text.h"
 #include "extender/bind.h"
+#include "guard/contract_guard.h"
 #include "kube/api.h"
 #include "kube/binder.h"
 #include "kube/cluster_state.h"
@@ -59,6 +61,8 @@ class ServeCluster {
   kube::ClusterState& state() { return state_; }
   extender::BindBackend* binder() { return binder_.get(); }           // null when fixed
   kube::ConfigMapRecords* usage_records() { return records_.get(); }  // null when fixed
+  // The contract guard (guard/contract_guard.h): judges always, acts only when live and leading.
+  const guard::ContractGuard& contract_guard() const { return *contract_; }
   // The cluster has been listed completely: the webhooks can judge.
   bool Synced() const { return state_.Current() != nullptr; }
   // Synced and, where elected, leading and caught up with the last leader's binds: only then
@@ -81,6 +85,7 @@ class ServeCluster {
   std::unique_ptr<kube::ConfigMapRecords> records_;
   std::unique_ptr<kube::ApiBinder> binder_;
   std::unique_ptr<WebhookGuard> guard_;
+  std::unique_ptr<guard::ContractGuard> contract_;
   std::unique_ptr<kube::LeaderFence> fence_;  // outlives the elector, whose Stop() calls it
   std::unique_ptr<kube::LeaderElector> elector_;
   bool started_ = false;

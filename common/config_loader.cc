@@ -157,6 +157,30 @@ absl::Status LoadAdmission(Fields& f, topology::AdmissionAllowList& admission) {
   return f.NoUnknownKeys();
 }
 
+// guard: {actions: {<rule>: report | evict}, dryRun, evictionsPerMinute}.
+absl::Status LoadGuard(Fields& f, topology::GuardPolicy& guard) {
+  ASSIGN_OR_RETURN(std::optional<Fields> actions, f.Object("actions"));
+  if (actions) {
+    const JsonValue* map = f.Get("actions");
+    for (auto it = map->MemberBegin(); it != map->MemberEnd(); ++it) {
+      const absl::string_view rule = AsStringView(it->name);
+      const absl::string_view action = it->value.IsString() ? AsStringView(it->value) : "";
+      if (action != "report" && action != "evict") {
+        return Fields::Bad(actions->Path(rule), "must be report or evict");
+      }
+      guard.actions[std::string(rule)] =
+          action == "evict" ? topology::GuardAction::kEvict : topology::GuardAction::kReport;
+    }
+  }
+  ASSIGN_OR_RETURN(guard.dry_run, f.Bool("dryRun", false));
+  ASSIGN_OR_RETURN(std::optional<int64_t> rate, f.Int("evictionsPerMinute", false));
+  if (rate) {
+    if (*rate < 1) return Fields::Bad(f.Path("evictionsPerMinute"), "must be at least 1");
+    guard.evictions_per_minute = *rate;
+  }
+  return f.NoUnknownKeys();
+}
+
 }  // namespace
 
 absl::StatusOr<Catalog> LoadCatalog(absl::string_view yaml_text) {
@@ -354,6 +378,8 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
   if (node_agent) RETURN_IF_ERROR(LoadNodeAgent(*node_agent, policy.node_agent));
   ASSIGN_OR_RETURN(std::optional<Fields> admission, root.Object("admission"));
   if (admission) RETURN_IF_ERROR(LoadAdmission(*admission, policy.admission));
+  ASSIGN_OR_RETURN(std::optional<Fields> guard, root.Object("guard"));
+  if (guard) RETURN_IF_ERROR(LoadGuard(*guard, policy.guard));
   RETURN_IF_ERROR(root.NoUnknownKeys());
   RETURN_IF_ERROR(policy.Validate());
   return policy;

@@ -107,6 +107,7 @@ namespace {
 // What a pod's and a node's Event share. `action` empty leaves out eventTime and action.
 struct InvolvedObject {
   absl::string_view kind, namespace_name, name, uid;
+  absl::string_view api_version = "v1";
 };
 std::string WriteEvent(absl::string_view event_namespace, const InvolvedObject& about, bool warning,
                        absl::string_view reason, absl::string_view message,
@@ -118,7 +119,7 @@ std::string WriteEvent(absl::string_view event_namespace, const InvolvedObject& 
   o.Field("namespace", event_namespace);
   o.End();
   o.Begin("involvedObject");
-  o.Field("apiVersion", "v1");
+  o.Field("apiVersion", about.api_version);
   o.Field("kind", about.kind);
   o.OptionalField("namespace", about.namespace_name);
   o.Field("name", about.name);
@@ -145,8 +146,9 @@ std::string WriteEvent(absl::string_view event_namespace, const InvolvedObject& 
 }  // namespace
 
 std::string EventJson(const PodEvent& e, absl::Time now) {
-  return WriteEvent(e.pod_namespace, {"Pod", e.pod_namespace, e.pod_name, e.pod_uid}, e.warning,
-                    e.reason, e.message, "Binding", now);
+  return WriteEvent(e.pod_namespace,
+                    {e.kind, e.pod_namespace, e.pod_name, e.pod_uid, e.api_version}, e.warning,
+                    e.reason, e.message, e.action, now);
 }
 
 std::string EventJson(const NodeEvent& e, absl::Time now) {

@@ -40,6 +40,11 @@ struct PodEvent {
   bool warning = false;
   std::string reason;   // CamelCase, e.g. GpuTenancyBound
   std::string message;  // one line
+  // The object the event is about, when it is not a Pod (a ResourceClaim, say).
+  std::string kind = "Pod";
+  std::string api_version = "v1";
+  // The event's action, with eventTime; "" leaves both out.
+  std::string action = "Binding";
 };
 // The core/v1 Event kube-apiserver accepts for `event`, stamped `now`.
 std::string EventJson(const PodEvent& event, absl::Time now);

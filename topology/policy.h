@@ -183,6 +183,23 @@ struct AdmissionAllowList {
 // without '*' matches itself.
 bool MatchesPattern(absl::string_view pattern, absl::string_view text);
 
+// What the contract guard (guard/) does about a violation it finds after admission.
+enum class GuardAction { kReport, kEvict };
+
+// Policy key `guard`: an action per rule id, `report` unless the policy says `evict`.
+struct GuardPolicy {
+  std::map<std::string, GuardAction, std::less<>> actions;
+  // Evicting rules list what would go and evict nothing.
+  bool dry_run = false;
+  // At most this many evictions a minute, cluster-wide.
+  int64_t evictions_per_minute = 6;
+
+  GuardAction ActionFor(absl::string_view rule) const {
+    auto it = actions.find(rule);
+    return it == actions.end() ? GuardAction::kReport : it->second;
+  }
+};
+
 struct Policy {
   std::vector<Tier> tiers;
   std::vector<Tenant> tenants;
@@ -200,6 +217,7 @@ struct Policy {
   PreemptionPolicy preemption;
   NodeAgent node_agent;
   AdmissionAllowList admission;
+  GuardPolicy guard;
 
   const Tier* FindTier(absl::string_view name) const;
   const Pool* FindPool(absl::string_view name) const;
