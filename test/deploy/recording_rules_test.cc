@@ -86,6 +86,28 @@ TEST_F(DeployTest, TenantGpuUseRulesPassPromtoolChecksAndUnitTests) {
   }
 }
 
+// The contract alert: promtool accepts it and its unit tests pass, and it reads a series the
+// binary exports (guard/contract_guard.h).
+TEST_F(DeployTest, ContractAlertPassesPromtoolChecksAndUnitTests) {
+  const Value* rule = Get("monitoring").Find("PrometheusRule", "gpu-tenancy-contract");
+  ASSERT_NE(rule, nullptr);
+  EXPECT_EQ(Str(rule, "/metadata/namespace"), kNamespace);
+  const Value* spec = At(rule, "/spec");
+  ASSERT_TRUE(spec && spec->IsObject());
+  testing_support::TempDir dir;
+  ASSERT_TRUE(WriteTextFile(dir.File("rules.yaml"), Json(spec)));
+  ASSERT_TRUE(WriteTextFile(dir.File("unit_tests.yaml"),
+                            ReadFile(Source("test/testdata/monitoring/contract_alert_test.yaml"))));
+  CommandResult check =
+      RunShell(absl::StrCat(Promtool(), " check rules ", ShellQuote(dir.File("rules.yaml"))));
+  EXPECT_EQ(check.exit_code, 0) << PromtoolReport(check);
+  CommandResult test =
+      RunShell(absl::StrCat(Promtool(), " test rules ", ShellQuote(dir.File("unit_tests.yaml"))));
+  EXPECT_EQ(test.exit_code, 0) << PromtoolReport(test);
+  EXPECT_TRUE(absl::StrContains(ReadFile(Source("guard/contract_guard.cc")),
+                                "\"gpu_tenancy_contract_violations\""));
+}
+
 // The query README.md gives auditors is the one the unit tests run.
 TEST_F(DeployTest, TheAuditorsQueryInTheReadmeIsUnitTested) {
   std::string readme = ReadFile(Source("README.md"));
