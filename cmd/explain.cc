@@ -23,6 +23,7 @@
 #include "extender/allocations.h"
 #include "extender/decide.h"
 #include "extender/device_attribution.h"
+#include "guard/contract.h"
 #include "plan/mig_recut.h"
 #include "plan/recut_document.h"
 #include "plan/recut_input.h"
@@ -132,6 +133,26 @@ std::optional<BoundDevices> BoundDevicesOf(const std::string& pod_arg,
   return std::nullopt;
 }
 
+// For a --pod NAMESPACE/NAME the cluster runs, what the contract guard says of it now
+// (guard/contract.h): its own rules and its tenant's quota; nullopt for any other pod.
+std::optional<std::vector<guard::ContractViolation>> ContractOf(
+    const std::string& pod_arg, const topology::ClusterData& cluster,
+    const topology::ClusterSnapshot& snapshot, const topology::Policy& policy) {
+  auto running = std::find_if(cluster.pods.begin(), cluster.pods.end(), [&](const auto& p) {
+    return p.Key() == pod_arg && p.HoldsResources();
+  });
+  if (running == cluster.pods.end()) return std::nullopt;
+  const topology::PodFacts& pod = *running;
+  std::vector<guard::ContractViolation> out = guard::CheckPod(pod, snapshot, policy);
+  const std::string tenant = topology::ResolveTenant(policy, pod.namespace_name,
+                                                     snapshot.NamespaceLabels(pod.namespace_name))
+                                 .name;
+  for (guard::ContractViolation& v : guard::CheckQuota(tenant, snapshot, policy)) {
+    if (v.namespace_name == pod.namespace_name && v.name == pod.name) out.push_back(std::move(v));
+  }
+  return out;
+}
+
 // "MIG-GPU-<uuid>/9/0 (nvidia.com/mig-1g.10gb, on GPU-<uuid>)"
 std::string ReportedDeviceText(const topology::ReportedDevice& d) {
   std::string gpu;
@@ -204,6 +225,7 @@ struct NodeRow {
 };
 
 void PrintText(const extender::PodDecision& d, const std::optional<BoundDevices>& bound,
+               const std::optional<std::vector<guard::ContractViolation>>& contract,
                const std::vector<ClaimRow>& claims, const std::vector<NodeRow>& nodes,
                const std::string& recut_advice) {
   std::cout << "pod     " << d.pod << "\n"
@@ -212,6 +234,11 @@ void PrintText(const extender::PodDecision& d, const std::optional<BoundDevices>
             << "demand  " << DemandText(d.demand) << "\n";
   if (!d.quota.empty()) std::cout << "quota   " << QuotaText(d.quota) << "\n";
   if (bound) PrintBoundDevices(*bound);
+  if (contract) {
+    if (contract->empty()) std::cout << "contract kept: the pod breaks no rule of the policy\n";
+    for (const guard::ContractViolation& v : *contract)
+      std::cout << "contract " << v.message << "\n";
+  }
   PrintClaimRows(claims, std::cout);
   std::cout << "\n";
   size_t width = 4;
@@ -254,6 +281,7 @@ void PrintText(const extender::PodDecision& d, const std::optional<BoundDevices>
 }
 
 void PrintJson(const extender::PodDecision& d, const std::optional<BoundDevices>& bound,
+               const std::optional<std::vector<guard::ContractViolation>>& contract,
                const std::vector<ClaimRow>& claims, const std::vector<NodeRow>& nodes,
                const std::string& recut_advice) {
   rapidjson::StringBuffer buffer;
@@ -284,6 +312,19 @@ void PrintJson(const extender::PodDecision& d, const std::optional<BoundDevices>
     extender::WriteQuotaLines(w, d.quota);
   }
   if (bound) WriteBoundDevices(w, *bound);
+  if (contract) {
+    w.Key("contract");
+    w.StartArray();
+    for (const guard::ContractViolation& v : *contract) {
+      w.StartObject();
+      w.Key("rule");
+      w.String(v.rule.c_str());
+      w.Key("message");
+      w.String(v.message.c_str());
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.Key("recutAdvice");
   if (recut_advice.empty()) {
     w.Null();
@@ -376,10 +417,12 @@ int RunExplain(const std::vector<std::string>& args) {
     advice = plan::RecutAdvice(recut, plan::ProposeRecuts(recut.problem));
   }
   const std::optional<BoundDevices> bound = BoundDevicesOf(flags->Get("pod"), *cluster, snapshot);
+  const std::optional<std::vector<guard::ContractViolation>> contract =
+      ContractOf(flags->Get("pod"), *cluster, snapshot, *policy);
   if (format == "json") {
-    PrintJson(*decision, bound, claims, nodes, advice);
+    PrintJson(*decision, bound, contract, claims, nodes, advice);
   } else {
-    PrintText(*decision, bound, claims, nodes, advice);
+    PrintText(*decision, bound, contract, claims, nodes, advice);
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include "rapidjson/document.h"
 #include "test/support/serve_process.h"
 #include "test/support/shell.h"
+#include "test/support/test_inputs.h"
 
 namespace {
 
@@ -377,6 +378,39 @@ TEST(ExplainTest, ATenantAtQuotaIsToldOnEveryNodeThatHasRoom) {
         << run.out;
   }
   EXPECT_TRUE(absl::StrContains(run.out, "0 of 7 nodes can take the pod\n")) << run.out;
+}
+
+// A running pod is told what the contract guard says of it: what it breaks now, or that it
+// keeps the contract.
+TEST(ExplainTest, ARunningPodIsJudgedByTheContract) {
+  testing_support::TempDir dir;
+  std::ofstream(dir.File("cluster.yaml"))
+      << testing_support::Testdata("webhook/side-doors-cluster.yaml")
+      << "- apiVersion: v1\n  kind: Pod\n"
+         "  metadata: {name: sneaky, namespace: acme, uid: u-sneaky}\n"
+         "  spec:\n    nodeName: ts-a\n    containers:\n"
+         "    - {name: main, resources: {limits: {nvidia.com/gpu.shared: '1'}}}\n"
+         "  status: {phase: Running}\n";
+  const std::string files =
+      absl::StrCat("--cluster-file '", dir.File("cluster.yaml"), "' --policy '", GT_TESTDATA_DIR,
+                   "/webhook/side-doors-policy.yaml'");
+  ProcessResult sneaky = Explain(absl::StrCat(files, " --pod acme/sneaky"));
+  ASSERT_EQ(sneaky.exit_code, 0) << sneaky.out;
+  EXPECT_TRUE(absl::StrContains(sneaky.out,
+                                "\ncontract [tier-shared] container \"main\" requests "
+                                "nvidia.com/gpu.shared"))
+      << sneaky.out;
+  EXPECT_TRUE(absl::StrContains(sneaky.out, "\ncontract [tier-pool] pod runs on node \"ts-a\""))
+      << sneaky.out;
+  ProcessResult json = Explain(absl::StrCat(files, " --pod acme/sneaky -o json"));
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  EXPECT_TRUE(absl::StrContains(json.out, "\"rule\": \"tier-shared\"")) << json.out;
+
+  ProcessResult kept = Explain(absl::StrCat(files, " --pod research/notebook"));
+  ASSERT_EQ(kept.exit_code, 0) << kept.out;
+  EXPECT_TRUE(
+      absl::StrContains(kept.out, "\ncontract kept: the pod breaks no rule of the policy\n"))
+      << kept.out;
 }
 
 // Over its quota, a pod is told where its own lower-priority pods would make room, and which
