@@ -99,6 +99,7 @@ int RunAudit(const std::vector<std::string>& args) {
     LiveAuditInputs(**api, *policy, in);
   }
   in.state = state.get();
+  in.contract = ContractFindings(guard::CheckAll(*state->snapshot, *state->policy));
   views::AuditReport report = views::BuildAuditReport(in);
   if (*format == "json") {
     std::cout << views::AuditJson(report) << "\n";

@@ -193,4 +193,15 @@ void LiveAuditInputs(kube::Api& api, const topology::Policy& policy, views::Audi
   }
 }
 
+std::vector<views::ContractFinding> ContractFindings(
+    const std::vector<guard::ContractViolation>& violations) {
+  std::vector<views::ContractFinding> out;
+  for (const guard::ContractViolation& v : violations) {
+    out.push_back({absl::StrCat(absl::AsciiStrToLower(guard::KindName(v.kind)), "/",
+                                v.namespace_name, "/", v.name),
+                   v.tenant, v.rule, v.message});
+  }
+  return out;
+}
+
 }  // namespace cmd

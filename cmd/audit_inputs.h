@@ -12,6 +12,7 @@
 
 #include "absl/strings/string_view.h"
 #include "common/json.h"
+#include "guard/contract.h"
 #include "kube/api.h"
 #include "topology/policy.h"
 #include "views/audit.h"
@@ -36,6 +37,10 @@ bool HoldsWebhook(const std::vector<const common::JsonValue*>& configs, absl::st
 // the webhooks when the file lists configurations of either kind at all.
 void FileAuditInputs(const common::JsonValue& items, const topology::Policy& policy,
                      views::AuditInputs& in);
+
+// The contract guard's violations as the audit's findings.
+std::vector<views::ContractFinding> ContractFindings(
+    const std::vector<guard::ContractViolation>& violations);
 
 // Lists pods and claims (page by page) and the webhook configurations from `api`.
 void LiveAuditInputs(kube::Api& api, const topology::Policy& policy, views::AuditInputs& in);

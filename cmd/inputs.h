@@ -3,6 +3,7 @@
 #ifndef GPU_TENANCY_CMD_INPUTS_H_
 #define GPU_TENANCY_CMD_INPUTS_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,8 @@ absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
 struct AuditSources {
   std::shared_ptr<const topology::MigPartedFile> mig_parted;
   std::optional<std::vector<views::SchedulerExtender>> extenders;
+  // serve: what its contract guard finds now; unset elsewhere.
+  std::function<std::vector<views::ContractFinding>()> contract;
 };
 absl::StatusOr<AuditSources> LoadAuditSources(const ParsedFlags& flags);
 

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "cmd/audit_inputs.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
@@ -152,6 +153,11 @@ int RunServe(const std::vector<std::string>& args) {
     opened_cluster = ServeCluster::Fixed(*std::move(data), shared_policy);
   }
   ServeCluster& cluster = *opened_cluster;
+  audit_sources->contract = [&cluster] {
+    std::vector<guard::ContractViolation> now;
+    for (const guard::Tracked& t : cluster.contract_guard().Current()) now.push_back(t.violation);
+    return ContractFindings(now);
+  };
   const kube::ClusterState& state = cluster.state();
 
   ExtenderService extender(state, cluster.binder(), audit.get());

@@ -62,6 +62,11 @@ server::UiHandlers MakeUiHandlers(
           "the service's watch keeps no pod security fields (gpu-tenancy audit lists them)";
       in.wiring.webhooks_unseen =
           "the service reads only its own webhook configurations, to compare their conditions";
+      if (audit.contract) {
+        in.contract = audit.contract();
+      } else {
+        in.contract_unseen = "no contract guard runs here";
+      }
       return views::BuildAuditReport(in);
     };
     h.audit_html = [report] {

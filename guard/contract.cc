@@ -1,6 +1,7 @@
 #include "guard/contract.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -265,6 +266,24 @@ std::vector<ContractViolation> CheckQuota(absl::string_view tenant_name,
                                      "or raise the quota"))
             .message));
   }
+  return out;
+}
+
+std::vector<ContractViolation> CheckAll(const topology::ClusterSnapshot& snapshot,
+                                        const topology::Policy& policy) {
+  std::vector<ContractViolation> out;
+  auto add = [&](std::vector<ContractViolation> found) {
+    for (ContractViolation& v : found) out.push_back(std::move(v));
+  };
+  snapshot.contract_pods().ForEach(
+      [&](const std::string&, const auto& pod) { add(CheckPod(*pod, snapshot, policy)); });
+  snapshot.dra().claims.ForEach(
+      [&](const topology::DraClaim& claim) { add(CheckClaim(claim, snapshot, policy)); });
+  for (const topology::Tenant& t : policy.tenants) add(CheckQuota(t.name, snapshot, policy));
+  std::sort(out.begin(), out.end(), [](const ContractViolation& a, const ContractViolation& b) {
+    return std::make_tuple(a.ObjectKey(), a.rule, a.message) <
+           std::make_tuple(b.ObjectKey(), b.rule, b.message);
+  });
   return out;
 }
 

@@ -69,6 +69,11 @@ std::vector<ContractViolation> CheckQuota(absl::string_view tenant,
                                           const topology::ClusterSnapshot& snapshot,
                                           const topology::Policy& policy);
 
+// Everything at once, without a ledger (`audit`, a cluster file): every contract pod, every
+// allocated claim, every tenant's quota; by object and rule.
+std::vector<ContractViolation> CheckAll(const topology::ClusterSnapshot& snapshot,
+                                        const topology::Policy& policy);
+
 }  // namespace guard
 
 #endif  // GPU_TENANCY_GUARD_CONTRACT_H_

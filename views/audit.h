@@ -132,8 +132,20 @@ struct Wiring {
   std::string webhooks_unseen;
 };
 
+// A placed pod or allocated claim that breaks the contract now (the contract guard's finding,
+// guard/contract.h, made by the caller: views read no rules).
+struct ContractFinding {
+  std::string object;  // "pod/acme/train-0", "resourceclaim/acme/gpu"
+  std::string tenant;
+  std::string rule;
+  std::string message;
+};
+
 struct AuditInputs {
   const topology::ModelState* state = nullptr;
+  // What the contract guard finds; nullopt when not judged, `contract_unseen` saying why.
+  std::optional<std::vector<ContractFinding>> contract;
+  std::string contract_unseen;
   // Findings over the pods' and claims' specs; nullopt when they were not inspected, and then
   // `escape_hatches_unseen` says why ("" when the specs were simply not given).
   std::optional<std::vector<EscapeHatch>> escape_hatches;

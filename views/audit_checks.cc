@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "topology/device_report.h"
 #include "views/audit.h"
+#include "views/audit_contract.h"
 
 namespace views {
 namespace {
@@ -535,6 +536,8 @@ const std::vector<AuditCheck>& AuditChecks() {
        DeviceReportsFromTheAgent},
       {"gpu-metrics-attributable", "Per-tenant GPU metrics attributable (node agent and DCGM)",
        MetricsAttributable},
+      {"contract-held", "Every placed GPU pod and allocated claim keeps the policy now",
+       ContractHeld},
   };
   return *checks;
 }

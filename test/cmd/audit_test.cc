@@ -64,7 +64,7 @@ TEST(AuditCommandTest, MixedFleetTextNamesEachTenantsDeal) {
   CommandResult r = Audit("mixed-fleet.yaml");
   // mig-c is still being reconfigured: that item fails, so the exit code says so.
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("checklist: 8 pass, 1 warn, 1 fail"));
+  EXPECT_THAT(r.out, HasSubstr("checklist: 9 pass, 1 warn, 1 fail"));
   EXPECT_THAT(r.out, HasSubstr("\ntenant acme\n  tier: untrusted (may use exclusive, mig)\n"));
   EXPECT_THAT(r.out,
               HasSubstr("pod research/notebook-1 on ts-a: 1 x nvidia.com/gpu.shared (GPU 0)\n"
@@ -200,6 +200,8 @@ TEST(AuditCommandTest, MisconfiguredFleetFailsExactlyItsMistakes) {
                         {"untrusted-isolation", {"pod/acme/chat"}},
                         {"separate-resource-names", {"node/ts-plain"}},
                         {"mig-config-applied", {"node/mig-drift"}},
+                        // Past admission, the contract guard finds the pod too.
+                        {"contract-held", {"pod/acme/chat"}},
                     }));
   // The deal says the same: acme's chat pod shares a fault domain with research.
   const rapidjson::Value* chat = FindDevice(doc, "acme", "acme/chat");

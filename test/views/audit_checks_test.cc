@@ -402,6 +402,27 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
        nullptr,
        CheckStatus::kFail,
        {"node/excl"}},
+      // The contract guard's findings are the caller's to make (guard/contract.h).
+      {"no contract findings passes",
+       "contract-held",
+       {},
+       {},
+       nullptr,
+       [](AuditInputs& in) { in.contract = std::vector<views::ContractFinding>{}; },
+       CheckStatus::kPass,
+       {}},
+      {"a contract finding fails",
+       "contract-held",
+       {},
+       {},
+       nullptr,
+       [](AuditInputs& in) {
+         in.contract = std::vector<views::ContractFinding>{
+             {"pod/acme/sneaky", "acme", "tier-shared", "[tier-shared] ..."}};
+       },
+       CheckStatus::kFail,
+       {"pod/acme/sneaky"}},
+      {"not judged warns", "contract-held", {}, {}, nullptr, nullptr, CheckStatus::kWarn, {}},
   };
   std::set<std::string> covered_pass, covered_fail;
   for (const CheckCase& c : cases) {

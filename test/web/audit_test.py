@@ -81,11 +81,12 @@ class AuditPageTest(unittest.TestCase):
             'untrusted-isolation': ['pod/acme/chat'],
             'separate-resource-names': ['node/ts-plain'],
             'mig-config-applied': ['node/mig-drift'],
+            'contract-held': ['pod/acme/chat'],
         })
         drift = browser.find(self.driver, 'section[data-check=mig-config-applied]').text
         self.assertIn('nvidia.com/mig-1g.10gb: expected 2, node shows 7', drift)
         self.assertIn('Fix:', drift)
-        self.assertIn('3 fail', browser.find(self.driver, '#summary').text)
+        self.assertIn('4 fail', browser.find(self.driver, '#summary').text)
         not_checked = browser.find(self.driver, '#not-checked').text
         for item in ('host patch level', 'confidential computing',
                      'side channels across MIG instances'):
