@@ -218,6 +218,13 @@ absl::StatusOr<Catalog> LoadCatalog(absl::string_view yaml_text) {
       model.profiles.push_back(std::move(profile));
       return absl::OkStatus();
     }));
+    RETURN_IF_ERROR(m.List("allBalanced", /*required=*/false, [&](Fields& b) -> absl::Status {
+      ASSIGN_OR_RETURN(std::string profile, b.String("profile", true));
+      ASSIGN_OR_RETURN(std::optional<int64_t> count, b.IntInRange("count", 1, 7));
+      if (!count) return Fields::Bad(b.Path("count"), "missing");
+      model.all_balanced.emplace_back(std::move(profile), static_cast<int>(*count));
+      return absl::OkStatus();
+    }));
     models.push_back(std::move(model));
     return absl::OkStatus();
   }));

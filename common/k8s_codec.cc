@@ -260,6 +260,17 @@ absl::StatusOr<NodeFacts> ParseNode(const JsonValue& node, absl::string_view pat
           facts.allocatable,
           ParseResourceList(*alloc, JoinPath(JoinPath(path, "status"), "allocatable")));
     }
+    if (const JsonValue* capacity = FindMember(*status, "capacity")) {
+      ASSIGN_OR_RETURN(
+          ResourceList all,
+          ParseResourceList(*capacity, JoinPath(JoinPath(path, "status"), "capacity")));
+      // Only the GPU entries: a node's model keeps nothing it never reads.
+      for (auto& [name, quantity] : all) {
+        if (absl::StartsWith(name, topology::kNvidiaResourcePrefix)) {
+          facts.gpu_capacity.emplace(name, quantity);
+        }
+      }
+    }
   }
   ASSIGN_OR_RETURN(const JsonValue* spec, OptionalObject(node, "spec", path));
   if (spec) {

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "topology/mig_layout.h"
 
 namespace topology {
 
@@ -65,6 +66,22 @@ absl::Status Catalog::Validate() const {
           return absl::InvalidArgumentError(
               absl::StrCat(where, "placement ", start, " runs past the GPU's memory slices"));
         }
+      }
+    }
+    if (!m.all_balanced.empty()) {
+      std::vector<const MigProfile*> cut;
+      for (const auto& [name, count] : m.all_balanced) {
+        const MigProfile* p = m.FindProfile(name);
+        if (p == nullptr || count <= 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "catalog model ", m.model, " allBalanced: ", name,
+              p == nullptr ? " is not one of its profiles" : " needs a positive count"));
+        }
+        cut.insert(cut.end(), count, p);
+      }
+      if (!PlaceProfiles(m, cut)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("catalog model ", m.model, " allBalanced has no valid placement"));
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -40,6 +41,9 @@ struct GpuModel {
   int memory_slices = 0;
   int max_instances = 0;
   std::vector<MigProfile> profiles;
+  // NVIDIA's `all-balanced` cut of one GPU of this model (profile name, instances), as its
+  // default mig-parted config writes it; empty when that config has no entry for the model.
+  std::vector<std::pair<std::string, int>> all_balanced;
 
   // Finds a profile by nvidia-smi name or by Kubernetes resource suffix; nullptr if absent.
   const MigProfile* FindProfile(absl::string_view name) const;
@@ -57,7 +61,8 @@ class Catalog {
   const GpuModel* MatchProduct(absl::string_view product) const;
   const GpuModel* FindModel(absl::string_view model) const;
 
-  // Checks the catalog's own consistency (placements inside the GPU, counts positive); the
+  // Checks the catalog's own consistency (placements inside the GPU, counts positive, the
+  // all-balanced cut made of the model's profiles with a valid placement); the
   // loader calls it so a bad data file fails at start, not during a scheduling decision.
   absl::Status Validate() const;
 

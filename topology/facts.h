@@ -34,6 +34,10 @@ struct NodeFacts {
   // The node agent's list of the node's GPUs (kNodeDevicesAnnotation); nullopt without a
   // readable one.
   std::optional<NodeGpus> reported_gpus;
+  // status.capacity's nvidia.com/* entries: every device the device plugin registered, healthy or
+  // not (allocatable counts the healthy ones), so the geometry the node was cut into. Last, with
+  // an initializer, so brace-initialised facts may leave it out.
+  ResourceList gpu_capacity = {};
 
   bool operator==(const NodeFacts&) const = default;
 };

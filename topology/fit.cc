@@ -118,6 +118,8 @@ absl::string_view RuleCode(Rule rule) {
       return "no-gpu";
     case Rule::kMigReconfiguring:
       return "mig-reconfiguring";
+    case Rule::kMigDrift:
+      return "mig-drift";
     case Rule::kPoolUndefined:
       return "pool-undefined";
     case Rule::kTierPool:
@@ -176,6 +178,8 @@ void FitResult::AppendRuleReason(std::string& out) const {
       return absl::StrAppend(&out, "no NVIDIA GPU on node");
     case Rule::kMigReconfiguring:
       return absl::StrAppend(&out, "MIG reconfiguration in progress (", subject, ")");
+    case Rule::kMigDrift:
+      return absl::StrAppend(&out, subject);
     case Rule::kPoolUndefined:
       return absl::StrAppend(&out, "pool ", subject, " is not defined in the policy");
     case Rule::kTierPool:
@@ -265,6 +269,11 @@ FitResult FitCore(const GpuDemand& demand, const PodContext& pod, const NodeSupp
   if (!supply.mig_unsettled.empty()) {
     FitResult r = Unresolvable(Rule::kMigReconfiguring);
     r.subject = supply.mig_unsettled;
+    return r;
+  }
+  if (!supply.mig_drift.empty()) {
+    FitResult r = Unresolvable(Rule::kMigDrift);
+    r.subject = supply.mig_drift;
     return r;
   }
   if (!supply.pool_mode) {

@@ -3,8 +3,9 @@
 // Fit is a pure function with three outcomes, never mixed (as kube-scheduler's own plugins):
 //   kFits;
 //   kUnschedulable  - not now: capacity is held by other pods (preemption or time may help);
-//   kUnresolvable   - never as things stand: wrong tier for the pool, node mid-reconfiguration,
-//                     resource not offered, request larger than any GPU.
+//   kUnresolvable   - never as things stand: wrong tier for the pool, node mid-reconfiguration
+//                     or about to be re-cut (MIG drift), resource not offered, request larger
+//                     than any GPU.
 // The reason is one line naming the resource, what was asked and what is free, e.g.
 //   "nvidia.com/mig-3g.40gb: requested 1, free 0 of 2".
 #ifndef GPU_TENANCY_TOPOLOGY_FIT_H_
@@ -32,6 +33,7 @@ enum class Rule : uint8_t {
   kTenantDenied,  // subject: the tenant
   kNoGpu,
   kMigReconfiguring,    // subject: the node's nvidia.com/mig.config.state
+  kMigDrift,            // subject: NodeSupply::mig_drift (config and differences)
   kPoolUndefined,       // subject: the pool
   kTierPool,            // subject: the pool; mode; tier
   kProfileUnsupported,  // resource; subject: the GPU model; detail: the MIG profile

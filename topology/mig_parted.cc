@@ -108,14 +108,18 @@ absl::StatusOr<ExpectedOffer> PredictOffer(const NodeGeometry& geometry, MigStra
   std::string gpu(kGpuResource);
   if (strategy == MigStrategy::kMixed) {
     out.allocatable[gpu] = 0;
+    // Counted per profile first: a node of 8 GPUs cut alike names a profile 56 times, and the
+    // drift check predicts every settled MIG node on each snapshot build.
+    std::map<const MigProfile*, int64_t> instances;
     for (const GpuGeometry& g : geometry.gpus) {
       if (!g.mig_enabled) {
         ++out.allocatable[gpu];
         continue;
       }
-      for (const PlacedInstance& inst : g.instances) {
-        ++out.allocatable[absl::StrCat(kMigResourcePrefix, inst.profile->ResourceSuffix())];
-      }
+      for (const PlacedInstance& inst : g.instances) ++instances[inst.profile];
+    }
+    for (const auto& [profile, count] : instances) {
+      out.allocatable[absl::StrCat(kMigResourcePrefix, profile->ResourceSuffix())] += count;
     }
     return out;
   }

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "topology/mig_drift.h"
 
 namespace topology {
 namespace {
@@ -173,6 +174,11 @@ NodeSupply BuildNodeSupply(const NodeFacts& node, const Catalog& catalog, const 
         break;
       }
     }
+  }
+  // Only a settled node can drift; the cheap label test keeps the comparison off other nodes.
+  if (supply.mig_unsettled.empty() && mig_state == "success") {
+    MigDrift drift = CheckMigDrift(node, catalog, /*mig_parted=*/nullptr);
+    if (drift.drifted()) supply.mig_drift = std::move(drift.why);
   }
   return supply;
 }

@@ -1,6 +1,7 @@
 // What a node offers: its GPU resources classified by isolation (whole GPU, MIG instance, shared
-// replica), the memory behind each, its pool, and whether MIG is being reconfigured. Derived from
-// GFD / device-plugin / mig-manager labels and status.allocatable (see docs/wire/gfd-labels.md).
+// replica), the memory behind each, its pool, and whether MIG is being reconfigured or about to
+// be (drift). Derived from GFD / device-plugin / mig-manager labels and status.allocatable (see
+// docs/wire/gfd-labels.md).
 #ifndef GPU_TENANCY_TOPOLOGY_SUPPLY_H_
 #define GPU_TENANCY_TOPOLOGY_SUPPLY_H_
 
@@ -46,6 +47,10 @@ struct NodeSupply {
   // Non-empty while mig-manager reconfigures the node ("pending", "rebooting", "failed") or
   // has paused the device plugin for it.
   std::string mig_unsettled;
+  // Non-empty when mig-manager reports the node settled but it shows a geometry other than its
+  // nvidia.com/mig.config predicts by NVIDIA's default configs: the reason, naming the config
+  // and the differences (topology/mig_drift.h). mig-manager re-cuts such a node when it next runs.
+  std::string mig_drift;
 
   // The offer of a resource, or null. The second form takes a demand's entry and hashes nothing.
   const OfferedResource* Find(absl::string_view resource) const;

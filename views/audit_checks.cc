@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "topology/device_report.h"
+#include "topology/mig_drift.h"
 #include "views/audit.h"
 #include "views/audit_contract.h"
 
@@ -190,11 +191,14 @@ CheckResult MpsNotMixed(const AuditInputs& in) {
                 "give each node one sharing strategy, and MPS only GPUs with MIG disabled");
 }
 
-// Each MIG node settled, and showing what its nvidia.com/mig.config predicts.
+// Each MIG node settled, and showing what its nvidia.com/mig.config predicts: by the given
+// mig-parted config, else by NVIDIA's default configs of that name (topology/mig_drift.h).
 CheckResult MigConfigApplied(const AuditInputs& in) {
   std::vector<CheckFinding> findings;
+  std::vector<std::string> not_compared;
   int mig_nodes = 0;
-  const topology::Catalog* catalog = in.state->catalog;
+  const topology::Catalog no_catalog;
+  const topology::Catalog& catalog = in.state->catalog != nullptr ? *in.state->catalog : no_catalog;
   for (const NodeState* node : SortedNodes(*in.state->snapshot)) {
     if (!IsMigNode(*node)) continue;
     ++mig_nodes;
@@ -205,49 +209,31 @@ CheckResult MigConfigApplied(const AuditInputs& in) {
                                            state.empty() ? "absent" : state, ", not success")});
       continue;
     }
-    if (in.mig_parted == nullptr) continue;
-    absl::string_view config = LabelOf(*node, topology::kMigConfigLabel);
-    const topology::MigPartedLayout* layout = in.mig_parted->Find(config);
-    if (layout == nullptr) {
-      findings.push_back({NodeObject(*node), absl::StrCat(topology::kMigConfigLabel, "=", config,
-                                                          " is not in the mig-parted config")});
+    if (!node->supply.mig_unsettled.empty()) {  // state success, device plugin still paused
+      findings.push_back({NodeObject(*node), absl::StrCat(node->supply.mig_unsettled,
+                                                          " while mig-manager reports success")});
       continue;
     }
-    const topology::GpuModel* model =
-        catalog != nullptr ? catalog->MatchProduct(node->supply.product) : node->supply.model;
-    int gpu_count = 0;
-    if (model == nullptr ||
-        !absl::SimpleAtoi(LabelOf(*node, topology::kGpuCountLabel), &gpu_count)) {
-      findings.push_back({NodeObject(*node),
-                          "its GPU model or count is unknown, so its geometry "
-                          "cannot be predicted"});
-      continue;
-    }
-    absl::StatusOr<topology::NodeGeometry> geometry =
-        topology::ResolveGeometry(*layout, *model, gpu_count);
-    const topology::MigStrategy strategy = LabelOf(*node, topology::kMigStrategyLabel) == "single"
-                                               ? topology::MigStrategy::kSingle
-                                               : topology::MigStrategy::kMixed;
-    absl::StatusOr<topology::ExpectedOffer> expected =
-        geometry.ok() ? topology::PredictOffer(*geometry, strategy,
-                                               topology::SplitProduct(node->supply.product).parent)
-                      : absl::StatusOr<topology::ExpectedOffer>(geometry.status());
-    if (!expected.ok()) {
-      findings.push_back(
-          {NodeObject(*node), absl::StrCat("config ", config, ": ", expected.status().message())});
-      continue;
-    }
-    topology::ObservedOffer observed;
-    for (const auto& [name, quantity] : node->facts.allocatable) {
-      if (absl::StartsWith(name, topology::kNvidiaResourcePrefix)) {
-        observed.allocatable[name] = quantity.Value();
-      }
-    }
-    observed.labels.insert(node->facts.labels.begin(), node->facts.labels.end());
-    std::vector<std::string> diffs = topology::CompareOffer(*expected, observed);
-    if (!diffs.empty()) {
-      findings.push_back({NodeObject(*node), absl::StrCat("geometry differs from config ", config,
-                                                          ": ", absl::StrJoin(diffs, "; "))});
+    topology::MigDrift drift = topology::CheckMigDrift(node->facts, catalog, in.mig_parted);
+    switch (drift.verdict) {
+      case topology::MigDriftVerdict::kMatches:
+        break;
+      case topology::MigDriftVerdict::kDrifted:
+        findings.push_back(
+            {NodeObject(*node),
+             absl::StrCat(
+                 "geometry differs from config ", drift.config,
+                 drift.source == topology::MigLayoutSource::kDefaults ? " (NVIDIA's default)" : "",
+                 ": ", absl::StrJoin(drift.differences, "; "),
+                 "; mig-manager re-cuts it when it next runs")});
+        break;
+      case topology::MigDriftVerdict::kConfigInvalid:
+        findings.push_back({NodeObject(*node), drift.why});
+        break;
+      case topology::MigDriftVerdict::kNotCompared:
+      case topology::MigDriftVerdict::kNotApplicable:
+        not_compared.push_back(absl::StrCat(NodeObject(*node), " (", drift.why, ")"));
+        break;
     }
   }
   CheckResult r = Result("mig-config-applied", std::move(findings),
@@ -256,10 +242,11 @@ CheckResult MigConfigApplied(const AuditInputs& in) {
                          "applies a config and checks the result)");
   if (r.status == CheckStatus::kPass && mig_nodes == 0) {
     r.detail = "no MIG nodes";
-  } else if (r.status == CheckStatus::kPass && in.mig_parted == nullptr) {
+  } else if (r.status == CheckStatus::kPass && !not_compared.empty()) {
     r.status = CheckStatus::kWarn;
-    r.detail = "every MIG node is settled; geometry not compared (no mig-parted config given)";
-    r.fix = "pass the mig-parted config (--mig-parted-config) to compare geometries";
+    r.detail = absl::StrCat("every MIG node is settled; geometry not compared on ",
+                            absl::StrJoin(not_compared, ", "));
+    r.fix = "pass the mig-parted config that defines these names (--mig-parted-config)";
   }
   return r;
 }

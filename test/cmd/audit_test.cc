@@ -209,6 +209,42 @@ TEST(AuditCommandTest, MisconfiguredFleetFailsExactlyItsMistakes) {
   EXPECT_EQ(std::string((*chat)["boundary"].GetString()), "timesliced");
 }
 
+// Without a mig-parted config the geometry item still compares nodes labelled with NVIDIA's
+// default config names, and fails the one whose geometry drifted; a name only a mig-parted file
+// defines is compared once the file is given.
+TEST(AuditCommandTest, NvidiasDefaultConfigsAreComparedWithoutAMigPartedConfig) {
+  auto audit = [](const std::string& more) {
+    return testing_support::RunShell(
+        absl::StrCat(testing_support::ShellQuote(GT_BINARY), " audit --cluster-file ",
+                     Source("test/testdata/audit/mig-defaults.yaml"), " --policy ",
+                     Source("cmd/demo/policy.yaml"), " ", more));
+  };
+  CommandResult text = audit("");
+  EXPECT_EQ(text.exit_code, 1) << text.err;
+  EXPECT_THAT(text.out,
+              HasSubstr("node/mig-balanced: geometry differs from config all-balanced (NVIDIA's "
+                        "default): nvidia.com/mig-1g.10gb: expected 2, node shows 7; "
+                        "nvidia.com/mig-2g.20gb: expected 1, node shows 0; "
+                        "nvidia.com/mig-3g.40gb: expected 1, node shows 0"));
+  EXPECT_THAT(text.out, ::testing::Not(HasSubstr("node/mig-1g: geometry")));
+
+  CommandResult json = audit("-o json");
+  rapidjson::Document doc;
+  doc.Parse(json.out.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << json.out;
+  EXPECT_EQ(Statuses(doc)["mig-config-applied"], "fail");
+  EXPECT_EQ(Findings(doc, "mig-config-applied"), std::vector<std::string>{"node/mig-balanced"});
+
+  // The file defines tenancy-3-2-1-1 but not all-balanced, for which NVIDIA's default still holds.
+  CommandResult with_file =
+      audit("-o json --mig-parted-config " + Source("test/testdata/audit/mig-parted.yaml"));
+  rapidjson::Document compared;
+  compared.Parse(with_file.out.c_str());
+  ASSERT_FALSE(compared.HasParseError()) << with_file.out;
+  EXPECT_EQ(Findings(compared, "mig-config-applied"),
+            std::vector<std::string>{"node/mig-balanced"});
+}
+
 TEST(AuditCommandTest, MarkdownAndHtmlCarryTheSameReport) {
   CommandResult md = Audit("misconfigured.yaml", "-o markdown");
   EXPECT_EQ(md.exit_code, 1);

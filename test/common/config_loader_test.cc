@@ -407,6 +407,7 @@ TEST(LoadCatalogTest, MinimalCatalog) {
   EXPECT_EQ(toy->profiles[0].memory_mib, 4096);
   EXPECT_FALSE(toy->profiles[0].sm_count.has_value());
   EXPECT_EQ(toy->profiles[0].placements, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(toy->all_balanced.empty());  // optional
 }
 
 TEST(LoadCatalogTest, Errors) {
@@ -435,6 +436,23 @@ TEST(LoadCatalogTest, Errors) {
                     "    profiles:\n      - {name: w, computeSlices: 1, memorySlices: 1,"
                     " maxCount: 1, placements: [a]}\n"),
        "models[0].profiles[0].placements[0]: expected an integer"},
+      {"all-balanced count missing",
+       absl::StrCat("version: 1\nmodels:\n", model,
+                    "    profiles:\n      - {name: w, computeSlices: 1, memorySlices: 1,"
+                    " maxCount: 2, placements: [0, 1]}\n    allBalanced: [{profile: w}]\n"),
+       "models[0].allBalanced[0].count: missing"},
+      {"all-balanced profile unknown",
+       absl::StrCat("version: 1\nmodels:\n", model,
+                    "    profiles:\n      - {name: w, computeSlices: 1, memorySlices: 1,"
+                    " maxCount: 2, placements: [0, 1]}\n"
+                    "    allBalanced: [{profile: v, count: 1}]\n"),
+       "catalog model Toy allBalanced: v is not one of its profiles"},
+      {"all-balanced cut does not fit",
+       absl::StrCat("version: 1\nmodels:\n", model,
+                    "    profiles:\n      - {name: w, computeSlices: 1, memorySlices: 1,"
+                    " maxCount: 2, placements: [0, 1]}\n"
+                    "    allBalanced: [{profile: w, count: 3}]\n"),
+       "catalog model Toy allBalanced has no valid placement"},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);

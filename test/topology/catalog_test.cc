@@ -256,6 +256,16 @@ TEST(CatalogTest, ValidateRejectsBrokenModels) {
   EXPECT_EQ(Catalog(std::vector<GpuModel>{gpu}).Validate().message(),
             "catalog model Fake profile 2g.x: slices and max_count must be positive");
 
+  gpu.profiles[0].max_count = 1;
+  gpu.all_balanced = {{"2g.x", 2}};
+  EXPECT_EQ(Catalog(std::vector<GpuModel>{gpu}).Validate().message(),
+            "catalog model Fake allBalanced has no valid placement");
+  gpu.all_balanced = {{"1g.x", 1}};
+  EXPECT_EQ(Catalog(std::vector<GpuModel>{gpu}).Validate().message(),
+            "catalog model Fake allBalanced: 1g.x is not one of its profiles");
+  gpu.all_balanced = {{"2g.x", 1}};
+  EXPECT_TRUE(Catalog(std::vector<GpuModel>{gpu}).Validate().ok());
+
   GpuModel empty;
   empty.model = "Empty";
   EXPECT_EQ(Catalog(std::vector<GpuModel>{empty}).Validate().message(),

@@ -65,6 +65,14 @@ TEST_F(FitTest, Verdicts) {
        {},
        Verdict::kUnresolvable,
        "MIG reconfiguration in progress (nvidia.com/mig.config.state=pending)"},
+      {"MIG geometry drifted from its config",
+       one_3g,
+       "acme",
+       "mig-drifted",
+       {},
+       Verdict::kUnresolvable,
+       "MIG geometry differs from nvidia.com/mig.config=all-3g.40gb (state success): mig-manager "
+       "is about to re-cut it; nvidia.com/mig-3g.40gb: expected 4, node shows 2"},
       {"pool the policy does not define",
        one_gpu,
        "research",
@@ -322,6 +330,11 @@ TEST_F(FitTest, ResultsCarryRuleResourceAndCounts) {
   EXPECT_EQ(pool.tier, "untrusted");
   EXPECT_EQ(pool.mode, SharingMode::kTimeslice);
 
+  const FitResult drift = Fit(one_3g, acme, Supply("mig-drifted"), {});
+  EXPECT_EQ(drift.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(drift.rule, Rule::kMigDrift);
+  EXPECT_EQ(drift.code(), "mig-drift");
+
   const GpuDemand one_gpu = Demand({{"nvidia.com/gpu", 1}});
   const FitResult fits = Fit(one_gpu, acme, Supply("excl"), {});
   EXPECT_TRUE(fits.fits());
@@ -332,7 +345,7 @@ TEST_F(FitTest, ResultsCarryRuleResourceAndCounts) {
 // Every rule has its own code: metrics label rejections by it.
 TEST(RuleCodeTest, CodesAreDistinct) {
   std::set<absl::string_view> codes;
-  for (int r = 0; r <= static_cast<int>(Rule::kTenantQuota); ++r) {
+  for (int r = 0; r <= static_cast<int>(Rule::kDraExhausted); ++r) {
     EXPECT_TRUE(codes.insert(RuleCode(static_cast<Rule>(r))).second) << r;
   }
   EXPECT_EQ(RuleCode(Rule::kTierPool), "tier-pool");

@@ -103,6 +103,11 @@ class FleetTest : public ::testing::Test {
     AddNode("mig-one-1g", Node(kH100Mig, {{"nvidia.com/mig-1g.10gb", "1"}}));
     AddNode("mig-reconfiguring", Node(With(kH100Mig, {{"nvidia.com/mig.config.state", "pending"}}),
                                       {{"nvidia.com/mig-3g.40gb", "2"}}));
+    // Settled, but two GPUs labelled all-3g.40gb show two 3g.40gb, not four: mig-manager re-cuts
+    // it.
+    AddNode("mig-drifted", Node(With(kH100Mig, {{"nvidia.com/gpu.count", "2"},
+                                                {"nvidia.com/mig.config", "all-3g.40gb"}}),
+                                {{"nvidia.com/mig-3g.40gb", "2"}}));
     AddNode("mig-shared", Node(kH100Mig, {{"nvidia.com/mig-1g.10gb.shared", "7"},
                                           {"nvidia.com/mig-1g.10gb", "1"}}));
     AddNode("mig-odd-profile", Node(kH100Mig, {{"nvidia.com/mig-9g.99gb", "0"}}));

@@ -528,5 +528,38 @@ TEST(ClassifyResourceTest, Names) {
   }
 }
 
+// A settled node whose geometry is not what its nvidia.com/mig.config predicts by NVIDIA's
+// defaults carries the reason the filter refuses it for; a node being reconfigured does not.
+TEST(BuildNodeSupplyTest, MigDrift) {
+  auto node = [](std::initializer_list<std::pair<const std::string, std::string>> extra) {
+    return Node(With(kH100Mixed, extra), {{"nvidia.com/mig-3g.40gb", "2"}});
+  };
+  struct Case {
+    std::string name;
+    NodeFacts node;
+    std::string mig_drift;
+    std::string mig_unsettled;
+  };
+  const std::vector<Case> cases = {
+      {"as configured",
+       node({{"nvidia.com/gpu.count", "1"}, {"nvidia.com/mig.config", "all-3g.40gb"}}), "", ""},
+      {"drifted", node({{"nvidia.com/mig.config", "all-3g.40gb"}}),
+       "MIG geometry differs from nvidia.com/mig.config=all-3g.40gb (state success): mig-manager "
+       "is about to re-cut it; nvidia.com/mig-3g.40gb: expected 4, node shows 2",
+       ""},
+      {"being reconfigured",
+       node({{"nvidia.com/mig.config", "all-3g.40gb"}, {"nvidia.com/mig.config.state", "pending"}}),
+       "", "nvidia.com/mig.config.state=pending"},
+      {"a config only a mig-parted file knows", node({{"nvidia.com/mig.config", "custom"}}), "",
+       ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    NodeSupply s = BuildNodeSupply(c.node, common::BuiltinCatalog(), TestPolicy());
+    EXPECT_EQ(s.mig_drift, c.mig_drift);
+    EXPECT_EQ(s.mig_unsettled, c.mig_unsettled);
+  }
+}
+
 }  // namespace
 }  // namespace topology

@@ -200,9 +200,37 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
        with_layouts,
        CheckStatus::kFail,
        {"node/mig"}},
-      {"MIG config not in the mig-parted file fails",
+      {"MIG config neither the mig-parted file nor NVIDIA's defaults know only warns",
        "mig-config-applied",
        {MigNode("mig", 1, kMigGeometry, "success", {{"nvidia.com/mig.config", "custom"}})},
+       {},
+       nullptr,
+       with_layouts,
+       CheckStatus::kWarn,
+       {}},
+      {"NVIDIA's default config as cut passes without a mig-parted config",
+       "mig-config-applied",
+       {MigNode("mig", 2, {{"nvidia.com/mig-1g.10gb", "14"}}, "success",
+                {{"nvidia.com/mig.config", "all-1g.10gb"}})},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"drift from NVIDIA's default config fails without a mig-parted config",
+       "mig-config-applied",
+       {MigNode("mig", 2, {{"nvidia.com/mig-1g.10gb", "11"}}, "success",
+                {{"nvidia.com/mig.config", "all-1g.10gb"}}),
+        MigNode("mig-custom", 1, kMigGeometry)},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kFail,
+       {"node/mig"}},
+      {"device plugin paused while mig-manager reports success fails",
+       "mig-config-applied",
+       {MigNode("mig", 1, kMigGeometry, "success",
+                {{"nvidia.com/gpu.deploy.device-plugin", "paused-for-mig-change"}})},
        {},
        nullptr,
        with_layouts,
@@ -467,6 +495,30 @@ TEST(AuditChecksTest, UninspectedPartsNameTheirReason) {
             "not inspected: the scheduler configuration (not given) and the webhook "
             "configurations (listing validatingwebhookconfigurations: HTTP 403)");
   EXPECT_THAT(wiring.fix, ::testing::HasSubstr("not an object kube-apiserver serves"));
+}
+
+// The MIG item says which config a drifted node was compared with and what differs, and names
+// each node it could not compare and why.
+TEST(AuditChecksTest, MigGeometryNamesTheConfigAndWhatWasNotCompared) {
+  AuditModel drifted({MigNode("mig-a", 2, {{"nvidia.com/mig-1g.10gb", "11"}}, "success",
+                              {{"nvidia.com/mig.config", "all-1g.10gb"}})},
+                     {});
+  CheckResult fail = RunOne("mig-config-applied", drifted.Inputs());
+  EXPECT_EQ(fail.status, CheckStatus::kFail);
+  ASSERT_EQ(fail.findings.size(), 1u);
+  EXPECT_EQ(fail.findings[0].problem,
+            "geometry differs from config all-1g.10gb (NVIDIA's default): "
+            "nvidia.com/mig-1g.10gb: expected 14, node shows 11; mig-manager re-cuts it when it "
+            "next runs");
+
+  AuditModel custom({MigNode("mig-b", 1, kMigGeometry)}, {});
+  CheckResult warn = RunOne("mig-config-applied", custom.Inputs());
+  EXPECT_EQ(warn.status, CheckStatus::kWarn);
+  EXPECT_EQ(warn.detail,
+            "every MIG node is settled; geometry not compared on node/mig-b "
+            "(nvidia.com/mig.config=tenancy-3-2-1-1: no mig-parted config given, and "
+            "tenancy-3-2-1-1 is not one of NVIDIA's default mig-parted configs)");
+  EXPECT_EQ(warn.fix, "pass the mig-parted config that defines these names (--mig-parted-config)");
 }
 
 TEST(AuditChecksTest, ReportCountsAndStatesItsLimits) {
