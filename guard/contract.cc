@@ -92,11 +92,36 @@ bool Frees(const topology::QuotaUsage& usage, const topology::QuotaVerdict& verd
 }  // namespace
 
 absl::string_view KindName(ObjectKind kind) {
-  return kind == ObjectKind::kPod ? "Pod" : "ResourceClaim";
+  switch (kind) {
+    case ObjectKind::kPod:
+      return "Pod";
+    case ObjectKind::kResourceClaim:
+      return "ResourceClaim";
+    case ObjectKind::kNode:
+      return "Node";
+  }
+  return "";
 }
 
 std::string ObjectKey(ObjectKind kind, absl::string_view namespace_name, absl::string_view name) {
+  if (namespace_name.empty()) return absl::StrCat(KindName(kind), " ", name);
   return absl::StrCat(KindName(kind), " ", namespace_name, "/", name);
+}
+
+std::vector<ContractViolation> CheckNode(const topology::NodeState& node) {
+  if (node.supply.mig_drift.empty()) return {};
+  ContractViolation v;
+  v.kind = ObjectKind::kNode;
+  v.name = node.facts.name;
+  v.node = node.facts.name;
+  v.rule = std::string(kMigDriftRule);
+  v.message = webhook::MakeViolation(
+                  kMigDriftRule,
+                  absl::StrCat("node \"", node.facts.name, "\": ", node.supply.mig_drift,
+                               "; drain it and apply the config again (gpu-tenancy reconfigure), "
+                               "or set nvidia.com/mig.config to what it shows"))
+                  .message;
+  return {v};
 }
 
 std::string ContractViolation::ObjectKey() const {
@@ -280,6 +305,7 @@ std::vector<ContractViolation> CheckAll(const topology::ClusterSnapshot& snapsho
   snapshot.dra().claims.ForEach(
       [&](const topology::DraClaim& claim) { add(CheckClaim(claim, snapshot, policy)); });
   for (const topology::Tenant& t : policy.tenants) add(CheckQuota(t.name, snapshot, policy));
+  snapshot.ForEachNode([&](const topology::NodeState& node) { add(CheckNode(node)); });
   std::sort(out.begin(), out.end(), [](const ContractViolation& a, const ContractViolation& b) {
     return std::make_tuple(a.ObjectKey(), a.rule, a.message) <
            std::make_tuple(b.ObjectKey(), b.rule, b.message);

@@ -8,7 +8,8 @@
 //     checked after it too;
 //   - what only a placed object can break: the pool its node gives (rule tier-pool), the devices
 //     an allocated claim holds (claim-device: mode and MIG profile), a tenant's quota (the
-//     newest pods beyond it, tenant-quota).
+//     newest pods beyond it, tenant-quota);
+//   - a MIG node about to be re-cut under what runs there (mig-drift).
 // Pure: a snapshot and a policy in, violations out.
 //
 //   for (const ContractViolation& v : CheckPod(*facts, snapshot, policy)) ...
@@ -26,14 +27,15 @@
 
 namespace guard {
 
-enum class ObjectKind { kPod, kResourceClaim };
-absl::string_view KindName(ObjectKind kind);  // "Pod", "ResourceClaim"
-// "Pod acme/train-0": how violations of one object are filed and found.
+enum class ObjectKind { kPod, kResourceClaim, kNode };
+absl::string_view KindName(ObjectKind kind);  // "Pod", "ResourceClaim", "Node"
+// "Pod acme/train-0", "Node mig-a": how violations of one object are filed and found.
 std::string ObjectKey(ObjectKind kind, absl::string_view namespace_name, absl::string_view name);
 
 inline constexpr absl::string_view kTierPoolRule = "tier-pool";
 inline constexpr absl::string_view kClaimDeviceRule = "claim-device";
 inline constexpr absl::string_view kQuotaRule = "tenant-quota";
+inline constexpr absl::string_view kMigDriftRule = "mig-drift";
 
 struct ContractViolation {
   ObjectKind kind = ObjectKind::kPod;
@@ -68,6 +70,11 @@ std::vector<ContractViolation> CheckClaim(const topology::DraClaim& claim,
 std::vector<ContractViolation> CheckQuota(absl::string_view tenant,
                                           const topology::ClusterSnapshot& snapshot,
                                           const topology::Policy& policy);
+
+// A MIG node whose geometry differs from what its nvidia.com/mig.config predicts while
+// mig-manager reports success (topology/mig_drift.h): mig-manager will re-cut it, destroying
+// what runs there. No tenant: it is the platform's.
+std::vector<ContractViolation> CheckNode(const topology::NodeState& node);
 
 // Everything at once, without a ledger (`audit`, a cluster file): every contract pod, every
 // allocated claim, every tenant's quota; by object and rule.

@@ -27,6 +27,8 @@ kube::PodEvent EventFor(const ContractViolation& v, topology::GuardAction action
   if (v.kind == ObjectKind::kResourceClaim) {
     e.kind = "ResourceClaim";
     e.api_version = "resource.k8s.io/v1";
+  } else if (v.kind == ObjectKind::kNode) {
+    e.kind = "Node";  // cluster-scoped: its events live in namespace default
   }
   e.action = "";
   e.warning = true;

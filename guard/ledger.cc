@@ -92,6 +92,11 @@ ContractLedger::Changes ContractLedger::Update(
       before.erase(ClaimKey(claim));
       judge_claim(claim);
     });
+    s.ForEachNode([&](const topology::NodeState& node) {
+      const std::string key = ObjectKey(ObjectKind::kNode, "", node.facts.name);
+      before.erase(key);
+      File(objects_, key, CheckNode(node), now_unix, changes);
+    });
     for (const std::string& key : before) File(objects_, key, {}, now_unix, changes);
     for (const topology::Tenant& t : p.tenants) tenants.insert(t.name);
     for (const auto& [tenant, tracked] : quotas_) tenants.insert(tenant);
@@ -114,11 +119,19 @@ ContractLedger::Changes ContractLedger::Update(
     s.ForEachNode([&](const topology::NodeState& node) {
       const topology::NodeState* old = was.FindNode(node.facts.name);
       if (old == &node || (old && old->facts == node.facts)) return;
+      File(objects_, ObjectKey(ObjectKind::kNode, "", node.facts.name), CheckNode(node), now_unix,
+           changes);
+      ++changes.judged;
       auto on = pods_on_node_.find(node.facts.name);
       if (on == pods_on_node_.end()) return;
       const std::vector<std::string> uids(on->second.begin(), on->second.end());
       for (const std::string& uid : uids) {
         if (const auto* pod = s.contract_pods().Find(uid)) judge_pod(uid, **pod);
+      }
+    });
+    was.ForEachNode([&](const topology::NodeState& node) {
+      if (!s.FindNode(node.facts.name)) {
+        File(objects_, ObjectKey(ObjectKind::kNode, "", node.facts.name), {}, now_unix, changes);
       }
     });
     // New devices change what an allocated claim holds: all of them, then.

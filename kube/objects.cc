@@ -146,7 +146,9 @@ std::string WriteEvent(absl::string_view event_namespace, const InvolvedObject& 
 }  // namespace
 
 std::string EventJson(const PodEvent& e, absl::Time now) {
-  return WriteEvent(e.pod_namespace,
+  // A cluster-scoped object (no namespace) has its events in namespace default, where kubectl
+  // describe finds them.
+  return WriteEvent(e.pod_namespace.empty() ? "default" : e.pod_namespace,
                     {e.kind, e.pod_namespace, e.pod_name, e.pod_uid, e.api_version}, e.warning,
                     e.reason, e.message, e.action, now);
 }

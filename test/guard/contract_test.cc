@@ -144,5 +144,23 @@ TEST(ContractTest, OverQuotaTheNewestPodsBeyondItViolate) {
   EXPECT_TRUE(CheckQuota("research", w.snapshot, w.policy).empty());
 }
 
+TEST(ContractTest, AMigNodeAboutToBeReCutIsAViolation) {
+  World w = Load();
+  absl::StatusOr<rapidjson::Document> json =
+      common::YamlToJson(testing_support::Testdata("extender/mig-drift-cluster.yaml"));
+  ASSERT_TRUE(json.ok()) << json.status();
+  absl::StatusOr<topology::ClusterData> data = common::ParseClusterList(*json);
+  ASSERT_TRUE(data.ok()) << data.status();
+  const topology::ClusterSnapshot snapshot =
+      topology::BuildSnapshot(*data, common::BuiltinCatalog(), w.policy);
+  std::vector<std::string> drifted;
+  for (const ContractViolation& v : CheckAll(snapshot, w.policy)) {
+    EXPECT_EQ(v.rule, "mig-drift");
+    drifted.push_back(v.ObjectKey());
+    EXPECT_TRUE(absl::StrContains(v.message, "mig-manager is about to re-cut it")) << v.message;
+  }
+  EXPECT_EQ(drifted, (std::vector<std::string>{"Node mig-drifted"}));
+}
+
 }  // namespace
 }  // namespace guard
