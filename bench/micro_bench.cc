@@ -35,6 +35,7 @@
 #include "extender/allocations.h"
 #include "extender/inventory.h"
 #include "extender/verbs.h"
+#include "guard/ledger.h"
 #include "kube/cluster_state.h"
 #include "topology/fit.h"
 #include "topology/quantity.h"
@@ -222,6 +223,47 @@ void BM_PublishAfterPodEvent(benchmark::State& state) {
   state.counters["pods"] = kBigNodes * bench::kPodsPerNode;
 }
 BENCHMARK(BM_PublishAfterPodEvent)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// The contract guard's share of one watch event (guard/ledger.h): after the event above is
+// published, the ledger judges what changed since the last snapshot it saw. Compared with
+// BM_PublishAfterPodEvent, the watch's own cost for the same event. Applying and removing the
+// event, and the ledger's update after the removal, are outside the timed region.
+void BM_GuardAfterPodEvent(benchmark::State& state) {
+  BigState& b = Big();
+  guard::ContractLedger ledger;
+  std::shared_ptr<const topology::ModelState> start = b.state->Current();
+  ledger.Update(start->snapshot, start->policy, 0, /*full=*/true);
+  size_t i = 0;
+  size_t judged = 0;
+  for (auto _ : state) {
+    const topology::PodFacts& pod = b.events[i++ % b.events.size()];
+    b.state->UpsertPod(pod);
+    std::shared_ptr<const topology::ModelState> after = b.state->Current();
+    auto t0 = std::chrono::steady_clock::now();
+    judged += ledger.Update(after->snapshot, after->policy, 1, /*full=*/false).judged;
+    auto t1 = std::chrono::steady_clock::now();
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+    b.state->DeletePod(pod.uid);
+    std::shared_ptr<const topology::ModelState> gone = b.state->Current();
+    ledger.Update(gone->snapshot, gone->policy, 2, /*full=*/false);
+  }
+  state.counters["judged_per_event"] =
+      static_cast<double>(judged) / static_cast<double>(state.iterations());
+  state.counters["violations"] = static_cast<double>(ledger.size());
+}
+BENCHMARK(BM_GuardAfterPodEvent)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// Everything judged again: at start, after a policy reload, and on the periodic pass.
+void BM_GuardFullPass(benchmark::State& state) {
+  BigState& b = Big();
+  std::shared_ptr<const topology::ModelState> now = b.state->Current();
+  guard::ContractLedger ledger;
+  size_t judged = 0;
+  for (auto _ : state) judged = ledger.Update(now->snapshot, now->policy, 0, /*full=*/true).judged;
+  state.counters["judged"] = static_cast<double>(judged);
+  state.counters["contract_pods"] = static_cast<double>(now->snapshot->contract_pods().size());
+}
+BENCHMARK(BM_GuardFullPass)->Unit(benchmark::kMillisecond);
 
 // Baseline: copying the 5,000-entry node map, the least a publish that copies the cluster pays.
 void BM_BaselineCopyNodeMap(benchmark::State& state) {

@@ -54,7 +54,7 @@ plot "$tmp/latency.dat" using 1:2 with linespoints title "server p50", \
 GP
 
 # micro_bench JSON -> markdown rows and the figures the targets need.
-read -r publish_us copy_us rss_mb relist_ms parse_ms scrape_ms holds_ms < <(python3 - "$tmp/micro.json" "$tmp/micro_table.md" "$tmp/decision_table.md" "$tmp/dra_table.md" "$tmp/replay.json" <<'PY'
+read -r publish_us copy_us rss_mb relist_ms parse_ms scrape_ms holds_ms guard_us guard_full_ms contract_pods < <(python3 - "$tmp/micro.json" "$tmp/micro_table.md" "$tmp/decision_table.md" "$tmp/dra_table.md" "$tmp/replay.json" <<'PY'
 import json, sys
 runs = json.load(open(sys.argv[1]))["benchmarks"]
 medians = {b["run_name"]: b for b in json.load(open(sys.argv[5]))["benchmarks"]
@@ -114,8 +114,10 @@ open(sys.argv[4], "w").write("\n".join(dra) + "\n")
 p, c = fig["BM_PublishAfterPodEvent"], fig["BM_BaselineCopyNodeMap"]
 r, q = fig["BM_QuietPodRelist"], fig["BM_BaselineParseListedPods"]
 m, h = fig["BM_MetricsScrape"], fig["BM_BaselineVisitPodHolds"]
+g, f = fig["BM_GuardAfterPodEvent"], fig["BM_GuardFullPass"]
 print(f"{p['real_time']:.1f} {c['real_time']:.1f} {p['rss_mb']:.1f} {r['real_time']:.0f} {q['real_time']:.0f} "
-      f"{m['real_time']:.1f} {h['real_time']:.1f}")
+      f"{m['real_time']:.1f} {h['real_time']:.1f} {g['real_time']:.1f} {f['real_time']:.0f} "
+      f"{f['contract_pods']:.0f}")
 PY
 )
 verdict() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0 <= b+0) print "met"; else print "**MISSED**" }'; }
@@ -151,6 +153,11 @@ verdict() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0 <= b+0) print "met"; else pr
   echo "A \`/metrics\` scrape computes the per-tenant allocations and per-pool inventory of that state in"
   echo "${scrape_ms} ms (visiting every pod hold once: ${holds_ms} ms). It runs on the operator port's"
   echo "handler thread, so probes never wait for it."
+  echo
+  echo "The contract guard's share of that pod event (\`guard/ledger.h\`: what changed judged again,"
+  echo "the pod and its tenant's quota) is ${guard_us} us, $(awk -v g="$guard_us" -v p="$publish_us" 'BEGIN{printf "%.2f", g/p}')x the"
+  echo "publish itself; judging all ${contract_pods} contract pods again (at start, after a policy reload,"
+  echo "every 5 minutes) takes ${guard_full_ms} ms on the guard's own thread."
   echo
   echo "Whole decisions without HTTP (parse + decide + encode the reply), CPU time next to parsing"
   echo "the same bytes (\`common::ParseJson\`, what \`/bench/parse\` does):"

@@ -115,23 +115,23 @@ ContractLedger::Changes ContractLedger::Update(
           }
           if (now) judge_pod(uid, **now);
         });
-    // A node whose facts changed (its pool label, its allocatable) judges its pods again.
-    s.ForEachNode([&](const topology::NodeState& node) {
-      const topology::NodeState* old = was.FindNode(node.facts.name);
-      if (old == &node || (old && old->facts == node.facts)) return;
-      File(objects_, ObjectKey(ObjectKind::kNode, "", node.facts.name), CheckNode(node), now_unix,
+    // A node whose facts changed (its pool label, its allocatable) judges its pods again; a
+    // node rebuilt only for its pods (occupancy) has nothing new to say.
+    s.ForEachNodeDifference(was, [&](const topology::NodeState* old,
+                                     const topology::NodeState* node) {
+      if (!node) {
+        File(objects_, ObjectKey(ObjectKind::kNode, "", old->facts.name), {}, now_unix, changes);
+        return;
+      }
+      if (old && old->facts == node->facts) return;
+      File(objects_, ObjectKey(ObjectKind::kNode, "", node->facts.name), CheckNode(*node), now_unix,
            changes);
       ++changes.judged;
-      auto on = pods_on_node_.find(node.facts.name);
+      auto on = pods_on_node_.find(node->facts.name);
       if (on == pods_on_node_.end()) return;
       const std::vector<std::string> uids(on->second.begin(), on->second.end());
       for (const std::string& uid : uids) {
         if (const auto* pod = s.contract_pods().Find(uid)) judge_pod(uid, **pod);
-      }
-    });
-    was.ForEachNode([&](const topology::NodeState& node) {
-      if (!s.FindNode(node.facts.name)) {
-        File(objects_, ObjectKey(ObjectKind::kNode, "", node.facts.name), {}, now_unix, changes);
       }
     });
     // New devices change what an allocated claim holds: all of them, then.

@@ -85,6 +85,32 @@ class ClusterSnapshot {
       for (const auto& [name, state] : *shard) f(*state);
     }
   }
+  // Calls f(before_node, after_node) for every node whose state differs from `before`'s (an
+  // earlier snapshot): added (before null), removed (after null) or rebuilt. Shards the two
+  // share are skipped, so following the live state costs what changed, not the cluster.
+  template <typename F>
+  void ForEachNodeDifference(const ClusterSnapshot& before, F f) const {
+    for (size_t i = 0; i < kShards; ++i) {
+      const Shard* now = (*shards_)[i].get();
+      const Shard* was = (*before.shards_)[i].get();
+      if (now == was) continue;
+      if (now) {
+        for (const auto& [name, state] : *now) {
+          const NodeState* old = nullptr;
+          if (was) {
+            auto it = was->find(name);
+            if (it != was->end()) old = it->second.get();
+          }
+          if (old != state.get()) f(old, state.get());
+        }
+      }
+      if (was) {
+        for (const auto& [name, state] : *was) {
+          if (!now || !now->contains(name)) f(state.get(), static_cast<const NodeState*>(nullptr));
+        }
+      }
+    }
+  }
   const Labels& NamespaceLabels(absl::string_view ns) const;
   const std::shared_ptr<const NamespaceMap>& namespaces() const { return namespaces_; }
   // Every node's usage summed per namespace, kept up to date as nodes are put and removed.
