@@ -37,11 +37,39 @@
 namespace cmd {
 namespace {
 
-void PrintDemoHelp(const std::string& ca_for_curl, int tls_port, int metrics_port) {
+// What the validating webhook answers the demo's admission.json: the denial kubectl would print.
+std::string DemoDenial(ServeCluster& cluster) {
+  std::shared_ptr<const topology::ModelState> state = cluster.state().Current();
+  if (!state) return "";
+  const webhook::ReviewOutcome out = webhook::Review(
+      kDemoAdmissionReview, webhook::ReviewKind::kValidate, *state->policy, *state->snapshot);
+  if (out.allowed) return "";
+  return absl::StrCat(
+      "Error from server (Forbidden): error when creating \"cheap-inference.yaml\": "
+      "admission webhook \"",
+      webhook::kValidatingWebhookName, "\" denied the request: ", out.message);
+}
+
+void PrintDemoHelp(const std::string& ca_for_curl, int tls_port, int metrics_port,
+                   const std::string& denial) {
   std::string dir = ca_for_curl.substr(0, ca_for_curl.rfind('/'));
   std::string base = absl::StrCat("https://localhost:", tls_port);
-  std::cout << "\nDemo cluster loaded (nodes mig-a mig-b mig-c mig-1g ts-a excl-a cpu-a).\n"
-            << "Try, from another terminal:\n\n"
+  std::cout << "\nDemo cluster loaded (nodes mig-a mig-b mig-c mig-1g ts-a excl-a cpu-a).\n";
+  if (!denial.empty()) {
+    std::cout
+        << "\nTenant acme is untrusted: its time-sliced pod (cmd/demo/pods/untrusted-shared.yaml)"
+           " is refused.\nkubectl would print:\n\n  "
+        << denial << "\n";
+  }
+  if (metrics_port > 0) {
+    std::cout << "\nPages: http://localhost:" << metrics_port
+              << "/ui/ (the sharing-mode picker, the live GPU map, the isolation audit)\n";
+  }
+  std::cout << "\nTry, from another terminal:\n\n"
+            << "  # the admission review behind that denial, as kube-apiserver sends it\n"
+            << "  curl -s --cacert " << ca_for_curl
+            << " -H 'Content-Type: application/json' \\\n      -d @" << dir << "/admission.json "
+            << base << "/webhook/validate\n\n"
             << "  # why can an untrusted tenant's MIG pod go to mig-a only?\n"
             << "  curl -s --cacert " << ca_for_curl
             << " -H 'Content-Type: application/json' \\\n      -d @" << dir << "/filter.json "
@@ -211,7 +239,7 @@ int RunServe(const std::vector<std::string>& args) {
       {{"tls", absl::StrCat(options->server.listen_host, ":", (*srv)->tls_port())},
        {"metrics", absl::StrCat(options->server.metrics_host, ":", (*srv)->metrics_port())}});
   if (!ca_for_curl.empty()) {
-    PrintDemoHelp(ca_for_curl, (*srv)->tls_port(), (*srv)->metrics_port());
+    PrintDemoHelp(ca_for_curl, (*srv)->tls_port(), (*srv)->metrics_port(), DemoDenial(cluster));
     std::cout.flush();
   }
 

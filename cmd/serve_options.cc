@@ -70,6 +70,23 @@ constexpr char kDemoFilterRequest[] =
     R"("requests":{"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}},)"
     R"("Nodes":null,"NodeNames":["mig-a","mig-b","mig-c","mig-1g","ts-a","excl-a","cpu-a"]})";
 
+}  // namespace
+
+const char kDemoAdmissionReview[] =
+    R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{)"
+    R"("uid":"7c9d0f4e-demo-4000-8000-000000000001",)"
+    R"("kind":{"group":"","version":"v1","kind":"Pod"},)"
+    R"("resource":{"group":"","version":"v1","resource":"pods"},)"
+    R"("namespace":"acme","operation":"CREATE",)"
+    R"("userInfo":{"username":"alice@acme.example","groups":["system:authenticated"]},)"
+    R"("object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"cheap-inference",)"
+    R"("namespace":"acme"},"spec":{"containers":[{"name":"server",)"
+    R"("image":"registry.example/llm-server:1","resources":{)"
+    R"("limits":{"nvidia.com/gpu.shared":"1"},"requests":{"nvidia.com/gpu.shared":"1"}}}]}},)"
+    R"("oldObject":null,"dryRun":false}})";
+
+namespace {
+
 // The listeners, their limits and the certificate files.
 absl::Status ParseServerOptions(const ParsedFlags& flags, bool demo, ServeOptions& out) {
   server::Options& o = out.server;
@@ -203,6 +220,7 @@ absl::StatusOr<std::string> PrepareDemoCertificate(ServeOptions& options) {
   options.server.tls_key_file = files.key;
   options.needs_demo_certificate = false;
   std::ofstream(std::string(dir_template) + "/filter.json") << kDemoFilterRequest;
+  std::ofstream(std::string(dir_template) + "/admission.json") << kDemoAdmissionReview;
   return files.ca_cert;
 }
 

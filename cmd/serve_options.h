@@ -61,6 +61,11 @@ absl::StatusOr<ServeOptions> ParseServeOptions(const ParsedFlags& flags);
 // directory under /tmp; points `options` at the pair. Returns the CA's path for curl.
 absl::StatusOr<std::string> PrepareDemoCertificate(ServeOptions& options);
 
+// The AdmissionReview kube-apiserver would send for cmd/demo/pods/untrusted-shared.yaml (an
+// untrusted tenant's time-sliced pod), written beside the certificate as admission.json: the
+// demo's first screen shows what the validating webhook answers.
+extern const char kDemoAdmissionReview[];
+
 }  // namespace cmd
 
 #endif  // GPU_TENANCY_CMD_SERVE_OPTIONS_H_

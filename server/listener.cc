@@ -36,7 +36,12 @@ size_t ConnectionsThatFit(size_t wanted) {
   }
   size_t fit = limit.rlim_cur > 2 * kReservedDescriptors ? limit.rlim_cur - kReservedDescriptors
                                                          : limit.rlim_cur / 2;
-  common::Log(common::LogLevel::kWarn, "max connections lowered to fit the descriptor limit",
+  // Giving up only the reserve (a limit equal to the default maximum) is what the reserve is
+  // for, not a problem to warn about; a limit well below the maximum is.
+  const bool material = fit + kReservedDescriptors < wanted;
+  common::Log(material ? common::LogLevel::kWarn : common::LogLevel::kInfo,
+              material ? "max connections lowered to fit the descriptor limit"
+                       : "max connections fitted to the descriptor limit",
               {{"wanted", absl::StrCat(wanted)},
                {"nofile", absl::StrCat(limit.rlim_cur)},
                {"max_connections", absl::StrCat(fit)}});

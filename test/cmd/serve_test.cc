@@ -61,6 +61,31 @@ std::vector<std::string> Demo(std::vector<std::string> args) {
   return args;
 }
 
+// The demo's first screen: the headline denial as kubectl would print it, the pages' address,
+// and no warning when the descriptor limit only takes the reserve from the default maximum.
+TEST(ServeTest, TheDemosFirstScreenShowsADenialAndThePages) {
+  auto run = [](int nofile) {
+    return testing_support::RunShell(
+        absl::StrCat("ulimit -n ", nofile, " && timeout 3 ", ShellQuote(GT_BINARY),
+                     " serve --demo --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 </dev/null"));
+  };
+  CommandResult r = run(20000);
+  EXPECT_TRUE(absl::StrContains(
+      r.out,
+      "kubectl would print:\n\n  Error from server (Forbidden): error when creating "
+      "\"cheap-inference.yaml\": admission webhook \"validate.gpu-tenancy.io\" denied the "
+      "request: [tier-shared] container \"server\" requests nvidia.com/gpu.shared, but tenant "
+      "\"acme\" (tier untrusted) may use only exclusive, mig"))
+      << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "\nPages: http://localhost:")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "/admission.json https://localhost:")) << r.out;
+  EXPECT_FALSE(absl::StrContains(r.err, "level=warn")) << r.err;
+  // A limit well below the maximum is worth a warning.
+  CommandResult low = run(4096);
+  EXPECT_TRUE(absl::StrContains(low.err, "max connections lowered to fit the descriptor limit"))
+      << low.err;
+}
+
 TEST(ServeTest, BadListenAddressesAreRefused) {
   std::vector<RefusalRow> rows = {
       {"no port", Demo({"--listen", "localhost", "--metrics-listen", "127.0.0.1:0"}),

@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "test/server/tls_test_client.h"
 #include "test/support/serve_process.h"
+#include "test/support/test_inputs.h"
 
 namespace {
 
@@ -108,9 +110,15 @@ TEST_F(ClientCaTest, HealthAndMetricsStayPlainHttp) {
 
 TEST(ClientCaStartupTest, UnreadableClientCaRefusesToStart) {
   TempDir dir;
-  absl::StatusOr<std::unique_ptr<ServeProcess>> s =
-      ServeProcess::Start({"--demo", "--client-ca", dir.File("missing-ca.crt")});
+  absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start(
+      {"--demo", "--client-ca", dir.File("missing-ca.crt")}, dir.File("serve.log"));
   EXPECT_FALSE(s.ok()) << "the server started without the client CA it was told to require";
+  // Refused because of that file, and said so.
+  const std::string log = testing_support::ReadFile(dir.File("serve.log"));
+  EXPECT_TRUE(
+      absl::StrContains(log, "msg=\"cannot load client CA\" file=" + dir.File("missing-ca.crt")))
+      << log;
+  EXPECT_TRUE(absl::StrContains(log, "error: TLS setup failed")) << log;
 }
 
 }  // namespace

@@ -14,9 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "test/support/serve_process.h"
+#include "test/support/test_inputs.h"
 
 namespace {
 
@@ -138,9 +140,14 @@ TEST(ShutdownTest, ShutdownDelayKeepsServingWhileReadinessFails) {
 }
 
 TEST(ShutdownTest, ShutdownDelayFlagIsValidated) {
+  testing_support::TempDir dir;
   absl::StatusOr<std::unique_ptr<ServeProcess>> s =
-      ServeProcess::Start({"--demo", "--shutdown-delay", "soon"});
+      ServeProcess::Start({"--demo", "--shutdown-delay", "soon"}, dir.File("serve.log"));
   EXPECT_FALSE(s.ok());
+  // Refused for that reason, not another.
+  EXPECT_TRUE(absl::StrContains(testing_support::ReadFile(dir.File("serve.log")),
+                                "error: --shutdown-delay takes a duration such as 5s (0s..10m)"))
+      << testing_support::ReadFile(dir.File("serve.log"));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "test/support/serve_process.h"
+#include "test/support/test_inputs.h"
 
 namespace {
 
@@ -109,9 +110,15 @@ TEST(WebhookAuditTest, DenialsAreAuditedWithTenantRuleAndReason) {
 }
 
 TEST(WebhookAuditTest, AnUnwritableAuditLogIsAStartupError) {
-  absl::StatusOr<std::unique_ptr<ServeProcess>> s =
-      ServeProcess::Start({"--demo", "--audit-log", "/nonexistent-dir/audit.jsonl"});
+  testing_support::TempDir dir;
+  absl::StatusOr<std::unique_ptr<ServeProcess>> s = ServeProcess::Start(
+      {"--demo", "--audit-log", "/nonexistent-dir/audit.jsonl"}, dir.File("serve.log"));
   ASSERT_FALSE(s.ok());
+  // Refused for the audit log, and naming it.
+  EXPECT_TRUE(absl::StrContains(testing_support::ReadFile(dir.File("serve.log")),
+                                "error: audit log /nonexistent-dir/audit.jsonl: No such file or "
+                                "directory"))
+      << testing_support::ReadFile(dir.File("serve.log"));
 }
 
 TEST_F(WebhookOverHttpsTest, ValidateAllowsAMigSliceAndMutateAddsTenantAndPoolAffinity) {
