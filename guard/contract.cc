@@ -44,21 +44,6 @@ bool IsPlacementRule(topology::Rule rule) {
          rule == topology::Rule::kTierResource;
 }
 
-absl::string_view ModeWords(SharingMode mode) {
-  switch (mode) {
-    case SharingMode::kExclusive:
-      return "a whole device";
-    case SharingMode::kMig:
-      return "a MIG device";
-    case SharingMode::kMigShared:
-      return "a MIG device other claims may hold at the same time";
-    case SharingMode::kMps:
-    case SharingMode::kTimeslice:
-      return "a device other claims may hold at the same time";
-  }
-  return "a device";
-}
-
 // The class of the claim request a result answers ("gpu" or "gpu/big" for a subrequest).
 const topology::DraRequest* RequestOf(const topology::DraClaim& claim,
                                       const topology::DraAllocationResult& result) {
@@ -205,7 +190,7 @@ std::vector<ContractViolation> CheckClaim(const topology::DraClaim& claim,
           With(about, kClaimDeviceRule,
                webhook::MakeViolation(
                    kClaimDeviceRule,
-                   absl::StrCat(subject, " holds ", id, ", ", ModeWords(mode), " (",
+                   absl::StrCat(subject, " holds ", id, ", ", topology::DraModeWords(mode), " (",
                                 topology::ModeName(mode), "), but ",
                                 webhook::TenantPhrase(tenant, claim.namespace_name),
                                 " may use only ", tenant.tier->modes.ToString(),

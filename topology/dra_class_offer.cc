@@ -12,6 +12,21 @@ SharingMode DraDeviceMode(const DraDevice& device) {
   return mig ? SharingMode::kMig : SharingMode::kExclusive;
 }
 
+absl::string_view DraModeWords(SharingMode mode) {
+  switch (mode) {
+    case SharingMode::kExclusive:
+      return "a whole device";
+    case SharingMode::kMig:
+      return "a MIG device";
+    case SharingMode::kMigShared:
+      return "a MIG device other claims may hold at the same time";
+    case SharingMode::kMps:
+    case SharingMode::kTimeslice:
+      return "a device other claims may hold at the same time";
+  }
+  return "a device";
+}
+
 DraClassOffer OfferOfClass(const DraState& dra, absl::string_view class_name) {
   DraClassOffer offer;
   if (!dra.device_set) return offer;

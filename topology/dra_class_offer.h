@@ -23,6 +23,9 @@ namespace topology {
 // several claims may hold at once (allow_multiple_allocations) shares one fault domain and memory
 // heap, so it is mig-shared (MIG) or timeslice (anything else).
 SharingMode DraDeviceMode(const DraDevice& device);
+// What a device of that mode is, for messages: "a whole device", "a MIG device", "a device other
+// claims may hold at the same time", "a MIG device other claims may hold at the same time".
+absl::string_view DraModeWords(SharingMode mode);
 
 struct DraClassOffer {
   bool class_exists = false;

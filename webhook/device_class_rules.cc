@@ -11,21 +11,6 @@ namespace {
 
 using topology::SharingMode;
 
-absl::string_view ModeDevices(SharingMode mode) {
-  switch (mode) {
-    case SharingMode::kExclusive:
-      return "whole devices";
-    case SharingMode::kMig:
-      return "MIG devices";
-    case SharingMode::kMigShared:
-      return "MIG devices other claims may hold at the same time";
-    case SharingMode::kTimeslice:
-    case SharingMode::kMps:
-      return "devices other claims may hold at the same time (allowMultipleAllocations)";
-  }
-  return "devices";
-}
-
 std::string Advice(const ClassUse& use) {
   if (!use.instead.empty()) return use.instead;
   return absl::StrCat("ask for a ResourceClaim of class ", use.device_class,
@@ -69,9 +54,9 @@ void CheckClassOffer(const ClassUse& use, const topology::DraState* dra,
     violations.push_back(MakeViolation(
         kDraExtendedRule,
         absl::StrCat(use.subject, ", but device class ", use.device_class, " selects ",
-                     ModeDevices(mode), example, " (", topology::ModeName(mode), "), and ",
-                     TenantPhrase(tenant, namespace_name), " may use only ", tier.modes.ToString(),
-                     "; ", kNoSelector, ": ", Advice(use))));
+                     topology::DraModeWords(mode), example, " (", topology::ModeName(mode),
+                     "), and ", TenantPhrase(tenant, namespace_name), " may use only ",
+                     tier.modes.ToString(), "; ", kNoSelector, ": ", Advice(use))));
     return;
   }
   if (!tenant.tenant || tenant.tenant->limits.mig_profiles.empty()) return;

@@ -248,7 +248,7 @@ TEST_F(SideDoorsTest, AClassesExtendedResourceNameIsJudgedByItsDevices) {
   EXPECT_TRUE(DeniedBy(acme, "dra-extended-resource")) << acme.message;
   EXPECT_TRUE(absl::StrContains(acme.message,
                                 "requests nvidia.com/gpu (devices of class gpu.nvidia.com through "
-                                "DRA), but device class gpu.nvidia.com selects devices other "
+                                "DRA), but device class gpu.nvidia.com selects a device other "
                                 "claims may hold at the same time"))
       << acme.message;
   Answer research = Validate(PodReview("research", R"({"nvidia.com/gpu":"1"})"));
