@@ -50,7 +50,8 @@ const Quantity* Find(const DraCapacity& amounts, const std::string& name) {
 
 std::optional<DraCapacity> CapacityConsumedBy(const DraDevice& device,
                                               const DraCapacity& requests) {
-  for (const auto& [name, amount] : requests) {
+  for (const auto& request : requests) {
+    const std::string& name = request.first;
     const bool published =
         std::any_of(device.published_capacity.begin(), device.published_capacity.end(),
                     [&](const DraPublishedCapacity& c) { return c.name == name; });
