@@ -11,7 +11,9 @@ every tracked text file (`git ls-files`; outside a git work tree, every file but
     extension (.h, .cc, .py, .sh, .yaml, .json, ...): must resolve likewise;
   - paths that start with ../ must resolve from the naming file's folder (unless they leave
     the repository);
-  - relative link targets in Markdown files: must resolve from the file's folder.
+  - relative link targets in Markdown files: must resolve from the file's folder, and a
+    `#fragment` on a link to a Markdown page (or on its own, to the same page) must be the
+    anchor of one of that page's headings, as GitHub makes them.
 
 Paths resolve from the repository root, from the naming file's folder, and (for test inputs
 named as the test helpers load them, `extender/bind.request.json`) from test/testdata. Tokens
@@ -100,6 +102,7 @@ class Checker:
             for i in range(1, len(parts)):
                 self.folders.add("/".join(parts[:i]))
         self.basenames = {os.path.basename(f) for f in files}
+        self._anchors = {}
         top = sorted(d for d in self.folders if "/" not in d)
         alternatives = "|".join(re.escape(d) for d in top)
         self.patterns = [
@@ -141,12 +144,38 @@ class Checker:
                     found.append(token)
         if name.endswith(".md"):
             for m in _MD_LINK.finditer(line):
-                target = m.group(1).split("#", 1)[0]
-                if not target or _URL.match(target) or target.startswith("mailto:"):
+                target, _, fragment = m.group(1).partition("#")
+                if _URL.match(target) or target.startswith("mailto:"):
                     continue
-                if not self.exists(os.path.normpath(os.path.join(base, target)), ""):
+                page = os.path.normpath(os.path.join(base, target)) if target else name
+                if target and not self.exists(page, ""):
                     found.append(target)
+                elif fragment and page.endswith(".md") and fragment not in self.anchors(page):
+                    found.append(m.group(1))
         return sorted(set(found))
+
+    def anchors(self, page):
+        """The anchors GitHub gives the headings of a Markdown page (code blocks skipped)."""
+        if page not in self._anchors:
+            seen = {}
+            in_code = False
+            try:
+                with open(os.path.join(self.root, page), encoding="utf-8") as f:
+                    lines = f.readlines()
+            except OSError:
+                lines = []
+            for line in lines:
+                if line.startswith("```"):
+                    in_code = not in_code
+                heading = None if in_code else re.match(r"#{1,6} (.*)", line)
+                if heading:
+                    slug = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower())
+                    slug = slug.replace(" ", "-")
+                    count = seen.get(slug, 0)
+                    seen[slug] = count + 1
+                    seen.setdefault(f"{slug}-{count}" if count else slug, 1)
+            self._anchors[page] = set(seen)
+        return self._anchors[page]
 
     def run(self):
         found = []
@@ -193,7 +222,7 @@ def self_test():
     failures = 0
     for name, line, expected in _SELF_TEST_CASES:
         with tempfile.TemporaryDirectory() as root:
-            tree = {"docs/present.md": "[page](wire/page.md) [a.h](../src/a.h)\n",
+            tree = {"docs/present.md": "# Top\n[page](wire/page.md) [a.h](../src/a.h)\n",
                     "docs/wire/page.md": "back to [present](../present.md#top)\n",
                     "src/a.h": line + "\n"}
             for path, text in tree.items():
@@ -216,6 +245,22 @@ def self_test():
         print("ok    markdown link")
     else:
         print(f"FAIL  markdown link: reported {got}")
+        failures += 1
+    # A link to a heading the page lacks is reported; headings inside code blocks do not count.
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "docs"))
+        pages = {"docs/index.md": "# Index\n\n## The `guard`: after admission\n\n```sh\n# Fenced\n```\n"
+                                  "[a](#the-guard-after-admission) [b](#fenced) [c](policy.md#tiers)"
+                                  " [d](policy.md#tiers-1) [e](policy.md#quotas)\n",
+                 "docs/policy.md": "# Policy\n## Tiers\n## Tiers\n"}
+        for path, text in pages.items():
+            with open(os.path.join(root, path), "w", encoding="utf-8") as f:
+                f.write(text)
+        got = sorted(token for _, _, token in Checker(root, tracked_files(root)).run())
+    if got == ["#fenced", "policy.md#quotas"]:
+        print("ok    heading anchors")
+    else:
+        print(f"FAIL  heading anchors: reported {got}")
         failures += 1
     return 1 if failures else 0
 
