@@ -1,6 +1,6 @@
 # gpu-tenancy container image: build on Debian bookworm, run on bookworm-slim as a non-root user.
 #   docker build -t gpu-tenancy:latest .
-# (README, "Deploy", step 1 says how to get the image into a cluster.)
+# (docs/install.md, "Deploy", step 1 says how to get the image into a cluster.)
 
 FROM debian:bookworm AS build
 RUN apt-get update -qq \

@@ -7,7 +7,7 @@
 #                            <svc>, <svc>.<ns>, <svc>.<ns>.svc, <svc>.<ns>.svc.cluster.local,
 #                            localhost, 127.0.0.1 and ::1 (development)
 #   client.crt, client.key   a client pair from the same CA, for `serve --client-ca`
-#                            (README, "Mutual TLS")
+#                            (docs/install.md, "Mutual TLS")
 #
 # usage: certs/make-certs.sh [OUT_DIR]       (default: certs/out, which git ignores)
 # env:   SERVICE (gpu-tenancy), NAMESPACE (gpu-tenancy-system), DAYS (365), CA_DAYS (3650)

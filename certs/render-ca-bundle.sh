@@ -6,7 +6,7 @@
 #     scheduler-config.yaml           the second scheduler's config with tlsConfig.caData
 #   CERT_DIR/kube-scheduler-config.yaml
 #                                   the default kube-scheduler's config with caData (copy it to
-#                                   the control-plane nodes; README, "Deploy", step 6)
+#                                   the control-plane nodes; docs/install.md, "Deploy", step 3)
 #
 # usage: certs/render-ca-bundle.sh [CERT_DIR] [OVERLAY_DIR]
 #        defaults: certs/out and manifests/overlays/static-certs

@@ -53,7 +53,7 @@ constexpr char kDefaultSchedulerHeader[] =
 # kustomize resource: it is a file for the control-plane nodes. Render it with the CA first:
 #   EXTENDER_URL=https://<ClusterIP of svc/gpu-tenancy>:8443/extender certs/render-ca-bundle.sh
 # writes certs/out/kube-scheduler-config.yaml (caData filled in, urlPrefix replaced); then
-# point kube-scheduler at it with --config (README, "Deploy", step 6).
+# point kube-scheduler at it with --config (docs/install.md, "Deploy", step 3).
 #
 # kube-scheduler usually runs as a static pod on the host network, where the name
 # gpu-tenancy.gpu-tenancy-system.svc does not resolve: urlPrefix then names the Service's

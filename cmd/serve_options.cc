@@ -107,7 +107,7 @@ absl::Status ParseServerOptions(const ParsedFlags& flags, bool demo, ServeOption
        o.max_body_bytes < 1024)) {
     return absl::InvalidArgumentError("--max-body-bytes must be at least 1024");
   }
-  // Connection limits of the TLS listener (README "Limits and hostile clients").
+  // Connection limits of the TLS listener (docs/operations.md, "Limits and hostile clients").
   for (auto [flag, field, low] :
        {std::tuple{"max-connections", &o.max_connections, size_t{16}},
         std::tuple{"max-connections-per-ip", &o.max_connections_per_ip, size_t{1}},

@@ -44,8 +44,8 @@ struct Options {
   size_t max_connections_per_ip = 1024;
   size_t keep_alive_max_requests = 100000;
   // Idle between requests; longer than kube-apiserver's and kube-scheduler's Go transports
-  // keep an idle connection (90 s), so they, not we, end it (README "Limits and hostile
-  // clients").
+  // keep an idle connection (90 s), so they, not we, end it (docs/operations.md, "Limits
+  // and hostile clients").
   absl::Duration keep_alive_timeout = absl::Seconds(120);
   absl::Duration cert_poll_interval = absl::Seconds(1);  // certificate files, for hot reload
   // The most a TLS client may take for the handshake, or for one request's headers and body

@@ -2,7 +2,7 @@
 // it judges, in the order violations are reported. Nothing is decided beside the table; review.cc
 // only builds a row's context (the object read once into a typed view, the tenant, who asks,
 // what the cluster holds) and runs the rows for the object's kind. The same rows serve any other
-// caller that can build the context. docs/policy.md and the README list the rule ids, and
+// caller that can build the context. docs/policy.md and docs/admission.md list the rule ids, and
 // test/webhook/rule_table_test.cc holds them to this table.
 //
 //   PodRuleContext ctx{pod, nullptr, policy, tenant, ns};

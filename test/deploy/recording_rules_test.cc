@@ -108,18 +108,18 @@ TEST_F(DeployTest, ContractAlertPassesPromtoolChecksAndUnitTests) {
                                 "\"gpu_tenancy_contract_violations\""));
 }
 
-// The query README.md gives auditors is the one the unit tests run.
-TEST_F(DeployTest, TheAuditorsQueryInTheReadmeIsUnitTested) {
-  std::string readme = ReadFile(Source("README.md"));
-  size_t at = readme.find("**For auditors.**");
+// The query docs/operations.md gives auditors is the one the unit tests run.
+TEST_F(DeployTest, TheAuditorsQueryInTheOperationsDocIsUnitTested) {
+  std::string doc = ReadFile(Source("docs/operations.md"));
+  size_t at = doc.find("**For auditors.**");
   ASSERT_NE(at, std::string::npos);
   const std::string fence = "```promql\n";
-  size_t start = readme.find(fence, at);
+  size_t start = doc.find(fence, at);
   ASSERT_NE(start, std::string::npos);
   start += fence.size();
-  size_t end = readme.find("\n```", start);
+  size_t end = doc.find("\n```", start);
   ASSERT_NE(end, std::string::npos);
-  std::string query = readme.substr(start, end - start);
+  std::string query = doc.substr(start, end - start);
   EXPECT_TRUE(absl::StrContains(query, "gpu_tenancy_device_tenant_info")) << query;
   EXPECT_TRUE(
       absl::StrContains(ReadFile(Source(kRulesUnitTests)), absl::StrCat("- expr: ", query, "\n")))

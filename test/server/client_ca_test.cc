@@ -1,5 +1,5 @@
 // Mutual TLS: with --client-ca, the TLS listener serves only callers that present a certificate
-// issued by that CA (kube-apiserver and kube-scheduler configured as the README's "Mutual TLS"
+// issued by that CA (kube-apiserver and kube-scheduler configured as docs/install.md's "Mutual TLS"
 // says); everyone else is refused during the handshake and gets no response at all. The plain
 // health and metrics listener is unaffected.
 #include <httplib.h>
