@@ -11,7 +11,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/fake_apiserver.h"
@@ -278,6 +280,32 @@ TEST_F(ServeLiveTest, TenantMetricsAllocationsAndAuditFollowBindsAndDeletes) {
   }
   EXPECT_EQ(decisions, (std::map<std::string, std::string>{
                            {"p1", "bound"}, {"p2", "bound"}, {"p3", "failed"}}));
+  EXPECT_EQ(serve_->Terminate(), 0);
+}
+
+// docs/metrics.md is the metrics reference: every family a live replica exports (after binds,
+// a refusal and an audit record) has its row there, so a metric added in code is documented.
+TEST_F(ServeLiveTest, EveryExportedMetricFamilyIsInTheMetricsReference) {
+  StartApi();
+  StartServe("    token: test-token", {"--audit-log", dir_.File("audit.jsonl")});
+  ASSERT_TRUE(WaitFor([&] { return serve_->Get("/readyz").status == 200; })) << Log();
+  ASSERT_EQ(BindError(*serve_, "p1", "mig-1"), "") << Log();
+  ASSERT_EQ(Filter(*serve_, "p2").status, 200);
+  const std::string reference = ReadWhole(std::string(GT_SOURCE_DIR) + "/docs/metrics.md");
+  ASSERT_FALSE(reference.empty());
+  std::vector<std::string> undocumented;
+  int families = 0;
+  for (absl::string_view line : absl::StrSplit(serve_->Get("/metrics").body, '\n')) {
+    if (!absl::ConsumePrefix(&line, "# HELP ")) continue;
+    ++families;
+    const std::string name(line.substr(0, line.find(' ')));
+    if (!absl::StrContains(reference, absl::StrCat("`", name, "`"))) {
+      undocumented.push_back(absl::StrCat("# HELP ", line));
+    }
+  }
+  EXPECT_GT(families, 20);
+  EXPECT_TRUE(undocumented.empty()) << "docs/metrics.md lacks:\n"
+                                    << absl::StrJoin(undocumented, "\n");
   EXPECT_EQ(serve_->Terminate(), 0);
 }
 
