@@ -1,6 +1,7 @@
 // CEL over plain data: expressions such as Kubernetes admission matchConditions, evaluated
 // against JSON-like values (null, bool, int, string, list, map) the caller builds. Pure: no I/O,
-// no JSON library; the caller converts its objects into CelData.
+// no JSON library; the caller converts its objects into CelData. The evaluation is
+// cel/eval.h's, with the bindings as its host.
 //
 //   CelCondition c = CelCondition::Compile(
 //       "has(object.spec.hostIPC) && object.spec.hostIPC == true", {"object", "request"});

@@ -1,6 +1,7 @@
 // DRA device selectors: the CEL expressions of DeviceClasses and claim requests, evaluated
 // against one published device the way kube-scheduler's allocator does, for the subset of CEL
-// that selectors use in practice. Pure: no I/O, no clocks.
+// that selectors use in practice. Pure: no I/O, no clocks. cel/eval.h evaluates; this file is
+// its host for one device (attributes and capacity read where selected, never copied).
 //
 //   CompiledSelector s = CompiledSelector::Compile(
 //       "device.attributes['gpu.nvidia.com'].type == 'gpu'");
