@@ -6,8 +6,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/device_annotations.h"
 #include "topology/wellknown.h"
+#include "wire/device_annotations.h"
 
 namespace agent {
 
@@ -45,13 +45,13 @@ std::vector<PodAnnotation> PlanPodAnnotations(absl::string_view node,
   std::vector<PodAnnotation> out;
   absl::flat_hash_set<std::string> holding;  // namespace/name of pods the kubelet gave GPUs
   for (const topology::PodDevices& pod : kubelet) {
-    common::PodDevicesAnnotation want{std::string(node), NvidiaDevices(pod)};
+    wire::PodDevicesAnnotation want{std::string(node), NvidiaDevices(pod)};
     if (want.containers.empty()) continue;
     std::string key = absl::StrCat(pod.namespace_name, "/", pod.name);
     holding.insert(key);
     auto it = by_key.find(key);
     if (it == by_key.end()) continue;
-    std::string value = common::EncodePodDevices(want);
+    std::string value = wire::EncodePodDevices(want);
     if (it->second->devices == value) continue;
     out.push_back({pod.namespace_name, pod.name, std::move(value)});
   }
@@ -87,7 +87,7 @@ std::optional<std::string> PlanNodeAnnotation(
   }
   topology::NodeGpus gpus = topology::GpusOfDevices(ids);
   gpus.pods = std::move(records);
-  std::string value = common::EncodeNodeGpus(gpus);
+  std::string value = wire::EncodeNodeGpus(gpus);
   if (current == value) return std::nullopt;
   return value;
 }

@@ -7,10 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "agent/annotation_plan.h"
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "common/log.h"
 #include "kube/objects.h"
 #include "topology/wellknown.h"
+#include "wire/k8s_codec.h"
 
 namespace agent {
 namespace {
@@ -69,7 +69,7 @@ absl::Status NodeAgent::RunOnce() {
       if (!metadata) continue;
       bound.push_back({std::string(common::StringOr(*metadata, "namespace")),
                        std::string(common::StringOr(*metadata, "name")),
-                       common::AnnotationOf(&item, topology::kPodDevicesAnnotation),
+                       wire::AnnotationOf(&item, topology::kPodDevicesAnnotation),
                        std::string(common::StringOr(*metadata, "uid"))});
     }
   }
@@ -99,7 +99,7 @@ absl::Status NodeAgent::RunOnce() {
   // believes neither the new report nor the stale one.
   if (std::optional<std::string> gpus =
           PlanNodeAnnotation(*allocatable, PlanPodRecords(*served, bound),
-                             common::AnnotationOf(&*node, topology::kNodeDevicesAnnotation))) {
+                             wire::AnnotationOf(&*node, topology::kNodeDevicesAnnotation))) {
     patch(absl::StrCat("/api/v1/nodes/", options_.node),
           std::string(topology::kNodeDevicesAnnotation), *gpus, node_writes_);
   }

@@ -30,12 +30,12 @@
 #include "bench/synthetic.h"
 #include "benchmark/benchmark.h"
 #include "common/config_loader.h"
-#include "common/dra_codec.h"
 #include "common/json.h"
 #include "kube/cluster_state.h"
 #include "kube/dra_store.h"
 #include "topology/catalog.h"
 #include "topology/dra.h"
+#include "wire/dra_codec.h"
 
 namespace dra_replay {
 
@@ -250,7 +250,7 @@ void Apply(Cluster& c, const std::string& line) {
     benchmark::DoNotOptimize(c.store.DeleteClaim(std::string(common::StringOr(*meta, "namespace")),
                                                  std::string(common::StringOr(*meta, "name"))));
   } else {
-    absl::StatusOr<topology::DraClaim> claim = common::ParseResourceClaim(*object);
+    absl::StatusOr<topology::DraClaim> claim = wire::ParseResourceClaim(*object);
     if (!claim.ok()) std::abort();
     benchmark::DoNotOptimize(c.store.UpsertClaim(*std::move(claim)));
   }
@@ -292,7 +292,7 @@ void BM_BaselineDecodeWatchLine(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     absl::StatusOr<rapidjson::Document> doc = ParseLine(c.events[i++ % c.events.size()]);
-    benchmark::DoNotOptimize(common::ParseResourceClaim(*common::FindMember(*doc, "object")));
+    benchmark::DoNotOptimize(wire::ParseResourceClaim(*common::FindMember(*doc, "object")));
   }
   Label(state, c);
 }

@@ -8,7 +8,7 @@
 //   RSS                        VmRSS with that state loaded (counter rss_mb, and a printed line)
 //   Quiet pod relist           kube::ClusterState::ReplacePods of those 150,000 pods unchanged,
 //                              parsed from their JSON (how long the state's lock is held);
-//                              baseline: parsing the same items (common::ParsePod)
+//                              baseline: parsing the same items (wire::ParsePod)
 //   Extender decision          the filter / prioritize verbs on a 500-name ExtenderArgs body
 //                              against that 5,000-node state (parse + decide + encode, no HTTP);
 //                              baseline: parsing the same bytes (common::ParseJson); the filter
@@ -31,7 +31,6 @@
 #include "benchmark/benchmark.h"
 #include "common/config_loader.h"
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "extender/allocations.h"
 #include "extender/inventory.h"
 #include "extender/verbs.h"
@@ -41,6 +40,7 @@
 #include "topology/quantity.h"
 #include "topology/snapshot.h"
 #include "webhook/review.h"
+#include "wire/k8s_codec.h"
 
 namespace {
 
@@ -69,7 +69,7 @@ std::shared_ptr<const topology::Policy> BenchPolicy() {
 }
 
 topology::ClusterData ParseOrDie(const std::string& text) {
-  absl::StatusOr<topology::ClusterData> data = common::ParseClusterText(text);
+  absl::StatusOr<topology::ClusterData> data = wire::ParseClusterText(text);
   if (!data.ok()) {
     std::fprintf(stderr, "cluster: %s\n", data.status().ToString().c_str());
     std::abort();
@@ -310,7 +310,7 @@ void BM_QuietPodRelist(benchmark::State& state) {
   for (auto _ : state) {
     b.state->ReplacePods([&](kube::ClusterState::PodSink offer) {
       for (const common::JsonValue& item : items.GetArray()) {
-        absl::StatusOr<topology::PodFacts> pod = common::ParsePod(item);
+        absl::StatusOr<topology::PodFacts> pod = wire::ParsePod(item);
         if (pod.ok())
           offer(*std::move(pod));
         else
@@ -329,7 +329,7 @@ void BM_BaselineParseListedPods(benchmark::State& state) {
   const common::JsonValue& items = ListedPods();
   for (auto _ : state) {
     for (const common::JsonValue& item : items.GetArray())
-      benchmark::DoNotOptimize(common::ParsePod(item));
+      benchmark::DoNotOptimize(wire::ParsePod(item));
   }
   state.counters["pods"] = items.Size();
 }

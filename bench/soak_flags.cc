@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "bench/synthetic.h"
 #include "common/flag_table.h"
-#include "topology/status_macros.h"
 
 namespace soak {
 namespace {

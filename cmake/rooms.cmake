@@ -6,11 +6,13 @@
 #
 # It also puts the target in unity batches when GPU_TENANCY_UNITY_ROOMS is on (CMakeLists.txt).
 #
+# base/ (the status macros) lies below every room, so every view holds it.
+#
 #   gpu_tenancy_room(TARGET ROOM [LOWER_ROOM...])
 function(gpu_tenancy_room target room)
   set(view "${PROJECT_BINARY_DIR}/rooms/${room}")
   file(MAKE_DIRECTORY "${view}")
-  foreach(seen ${room} ${ARGN})
+  foreach(seen base ${room} ${ARGN})
     file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${seen}" "${view}/${seen}" SYMBOLIC)
   endforeach()
   target_include_directories(${target} PRIVATE "${view}")

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "cmd/audit_inputs.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -17,10 +18,9 @@
 #include "common/config_loader.h"
 #include "common/flag_table.h"
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "kube/api_client.h"
-#include "topology/status_macros.h"
 #include "views/audit_render.h"
+#include "wire/k8s_codec.h"
 
 namespace cmd {
 namespace {
@@ -79,7 +79,7 @@ int RunAudit(const std::vector<std::string>& args) {
         flags->Has("cluster-file") ? ReadFile(flags->Get("cluster-file"))
                                    : absl::StatusOr<std::string>(std::string(DemoClusterText()));
     absl::StatusOr<rapidjson::Document> doc =
-        text.ok() ? common::ParseObjectText(*text)
+        text.ok() ? wire::ParseObjectText(*text)
                   : absl::StatusOr<rapidjson::Document>(text.status());
     if (!doc.ok()) return Fail(doc.status());
     if (const common::JsonValue* items = Items(*doc)) FileAuditInputs(*items, *policy, in);

@@ -5,10 +5,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "common/k8s_codec.h"
 #include "webhook/claim_rules.h"
 #include "webhook/pod_rule_checks.h"
 #include "webhook/pod_rules.h"
+#include "wire/k8s_codec.h"
 
 namespace cmd {
 namespace {
@@ -51,7 +51,7 @@ absl::Status ListPages(kube::Api& api, const std::string& path, absl::string_vie
           r->status == 404 ? absl::StatusCode::kNotFound : absl::StatusCode::kPermissionDenied,
           absl::StrCat("listing ", what, ": ", kube::DescribeError(*r)));
     }
-    absl::StatusOr<rapidjson::Document> doc = common::ParseObjectText(r->body);
+    absl::StatusOr<rapidjson::Document> doc = wire::ParseObjectText(r->body);
     if (!doc.ok()) {
       return absl::InternalError(absl::StrCat("listing ", what, ": ", doc.status().message()));
     }

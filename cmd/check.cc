@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
@@ -31,7 +32,6 @@
 #include "common/flag_table.h"
 #include "common/json.h"
 #include "common/yaml_json.h"
-#include "topology/status_macros.h"
 #include "webhook/json_patch.h"
 #include "webhook/review.h"
 

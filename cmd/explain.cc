@@ -13,13 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/explain_claims.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
 #include "common/flag_table.h"
-#include "common/k8s_codec.h"
 #include "extender/allocations.h"
 #include "extender/decide.h"
 #include "extender/device_attribution.h"
@@ -30,7 +30,7 @@
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
 #include "topology/device_report.h"
-#include "topology/status_macros.h"
+#include "wire/k8s_codec.h"
 
 namespace cmd {
 namespace {
@@ -51,8 +51,8 @@ absl::StatusOr<topology::PodFacts> FindPod(const std::string& pod_arg,
   std::error_code ec;
   if (std::filesystem::is_regular_file(pod_arg, ec)) {
     ASSIGN_OR_RETURN(std::string text, ReadFile(pod_arg));
-    ASSIGN_OR_RETURN(rapidjson::Document doc, common::ParseObjectText(text));
-    absl::StatusOr<topology::PodFacts> pod = common::ParsePod(doc);
+    ASSIGN_OR_RETURN(rapidjson::Document doc, wire::ParseObjectText(text));
+    absl::StatusOr<topology::PodFacts> pod = wire::ParsePod(doc);
     if (!pod.ok())
       return absl::InvalidArgumentError(absl::StrCat(pod_arg, ": ", pod.status().message()));
     if (pod->namespace_name.empty()) pod->namespace_name = "default";

@@ -4,15 +4,15 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "common/config_loader.h"
 #include "common/json.h"
-#include "common/k8s_codec.h"
-#include "common/mig_parted_codec.h"
 #include "kube/api_client.h"
 #include "kube/cluster_state.h"
 #include "kube/config.h"
 #include "kube/live_source.h"
-#include "topology/status_macros.h"
+#include "wire/k8s_codec.h"
+#include "wire/mig_parted_codec.h"
 
 absl::string_view EmbeddedDemoCluster();  // cmd/demo/cluster.yaml
 absl::string_view EmbeddedDemoPolicy();   // cmd/demo/policy.yaml
@@ -40,13 +40,13 @@ absl::StatusOr<topology::ClusterData> LoadClusterFlag(const ParsedFlags& flags) 
   if (flags.Has("cluster-file")) {
     std::string path = flags.Get("cluster-file");
     ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-    absl::StatusOr<topology::ClusterData> data = common::ParseClusterText(text);
+    absl::StatusOr<topology::ClusterData> data = wire::ParseClusterText(text);
     if (!data.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": ", data.status().message()));
     }
     return data;
   }
-  if (flags.Has("demo")) return common::ParseClusterText(DemoClusterText());
+  if (flags.Has("demo")) return wire::ParseClusterText(DemoClusterText());
   return absl::InvalidArgumentError("give --cluster-file FILE (or --demo)");
 }
 
@@ -60,7 +60,7 @@ std::string StringMember(const common::JsonValue& object, absl::string_view key)
 // The extender entries of a KubeSchedulerConfiguration, as the audit reads them.
 absl::StatusOr<std::vector<views::SchedulerExtender>> SchedulerExtenders(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  absl::StatusOr<rapidjson::Document> doc = common::ParseObjectText(text);
+  absl::StatusOr<rapidjson::Document> doc = wire::ParseObjectText(text);
   if (!doc.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--scheduler-config ", path, ": ", doc.status().message()));
@@ -98,7 +98,7 @@ absl::StatusOr<AuditSources> LoadAuditSources(const ParsedFlags& flags) {
     const std::string path = flags.Get("mig-parted-config");
     absl::StatusOr<std::string> text = ReadFile(path);
     absl::StatusOr<topology::MigPartedFile> parsed =
-        text.ok() ? common::ParseMigPartedConfig(*text)
+        text.ok() ? wire::ParseMigPartedConfig(*text)
                   : absl::StatusOr<topology::MigPartedFile>(text.status());
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
@@ -145,8 +145,8 @@ absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
       return absl::UnavailableError(
           absl::StrCat("listing pending pods: HTTP ", reply.status, ": ", reply.body));
     }
-    ASSIGN_OR_RETURN(rapidjson::Document doc, common::ParseObjectText(reply.body));
-    ASSIGN_OR_RETURN(topology::ClusterData listed, common::ParseClusterList(doc));
+    ASSIGN_OR_RETURN(rapidjson::Document doc, wire::ParseObjectText(reply.body));
+    ASSIGN_OR_RETURN(topology::ClusterData listed, wire::ParseClusterList(doc));
     *pending = std::move(listed.pods);
   }
   return current;

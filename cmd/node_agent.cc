@@ -13,13 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "agent/pod_resources_client.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "common/log.h"
 #include "kube/api_client.h"
 #include "kube/config.h"
 #include "server/listener.h"
-#include "topology/status_macros.h"
 
 namespace cmd {
 namespace {

@@ -22,13 +22,13 @@
 #include "common/config_loader.h"
 #include "common/flag_table.h"
 #include "common/log.h"
-#include "common/mig_parted_codec.h"
 #include "kube/api_client.h"
 #include "kube/config.h"
 #include "kube/node_ops.h"
 #include "kube/reconfigure_gate.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "wire/mig_parted_codec.h"
 
 namespace cmd {
 namespace {
@@ -166,7 +166,7 @@ absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ParsedFlags& flags, ku
     std::string path = flags.Get("mig-parted-config");
     absl::StatusOr<std::string> text = ReadFile(path);
     if (!text.ok()) return text.status();
-    absl::StatusOr<topology::MigPartedFile> f = common::ParseMigPartedConfig(*text);
+    absl::StatusOr<topology::MigPartedFile> f = wire::ParseMigPartedConfig(*text);
     if (!f.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--mig-parted-config ", path, ": ", f.status().message()));
@@ -184,7 +184,7 @@ absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ParsedFlags& flags, ku
     return absl::FailedPreconditionError(
         absl::StrCat("--mig-parted-configmap ", ref, ": ", cm.status().message()));
   }
-  absl::StatusOr<topology::MigPartedFile> f = common::ParseMigPartedConfigMap(*cm);
+  absl::StatusOr<topology::MigPartedFile> f = wire::ParseMigPartedConfigMap(*cm);
   if (!f.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--mig-parted-configmap ", ref, ": ", f.status().message()));

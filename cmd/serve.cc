@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/status_macros.h"
 #include "cmd/audit_inputs.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -25,14 +26,13 @@
 #include "cmd/ui.h"
 #include "common/audit_log.h"
 #include "common/config_loader.h"
-#include "common/extender_codec.h"
 #include "common/log.h"
 #include "extender/allocations.h"
 #include "kube/api_client.h"
 #include "kube/config.h"
 #include "server/file_watch.h"
 #include "server/server.h"
-#include "topology/status_macros.h"
+#include "wire/extender_codec.h"
 
 namespace cmd {
 namespace {
@@ -114,7 +114,7 @@ void CollectProcessMetrics(const common::AuditLog* audit, common::MetricsText& o
 server::Reply AllocationsReply(const kube::ClusterState& state) {
   std::shared_ptr<const topology::ModelState> current = state.Current();
   if (!current) {
-    return server::Reply{503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
+    return server::Reply{503, wire::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
   }
   return server::Reply{
       200, extender::AllocationsJson(*current, extender::Allocations(*current)), {}};

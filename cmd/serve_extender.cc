@@ -4,13 +4,13 @@
 #include <utility>
 
 #include "absl/strings/str_split.h"
-#include "common/extender_codec.h"
 #include "common/json.h"
 #include "extender/allocations.h"
 #include "extender/device_attribution.h"
 #include "extender/inventory.h"
 #include "extender/preempt.h"
 #include "extender/verbs.h"
+#include "wire/extender_codec.h"
 
 namespace cmd {
 namespace {
@@ -82,7 +82,7 @@ server::Reply ExtenderService::Preempt(absl::string_view body) {
 server::Reply ExtenderService::Bind(absl::string_view body) {
   if (!binder_) {
     return server::Reply{200,
-                         common::EncodeBindingResult(
+                         wire::EncodeBindingResult(
                              "gpu-tenancy: bind needs a live cluster (--kubeconfig or in-cluster), "
                              "not a cluster file"),
                          {}};
@@ -115,7 +115,7 @@ std::vector<server::PostRoute> BenchBaselineRoutes() {
        [](absl::string_view body) {
          absl::StatusOr<rapidjson::Document> doc = common::ParseJson(body);
          if (!doc.ok()) {
-           return server::Reply{400, common::EncodeHttpError(doc.status().message()), {}};
+           return server::Reply{400, wire::EncodeHttpError(doc.status().message()), {}};
          }
          return server::Reply{200, R"({"ok":true})", {}};
        },
@@ -124,13 +124,13 @@ std::vector<server::PostRoute> BenchBaselineRoutes() {
       {"/bench/parse-echo",
        [](absl::string_view body) {
          // What a full-Node filter that keeps every node must do at the least.
-         absl::StatusOr<common::ExtenderArgs> args = common::ParseExtenderArgs(body);
+         absl::StatusOr<wire::ExtenderArgs> args = wire::ParseExtenderArgs(body);
          if (!args.ok()) {
-           return server::Reply{400, common::EncodeHttpError(args.status().message()), {}};
+           return server::Reply{400, wire::EncodeHttpError(args.status().message()), {}};
          }
-         common::FilterReply keep_all;
+         wire::FilterReply keep_all;
          for (size_t i = 0; i < args->node_names.size(); ++i) keep_all.kept.push_back(i);
-         return server::Reply{200, common::EncodeFilterResult(*args, keep_all), {}};
+         return server::Reply{200, wire::EncodeFilterResult(*args, keep_all), {}};
        },
        /*waits_on_io=*/false});
   return routes;

@@ -7,10 +7,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "common/json.h"
 #include "common/yaml_json.h"
 #include "server/dev_certs.h"
-#include "topology/status_macros.h"
 
 namespace cmd {
 namespace {

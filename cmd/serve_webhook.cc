@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "common/extender_codec.h"
+#include "wire/extender_codec.h"
 
 namespace cmd {
 
@@ -28,7 +28,7 @@ server::Reply WebhookService::Review(absl::string_view body, webhook::ReviewKind
   if (!s) {
     // Tenants resolve through namespace labels: without them we cannot judge, and failing
     // closed is the policy's promise.
-    return server::Reply{503, common::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
+    return server::Reply{503, wire::EncodeHttpError("gpu-tenancy: cache not synced"), {}};
   }
   webhook::ClaimQuotaContext claim_quota;
   claim_quota.now_unix = now_unix_();

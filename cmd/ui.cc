@@ -12,13 +12,13 @@
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
 #include "common/config_loader.h"
-#include "common/extender_codec.h"
 #include "common/flag_table.h"
-#include "common/ui_json.h"
 #include "extender/gpu_map.h"
 #include "server/listener.h"
 #include "views/audit.h"
 #include "views/audit_render.h"
+#include "views/ui_json.h"
+#include "wire/extender_codec.h"
 
 namespace cmd {
 namespace {
@@ -35,11 +35,11 @@ server::UiHandlers MakeUiHandlers(
     std::shared_ptr<const topology::Policy> policy,
     std::function<std::shared_ptr<const topology::ModelState>()> state, AuditSources audit) {
   server::UiHandlers h;
-  h.catalog = [] { return common::CatalogJson(common::BuiltinCatalog()); };
+  h.catalog = [] { return views::CatalogJson(common::BuiltinCatalog()); };
   h.plan = [policy, state](absl::string_view input) -> absl::StatusOr<std::string> {
     std::shared_ptr<const topology::ModelState> current = state ? state() : nullptr;
     const topology::Policy& live = current ? *current->policy : *policy;
-    return common::PlanJson(input, common::BuiltinCatalog(), live);
+    return views::PlanJson(input, common::BuiltinCatalog(), live);
   };
   if (state) {
     h.map = [state] {

@@ -7,11 +7,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "common/json.h"
 #include "common/yaml_fields.h"
 #include "common/yaml_json.h"
 #include "topology/quantity.h"
-#include "topology/status_macros.h"
 
 namespace common {
 namespace {

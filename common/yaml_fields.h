@@ -22,9 +22,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 #include "common/json.h"
 #include "topology/quantity.h"
-#include "topology/status_macros.h"
 
 namespace common {
 

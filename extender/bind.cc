@@ -16,11 +16,11 @@ topology::Labels PlacementAnnotations(const topology::Placement& p) {
 }
 
 VerbReply Bind(absl::string_view body, BindBackend& backend) {
-  absl::StatusOr<common::BindingArgs> args = common::ParseBindingArgs(body);
-  if (!args.ok()) return VerbReply{400, common::EncodeHttpError(args.status().message())};
+  absl::StatusOr<wire::BindingArgs> args = wire::ParseBindingArgs(body);
+  if (!args.ok()) return VerbReply{400, wire::EncodeHttpError(args.status().message())};
   auto fail = [&](absl::string_view why) {
     backend.Report(*args, nullptr, why);
-    VerbReply r{200, common::EncodeBindingResult(why)};
+    VerbReply r{200, wire::EncodeBindingResult(why)};
     r.failed = 1;
     return r;
   };
@@ -43,7 +43,7 @@ VerbReply Bind(absl::string_view body, BindBackend& backend) {
     return fail(absl::StrCat("gpu-tenancy bind: ", posted.message()));
   }
   backend.Report(*args, &placement, "");
-  VerbReply ok{200, common::EncodeBindingResult("")};
+  VerbReply ok{200, wire::EncodeBindingResult("")};
   ok.kept = 1;
   ok.gpu_pod = true;
   return ok;

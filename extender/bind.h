@@ -15,10 +15,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/extender_codec.h"
 #include "extender/verbs.h"
 #include "topology/facts.h"
 #include "topology/place.h"
+#include "wire/extender_codec.h"
 
 namespace extender {
 
@@ -26,14 +26,14 @@ class BindBackend {
  public:
   virtual ~BindBackend() = default;
   [[nodiscard]] virtual absl::StatusOr<topology::PodFacts> LookupPod(
-      const common::BindingArgs& args) = 0;
+      const wire::BindingArgs& args) = 0;
   [[nodiscard]] virtual absl::StatusOr<topology::PlaceOutcome> Assume(const topology::PodFacts& pod,
                                                                       const std::string& node) = 0;
   virtual void Forget(const std::string& uid) = 0;
-  [[nodiscard]] virtual absl::Status PostBinding(const common::BindingArgs& args,
+  [[nodiscard]] virtual absl::Status PostBinding(const wire::BindingArgs& args,
                                                  const topology::Labels& annotations) = 0;
   // Told the outcome of every bind (events, audit); `placement` is null on failure.
-  virtual void Report(const common::BindingArgs& args, const topology::Placement* placement,
+  virtual void Report(const wire::BindingArgs& args, const topology::Placement* placement,
                       absl::string_view error) {
     (void)args, (void)placement, (void)error;
   }

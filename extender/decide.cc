@@ -2,9 +2,9 @@
 
 #include <optional>
 
+#include "base/status_macros.h"
 #include "topology/dra_extended.h"
 #include "topology/quota.h"
-#include "topology/status_macros.h"
 
 namespace extender {
 

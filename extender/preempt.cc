@@ -5,12 +5,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "common/extender_codec.h"
-#include "common/k8s_codec.h"
-#include "common/preemption_codec.h"
 #include "topology/disruption_budget.h"
 #include "topology/dra_extended.h"
 #include "topology/preemption.h"
+#include "wire/extender_codec.h"
+#include "wire/k8s_codec.h"
+#include "wire/preemption_codec.h"
 
 namespace extender {
 namespace {
@@ -64,7 +64,7 @@ struct Victim {
 // Every victim kube-scheduler proposed on `node`, resolved as far as the request and the
 // snapshot allow, with `out.proposed` named after them. An error only for a Pod object the
 // request carries but that does not parse.
-absl::StatusOr<std::vector<Victim>> ResolveVictims(const common::PreemptionArgs::Node& proposed,
+absl::StatusOr<std::vector<Victim>> ResolveVictims(const wire::PreemptionArgs::Node& proposed,
                                                    const topology::NodeState& node,
                                                    const topology::ClusterSnapshot& snapshot,
                                                    PreemptNode& out) {
@@ -77,7 +77,7 @@ absl::StatusOr<std::vector<Victim>> ResolveVictims(const common::PreemptionArgs:
     if (auto it = holds.find(v.uid); it != holds.end()) {
       v.hold = it->second;
     } else if (!proposed.pods.empty()) {
-      absl::StatusOr<topology::PodFacts> facts = common::ParsePod(*proposed.pods[k], "victim");
+      absl::StatusOr<topology::PodFacts> facts = wire::ParsePod(*proposed.pods[k], "victim");
       if (!facts.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat("victim ", v.uid, ": ", facts.status().message()));
@@ -106,8 +106,8 @@ bool HoldsClaimedDevices(const topology::DraState& dra, absl::string_view namesp
 }
 
 // The node's answer when kube-scheduler's victims stand as proposed.
-void KeepProposed(const common::PreemptionArgs::Node& proposed, PreemptNode& out,
-                  common::NodeVictims& answer) {
+void KeepProposed(const wire::PreemptionArgs::Node& proposed, PreemptNode& out,
+                  wire::NodeVictims& answer) {
   for (absl::string_view uid : proposed.uids) answer.uids.emplace_back(uid);
   out.victims = out.proposed;
   answer.node = std::string(proposed.name);
@@ -120,8 +120,8 @@ class NodeDecision {
                const topology::ModelState& state)
       : p_(p), room_(room), state_(state), snapshot_(*state.snapshot) {}
 
-  void Decide(const common::PreemptionArgs::Node& proposed, PreemptNode& out,
-              common::NodeVictims& answer) const;
+  void Decide(const wire::PreemptionArgs::Node& proposed, PreemptNode& out,
+              wire::NodeVictims& answer) const;
 
  private:
   topology::TenantRef TenantOf(absl::string_view ns) const {
@@ -132,12 +132,12 @@ class NodeDecision {
   // kube-scheduler's victims for a pod that holds no GPU of ours (CPU only, or GPUs the
   // extender is not asked about): they stand unless one is another tenant's GPU pod the
   // policy protects from it.
-  void DecideForOtherPod(const common::PreemptionArgs::Node& proposed,
+  void DecideForOtherPod(const wire::PreemptionArgs::Node& proposed,
                          const std::vector<Victim>& victims, PreemptNode& out,
-                         common::NodeVictims& answer) const;
-  void DecideForGpuPod(const common::PreemptionArgs::Node& proposed,
-                       const topology::NodeState& node, const std::vector<Victim>& victims,
-                       PreemptNode& out, common::NodeVictims& answer) const;
+                         wire::NodeVictims& answer) const;
+  void DecideForGpuPod(const wire::PreemptionArgs::Node& proposed, const topology::NodeState& node,
+                       const std::vector<Victim>& victims, PreemptNode& out,
+                       wire::NodeVictims& answer) const;
 
   Preemptor& p_;  // its quota check remembers the last node it saw
   const topology::PreemptionRoom& room_;
@@ -156,8 +156,8 @@ std::string NodeDecision::ProtectedBy(const Victim& v) const {
   return Protected(v.Key(), TenantOf(v.namespace_name()).name, v.priority());
 }
 
-void NodeDecision::Decide(const common::PreemptionArgs::Node& proposed, PreemptNode& out,
-                          common::NodeVictims& answer) const {
+void NodeDecision::Decide(const wire::PreemptionArgs::Node& proposed, PreemptNode& out,
+                          wire::NodeVictims& answer) const {
   auto drop = [&](std::string reason) {
     out.outcome = PreemptNode::Outcome::kDropped;
     out.reason = std::move(reason);
@@ -176,9 +176,9 @@ void NodeDecision::Decide(const common::PreemptionArgs::Node& proposed, PreemptN
   DecideForGpuPod(proposed, *node, *victims, out, answer);
 }
 
-void NodeDecision::DecideForOtherPod(const common::PreemptionArgs::Node& proposed,
+void NodeDecision::DecideForOtherPod(const wire::PreemptionArgs::Node& proposed,
                                      const std::vector<Victim>& victims, PreemptNode& out,
-                                     common::NodeVictims& answer) const {
+                                     wire::NodeVictims& answer) const {
   for (const Victim& v : victims) {
     // A GPU pod: a hold of the model, a pod holding devices through claims, or a Pod object
     // the watch has not counted yet that asks for GPUs.
@@ -203,10 +203,10 @@ void NodeDecision::DecideForOtherPod(const common::PreemptionArgs::Node& propose
   KeepProposed(proposed, out, answer);
 }
 
-void NodeDecision::DecideForGpuPod(const common::PreemptionArgs::Node& proposed,
+void NodeDecision::DecideForGpuPod(const wire::PreemptionArgs::Node& proposed,
                                    const topology::NodeState& node,
                                    const std::vector<Victim>& victims, PreemptNode& out,
-                                   common::NodeVictims& answer) const {
+                                   wire::NodeVictims& answer) const {
   auto drop = [&](std::string reason) {
     out.outcome = PreemptNode::Outcome::kDropped;
     out.reason = std::move(reason);
@@ -304,19 +304,18 @@ PreemptReply Preempt(absl::string_view body, const topology::ModelState* state) 
   PreemptReply reply;
   auto bad = [&](const absl::Status& status) {
     reply.http_status = 400;
-    reply.body = common::EncodeHttpError(status.message());
+    reply.body = wire::EncodeHttpError(status.message());
     return reply;
   };
-  absl::StatusOr<common::PreemptionArgs> args = common::ParsePreemptionArgs(body);
+  absl::StatusOr<wire::PreemptionArgs> args = wire::ParsePreemptionArgs(body);
   if (!args.ok()) return bad(args.status());
   Preemptor p;
-  absl::StatusOr<topology::PodFacts> pod =
-      common::ParsePod(*args->pod, "ExtenderPreemptionArgs.Pod");
+  absl::StatusOr<topology::PodFacts> pod = wire::ParsePod(*args->pod, "ExtenderPreemptionArgs.Pod");
   if (!pod.ok()) return bad(pod.status());
   p.pod = *std::move(pod);
   reply.pod = p.pod.Key();
   reply.uid = p.pod.uid;
-  std::vector<common::NodeVictims> answers;
+  std::vector<wire::NodeVictims> answers;
   if (!state) {
     for (const auto& n : args->nodes) {
       reply.nodes.push_back({std::string(n.name),
@@ -325,7 +324,7 @@ PreemptReply Preempt(absl::string_view body, const topology::ModelState* state) 
                              {},
                              "gpu-tenancy: cache not synced"});
     }
-    reply.body = common::EncodePreemptionResult(answers);
+    reply.body = wire::EncodePreemptionResult(answers);
     return reply;
   }
   const topology::ClusterSnapshot& snapshot = *state->snapshot;
@@ -351,10 +350,10 @@ PreemptReply Preempt(absl::string_view body, const topology::ModelState* state) 
   topology::PreemptionRoom room(p.demand, p.ctx, p.pod, held ? &*held : nullptr, snapshot.dra(),
                                 tenant_of);
   NodeDecision decision(p, room, *state);
-  for (const common::PreemptionArgs::Node& n : args->nodes) {
+  for (const wire::PreemptionArgs::Node& n : args->nodes) {
     PreemptNode out;
     out.node = std::string(n.name);
-    common::NodeVictims answer;
+    wire::NodeVictims answer;
     if (p.ctx.tenant.Denied() && !p.demand.empty()) {
       // A denied tenant's pod never gets a GPU, so it may not take one from anyone either.
       for (absl::string_view uid : n.uids) out.proposed.emplace_back(uid);
@@ -366,7 +365,7 @@ PreemptReply Preempt(absl::string_view body, const topology::ModelState* state) 
     if (out.outcome != PreemptNode::Outcome::kDropped) answers.push_back(std::move(answer));
     reply.nodes.push_back(std::move(out));
   }
-  reply.body = common::EncodePreemptionResult(answers);
+  reply.body = wire::EncodePreemptionResult(answers);
   return reply;
 }
 

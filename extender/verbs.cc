@@ -10,9 +10,9 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "common/extender_codec.h"
-#include "common/k8s_codec.h"
 #include "extender/decide.h"
+#include "wire/extender_codec.h"
+#include "wire/k8s_codec.h"
 
 namespace extender {
 namespace {
@@ -20,14 +20,14 @@ namespace {
 constexpr absl::string_view kNotSynced = "gpu-tenancy: cache not synced";
 
 VerbReply BadRequest(const absl::Status& status) {
-  return VerbReply{400, common::EncodeHttpError(status.message())};
+  return VerbReply{400, wire::EncodeHttpError(status.message())};
 }
 
 // Full-Node requests may name nodes the snapshot has not seen yet; their supply then comes
 // from the Node object in the request, with no pods on them as far as we know.
 class RequestNodes {
  public:
-  RequestNodes(const common::ExtenderArgs& args, const topology::ModelState& state)
+  RequestNodes(const wire::ExtenderArgs& args, const topology::ModelState& state)
       : args_(args), state_(state) {}
 
   const topology::NodeState* Lookup(size_t i) {
@@ -38,7 +38,7 @@ class RequestNodes {
     }
     if (known_[i]) return known_[i];
     if (args_.names_only) return nullptr;
-    absl::StatusOr<topology::NodeFacts> facts = common::ParseNode(*args_.node_items[i]);
+    absl::StatusOr<topology::NodeFacts> facts = wire::ParseNode(*args_.node_items[i]);
     if (!facts.ok()) return nullptr;
     auto node = std::make_unique<topology::NodeState>();
     node->supply = topology::BuildNodeSupply(*facts, *state_.catalog, *state_.policy);
@@ -52,7 +52,7 @@ class RequestNodes {
   const void* Identity(size_t i) const { return i < known_.size() ? known_[i] : nullptr; }
 
  private:
-  const common::ExtenderArgs& args_;
+  const wire::ExtenderArgs& args_;
   const topology::ModelState& state_;
   std::vector<const topology::NodeState*> known_;
   std::vector<std::unique_ptr<topology::NodeState>> extra_;
@@ -92,9 +92,9 @@ class Rejected {
 
   // `identity(candidate)` is the snapshot's entry for that name (one per name), or null.
   template <typename Identity>
-  std::vector<common::FailedNode> Entries(const std::vector<absl::string_view>& names,
-                                          Identity identity) const {
-    std::vector<common::FailedNode> out;
+  std::vector<wire::FailedNode> Entries(const std::vector<absl::string_view>& names,
+                                        Identity identity) const {
+    std::vector<wire::FailedNode> out;
     out.reserve(entries_.size());
     if (!MayRepeat(identity)) {
       for (const Entry& e : entries_) out.push_back({e.candidate, Reason(e)});
@@ -143,14 +143,14 @@ class Rejected {
 };
 
 struct Parsed {
-  common::ExtenderArgs args;
+  wire::ExtenderArgs args;
   topology::PodFacts pod;
 };
 
 absl::StatusOr<Parsed> ParseRequest(absl::string_view body) {
-  absl::StatusOr<common::ExtenderArgs> args = common::ParseExtenderArgs(body);
+  absl::StatusOr<wire::ExtenderArgs> args = wire::ParseExtenderArgs(body);
   if (!args.ok()) return args.status();
-  absl::StatusOr<topology::PodFacts> pod = common::ParsePod(*args->pod, "ExtenderArgs.Pod");
+  absl::StatusOr<topology::PodFacts> pod = wire::ParsePod(*args->pod, "ExtenderArgs.Pod");
   if (!pod.ok()) return pod.status();
   return Parsed{*std::move(args), *std::move(pod)};
 }
@@ -160,8 +160,8 @@ absl::StatusOr<Parsed> ParseRequest(absl::string_view body) {
 VerbReply Filter(absl::string_view body, const topology::ModelState* state) {
   absl::StatusOr<Parsed> req = ParseRequest(body);
   if (!req.ok()) return BadRequest(req.status());
-  const common::ExtenderArgs& args = req->args;
-  if (!state) return VerbReply{200, common::EncodeFilterError(kNotSynced)};
+  const wire::ExtenderArgs& args = req->args;
+  if (!state) return VerbReply{200, wire::EncodeFilterError(kNotSynced)};
 
   RequestNodes nodes(args, *state);
   std::vector<size_t> kept;
@@ -200,26 +200,26 @@ VerbReply Filter(absl::string_view body, const topology::ModelState* state) {
   reply.gpu_pod = !decision->demand.empty();
   for (const auto& [key, n] : counts) reply.rejections[key] += n;
   auto identity = [&](size_t i) { return nodes.Identity(i); };
-  std::vector<common::FailedNode> failed_nodes = failed.Entries(args.node_names, identity);
-  std::vector<common::FailedNode> unresolvable_nodes =
+  std::vector<wire::FailedNode> failed_nodes = failed.Entries(args.node_names, identity);
+  std::vector<wire::FailedNode> unresolvable_nodes =
       unresolvable.Entries(args.node_names, identity);
   reply.kept = static_cast<int>(kept.size());
   reply.failed = static_cast<int>(failed_nodes.size());
   reply.unresolvable = static_cast<int>(unresolvable_nodes.size());
-  reply.body = common::EncodeFilterResult(args, kept, failed_nodes, unresolvable_nodes);
+  reply.body = wire::EncodeFilterResult(args, kept, failed_nodes, unresolvable_nodes);
   return reply;
 }
 
 VerbReply Prioritize(absl::string_view body, const topology::ModelState* state) {
   absl::StatusOr<Parsed> req = ParseRequest(body);
   if (!req.ok()) return BadRequest(req.status());
-  const common::ExtenderArgs& args = req->args;
-  std::vector<common::HostScore> scores;
+  const wire::ExtenderArgs& args = req->args;
+  std::vector<wire::HostScore> scores;
   scores.reserve(args.node_names.size());
   if (!state) {
     // Prioritize errors are ignored by kube-scheduler; neutral scores say the same politely.
     for (absl::string_view name : args.node_names) scores.push_back({name, 0});
-    return VerbReply{200, common::EncodeHostPriorityList(scores)};
+    return VerbReply{200, wire::EncodeHostPriorityList(scores)};
   }
   RequestNodes nodes(args, *state);
   VerbReply reply;
@@ -232,7 +232,7 @@ VerbReply Prioritize(absl::string_view body, const topology::ModelState* state) 
       });
   if (!decision.ok()) return BadRequest(decision.status());
   reply.gpu_pod = !decision->demand.empty();
-  reply.body = common::EncodeHostPriorityList(scores);
+  reply.body = wire::EncodeHostPriorityList(scores);
   return reply;
 }
 

@@ -1,5 +1,5 @@
 // kube-scheduler's ExtenderArgs: the body of POST /extender/filter and /extender/prioritize.
-// Parses the bytes with common::ParseExtenderArgs, then answers them with the real filter and
+// Parses the bytes with wire::ParseExtenderArgs, then answers them with the real filter and
 // prioritize verbs against the demo cluster (so the Pod codec, demand, fit and the encoders see
 // the same input). Invariants: a 200 reply is valid JSON; a parsed request keeps every node name;
 // re-encoding the parsed request with every node kept is valid JSON.
@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
-#include "common/extender_codec.h"
 #include "common/json.h"
 #include "extender/verbs.h"
 #include "fuzz/fuzz_util.h"
+#include "wire/extender_codec.h"
 
 namespace {
 
@@ -39,13 +39,13 @@ void CheckReply(const extender::VerbReply& reply, absl::string_view verb) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view body(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<common::ExtenderArgs> args = common::ParseExtenderArgs(body);
+  absl::StatusOr<wire::ExtenderArgs> args = wire::ParseExtenderArgs(body);
   if (args.ok()) {
     FUZZ_CHECK(args->pod != nullptr && args->pod->IsObject(), "Pod");
     FUZZ_CHECK(args->names_only || args->node_items.size() == args->node_names.size(), "items");
-    common::FilterReply all;
+    wire::FilterReply all;
     for (size_t i = 0; i < args->node_names.size(); ++i) all.kept.push_back(i);
-    std::string encoded = common::EncodeFilterResult(*args, all);
+    std::string encoded = wire::EncodeFilterResult(*args, all);
     FUZZ_CHECK(common::ParseJson(encoded).ok(), encoded);
   }
   const topology::ModelState& state = DemoState();

@@ -11,9 +11,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/config_loader.h"
-#include "common/k8s_codec.h"
 #include "topology/policy.h"
 #include "topology/snapshot.h"
+#include "wire/k8s_codec.h"
 
 absl::string_view FuzzDemoCluster();    // cmd/demo/cluster.yaml
 absl::string_view FuzzDemoPolicy();     // cmd/demo/policy.yaml
@@ -42,7 +42,7 @@ inline topology::Policy MustLoadPolicy(absl::string_view text) {
 }
 
 inline topology::ClusterData MustLoadDemoCluster() {
-  absl::StatusOr<topology::ClusterData> data = common::ParseClusterText(FuzzDemoCluster());
+  absl::StatusOr<topology::ClusterData> data = wire::ParseClusterText(FuzzDemoCluster());
   if (!data.ok()) Fail("embedded demo cluster does not load", data.status().message());
   return *std::move(data);
 }

@@ -4,7 +4,7 @@
 // (CREATE and UPDATE, namespace from metadata.namespace, else "acme"):
 //   - the patch applies cleanly to the pod (webhook::ApplyPatch);
 //   - the patched pod serialises to JSON that parses again, and is still a Pod the codec
-//     (common::ParsePod) and the webhook (validating review) can read;
+//     (wire::ParsePod) and the webhook (validating review) can read;
 //   - mutating the patched pod again yields no patch (idempotence).
 // Any violation traps, so libFuzzer keeps the pod.
 #include <cstddef>
@@ -12,10 +12,10 @@
 #include <string>
 
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "fuzz/fuzz_util.h"
 #include "webhook/json_patch.h"
 #include "webhook/review.h"
+#include "wire/k8s_codec.h"
 
 namespace {
 
@@ -58,7 +58,7 @@ void MutateApplyCheck(const rapidjson::Document& pod, const std::string& ns, boo
   // Not compared with `patched` for equality: RapidJSON's == pairs duplicate keys (which YAML
   // input may have) by name, and its default number parsing may move a double such as 59e99 by
   // one ULP, so neither the DOMs nor the texts need be identical.
-  absl::StatusOr<topology::PodFacts> facts = common::ParsePod(*reparsed);
+  absl::StatusOr<topology::PodFacts> facts = wire::ParsePod(*reparsed);
   FUZZ_CHECK(facts.ok(), std::string(facts.status().message()) + "\n" + text);
   absl::StatusOr<webhook::ObjectOutcome> validated =
       webhook::ReviewObject(PodRequest(*reparsed, ns, op, update ? &pod : nullptr),
@@ -78,7 +78,7 @@ void MutateApplyCheck(const rapidjson::Document& pod, const std::string& ns, boo
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<rapidjson::Document> pod = common::ParseObjectText(text);
+  absl::StatusOr<rapidjson::Document> pod = wire::ParseObjectText(text);
   if (!pod.ok() || !pod->IsObject()) return 0;
   std::string ns = "acme";
   if (const common::JsonValue* meta = common::FindNonNull(*pod, "metadata")) {

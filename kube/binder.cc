@@ -1,12 +1,12 @@
 #include "kube/binder.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/k8s_codec.h"
 #include "kube/objects.h"
+#include "wire/k8s_codec.h"
 
 namespace kube {
 
-absl::StatusOr<topology::PodFacts> ApiBinder::LookupPod(const common::BindingArgs& args) {
+absl::StatusOr<topology::PodFacts> ApiBinder::LookupPod(const wire::BindingArgs& args) {
   if (gate_ && !gate_()) {
     return absl::FailedPreconditionError(
         "this replica is not the extender leader (or its cache is still catching up); retry");
@@ -21,7 +21,7 @@ absl::StatusOr<topology::PodFacts> ApiBinder::LookupPod(const common::BindingArg
   }
   absl::StatusOr<rapidjson::Document> doc = common::ParseJson(r->body);
   if (!doc.ok()) return doc.status();
-  absl::StatusOr<topology::PodFacts> pod = common::ParsePod(*doc);
+  absl::StatusOr<topology::PodFacts> pod = wire::ParsePod(*doc);
   if (!pod.ok()) return pod.status();
   if (pod->uid != args.pod_uid) {
     return absl::NotFoundError(absl::StrCat("pod ", args.pod_namespace, "/", args.pod_name,
@@ -35,7 +35,7 @@ absl::StatusOr<topology::PlaceOutcome> ApiBinder::Assume(const topology::PodFact
   return state_.Assume(pod, node, clock_->Now() + assume_ttl_);
 }
 
-absl::Status ApiBinder::PostBinding(const common::BindingArgs& args,
+absl::Status ApiBinder::PostBinding(const wire::BindingArgs& args,
                                     const topology::Labels& annotations) {
   absl::StatusOr<ApiResponse> r = client_.Post(
       absl::StrCat("/api/v1/namespaces/", args.pod_namespace, "/pods/", args.pod_name, "/binding"),
@@ -47,7 +47,7 @@ absl::Status ApiBinder::PostBinding(const common::BindingArgs& args,
   return absl::OkStatus();
 }
 
-void ApiBinder::Report(const common::BindingArgs& args, const topology::Placement* placement,
+void ApiBinder::Report(const wire::BindingArgs& args, const topology::Placement* placement,
                        absl::string_view error) {
   if (audit_) {
     common::BindAudit r;

@@ -31,13 +31,13 @@ class ApiBinder : public extender::BindBackend {
   // Every bind, placed or failed, is appended to `audit` (may be null). Set before serving.
   void SetAuditLog(common::AuditLog* audit) { audit_ = audit; }
 
-  absl::StatusOr<topology::PodFacts> LookupPod(const common::BindingArgs& args) override;
+  absl::StatusOr<topology::PodFacts> LookupPod(const wire::BindingArgs& args) override;
   absl::StatusOr<topology::PlaceOutcome> Assume(const topology::PodFacts& pod,
                                                 const std::string& node) override;
   void Forget(const std::string& uid) override { state_.Forget(uid); }
-  absl::Status PostBinding(const common::BindingArgs& args,
+  absl::Status PostBinding(const wire::BindingArgs& args,
                            const topology::Labels& annotations) override;
-  void Report(const common::BindingArgs& args, const topology::Placement* placement,
+  void Report(const wire::BindingArgs& args, const topology::Placement* placement,
               absl::string_view error) override;
 
  private:

@@ -8,9 +8,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "common/json.h"
 #include "common/yaml_json.h"
-#include "topology/status_macros.h"
 
 namespace kube {
 namespace {

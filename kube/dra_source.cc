@@ -4,9 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/dra_codec.h"
 #include "common/log.h"
 #include "topology/policy.h"
+#include "wire/dra_codec.h"
 
 namespace kube {
 namespace {
@@ -208,106 +208,104 @@ void DraSource::StartReflectors(const std::string& version) {
 ReflectorHandler DraSource::HandlerFor(Kind kind) {
   switch (kind) {
     case kSlices:
-      return {
-          [this](const std::vector<const common::JsonValue*>& items) {
-            auto slices = ParseAll<topology::DraSlice>(
-                items, "ResourceSlice",
-                [](const common::JsonValue& v) { return common::ParseResourceSlice(v); });
-            common::MutexLock lock(&mu_);
-            store_.ReplaceSlices(std::move(slices));
-            PublishLocked(kSlices, {});
-          },
-          [this](absl::string_view type, const common::JsonValue& object) {
-            common::MutexLock lock(&mu_);
-            if (type == "DELETED") {
-              store_.DeleteSlice(NamespaceAndName(object).name);
-            } else if (absl::StatusOr<topology::DraSlice> s = common::ParseResourceSlice(object);
-                       s.ok()) {
-              store_.UpsertSlice(*std::move(s));
-            } else {
-              Ignored("ResourceSlice", s.status());
-              return;
-            }
-            PublishLocked(kSlices, {});
-          }};
-    case kClaims:
-      return {
-          [this](const std::vector<const common::JsonValue*>& items) {
-            auto claims = ParseAll<topology::DraClaim>(
-                items, "ResourceClaim",
-                [](const common::JsonValue& v) { return common::ParseResourceClaim(v); });
-            common::MutexLock lock(&mu_);
-            std::vector<ClaimTransition> changes = store_.ReplaceClaims(std::move(claims));
-            // The first list is where watching starts: what it holds was allocated before.
-            if (!claims_baseline_) changes.clear();
-            claims_baseline_ = true;
-            PublishLocked(kClaims, std::move(changes));
-          },
-          [this](absl::string_view type, const common::JsonValue& object) {
-            common::MutexLock lock(&mu_);
-            std::vector<ClaimTransition> changes;
-            if (type == "DELETED") {
-              ObjectName n = NamespaceAndName(object);
-              changes = store_.DeleteClaim(n.namespace_name, n.name);
-            } else if (absl::StatusOr<topology::DraClaim> c = common::ParseResourceClaim(object);
-                       c.ok()) {
-              changes = store_.UpsertClaim(*std::move(c));
-            } else {
-              Ignored("ResourceClaim", c.status());
-              return;
-            }
-            PublishLocked(kClaims, std::move(changes));
-          }};
-    case kClasses:
       return {[this](const std::vector<const common::JsonValue*>& items) {
-                auto classes = ParseAll<topology::DraDeviceClass>(
-                    items, "DeviceClass",
-                    [](const common::JsonValue& v) { return common::ParseDeviceClass(v); });
+                auto slices = ParseAll<topology::DraSlice>(
+                    items, "ResourceSlice",
+                    [](const common::JsonValue& v) { return wire::ParseResourceSlice(v); });
                 common::MutexLock lock(&mu_);
-                store_.ReplaceClasses(std::move(classes));
-                PublishLocked(kClasses, {});
+                store_.ReplaceSlices(std::move(slices));
+                PublishLocked(kSlices, {});
               },
               [this](absl::string_view type, const common::JsonValue& object) {
                 common::MutexLock lock(&mu_);
                 if (type == "DELETED") {
-                  store_.DeleteClass(NamespaceAndName(object).name);
-                } else if (absl::StatusOr<topology::DraDeviceClass> c =
-                               common::ParseDeviceClass(object);
-                           c.ok()) {
-                  store_.UpsertClass(*std::move(c));
+                  store_.DeleteSlice(NamespaceAndName(object).name);
+                } else if (absl::StatusOr<topology::DraSlice> s = wire::ParseResourceSlice(object);
+                           s.ok()) {
+                  store_.UpsertSlice(*std::move(s));
                 } else {
-                  Ignored("DeviceClass", c.status());
+                  Ignored("ResourceSlice", s.status());
                   return;
                 }
-                PublishLocked(kClasses, {});
+                PublishLocked(kSlices, {});
               }};
-    case kTemplates:
-    case kKinds:
-      break;
-  }
-  return {[this](const std::vector<const common::JsonValue*>& items) {
-            auto templates = ParseAll<topology::DraClaim>(
-                items, "ResourceClaimTemplate",
-                [](const common::JsonValue& v) { return common::ParseResourceClaimTemplate(v); });
+    case kClaims:
+      return {[this](const std::vector<const common::JsonValue*>& items) {
+                auto claims = ParseAll<topology::DraClaim>(
+                    items, "ResourceClaim",
+                    [](const common::JsonValue& v) { return wire::ParseResourceClaim(v); });
+                common::MutexLock lock(&mu_);
+                std::vector<ClaimTransition> changes = store_.ReplaceClaims(std::move(claims));
+                // The first list is where watching starts: what it holds was allocated before.
+                if (!claims_baseline_) changes.clear();
+                claims_baseline_ = true;
+                PublishLocked(kClaims, std::move(changes));
+              },
+              [this](absl::string_view type, const common::JsonValue& object) {
+                common::MutexLock lock(&mu_);
+                std::vector<ClaimTransition> changes;
+                if (type == "DELETED") {
+                  ObjectName n = NamespaceAndName(object);
+                  changes = store_.DeleteClaim(n.namespace_name, n.name);
+                } else if (absl::StatusOr<topology::DraClaim> c = wire::ParseResourceClaim(object);
+                           c.ok()) {
+                  changes = store_.UpsertClaim(*std::move(c));
+                } else {
+                  Ignored("ResourceClaim", c.status());
+                  return;
+                }
+                PublishLocked(kClaims, std::move(changes));
+              }};
+    case kClasses:
+      return {
+          [this](const std::vector<const common::JsonValue*>& items) {
+            auto classes = ParseAll<topology::DraDeviceClass>(
+                items, "DeviceClass",
+                [](const common::JsonValue& v) { return wire::ParseDeviceClass(v); });
             common::MutexLock lock(&mu_);
-            store_.ReplaceTemplates(std::move(templates));
-            PublishLocked(kTemplates, {});
+            store_.ReplaceClasses(std::move(classes));
+            PublishLocked(kClasses, {});
           },
           [this](absl::string_view type, const common::JsonValue& object) {
             common::MutexLock lock(&mu_);
             if (type == "DELETED") {
-              ObjectName n = NamespaceAndName(object);
-              store_.DeleteTemplate(n.namespace_name, n.name);
-            } else if (absl::StatusOr<topology::DraClaim> t =
-                           common::ParseResourceClaimTemplate(object);
-                       t.ok()) {
-              store_.UpsertTemplate(*std::move(t));
+              store_.DeleteClass(NamespaceAndName(object).name);
+            } else if (absl::StatusOr<topology::DraDeviceClass> c = wire::ParseDeviceClass(object);
+                       c.ok()) {
+              store_.UpsertClass(*std::move(c));
             } else {
-              Ignored("ResourceClaimTemplate", t.status());
+              Ignored("DeviceClass", c.status());
               return;
             }
-            PublishLocked(kTemplates, {});
+            PublishLocked(kClasses, {});
           }};
+    case kTemplates:
+    case kKinds:
+      break;
+  }
+  return {
+      [this](const std::vector<const common::JsonValue*>& items) {
+        auto templates = ParseAll<topology::DraClaim>(
+            items, "ResourceClaimTemplate",
+            [](const common::JsonValue& v) { return wire::ParseResourceClaimTemplate(v); });
+        common::MutexLock lock(&mu_);
+        store_.ReplaceTemplates(std::move(templates));
+        PublishLocked(kTemplates, {});
+      },
+      [this](absl::string_view type, const common::JsonValue& object) {
+        common::MutexLock lock(&mu_);
+        if (type == "DELETED") {
+          ObjectName n = NamespaceAndName(object);
+          store_.DeleteTemplate(n.namespace_name, n.name);
+        } else if (absl::StatusOr<topology::DraClaim> t = wire::ParseResourceClaimTemplate(object);
+                   t.ok()) {
+          store_.UpsertTemplate(*std::move(t));
+        } else {
+          Ignored("ResourceClaimTemplate", t.status());
+          return;
+        }
+        PublishLocked(kTemplates, {});
+      }};
 }
 
 void DraSource::PublishLocked(Kind kind, std::vector<ClaimTransition> transitions) {

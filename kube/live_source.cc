@@ -1,9 +1,9 @@
 #include "kube/live_source.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/disruption_budget_codec.h"
-#include "common/k8s_codec.h"
 #include "common/log.h"
+#include "wire/disruption_budget_codec.h"
+#include "wire/k8s_codec.h"
 
 namespace kube {
 namespace {
@@ -40,7 +40,7 @@ LiveSource::LiveSource(Api& client, ClusterState& state, LiveSourceOptions optio
       ReflectorHandler{[this](const std::vector<const common::JsonValue*>& items) {
                          std::vector<topology::NodeFacts> nodes;
                          for (const common::JsonValue* item : items) {
-                           absl::StatusOr<topology::NodeFacts> n = common::ParseNode(*item);
+                           absl::StatusOr<topology::NodeFacts> n = wire::ParseNode(*item);
                            if (n.ok())
                              nodes.push_back(*std::move(n));
                            else
@@ -53,7 +53,7 @@ LiveSource::LiveSource(Api& client, ClusterState& state, LiveSourceOptions optio
                            state_.DeleteNode(NameOf(object));
                            return;
                          }
-                         absl::StatusOr<topology::NodeFacts> n = common::ParseNode(object);
+                         absl::StatusOr<topology::NodeFacts> n = wire::ParseNode(object);
                          if (n.ok())
                            state_.UpsertNode(*std::move(n));
                          else
@@ -65,7 +65,7 @@ LiveSource::LiveSource(Api& client, ClusterState& state, LiveSourceOptions optio
       ReflectorHandler{[this](const std::vector<const common::JsonValue*>& items) {
                          state_.ReplacePods([&](ClusterState::PodSink offer) {
                            for (const common::JsonValue* item : items) {
-                             absl::StatusOr<topology::PodFacts> p = common::ParsePod(*item);
+                             absl::StatusOr<topology::PodFacts> p = wire::ParsePod(*item);
                              if (p.ok())
                                offer(*std::move(p));
                              else
@@ -78,7 +78,7 @@ LiveSource::LiveSource(Api& client, ClusterState& state, LiveSourceOptions optio
                            state_.DeletePod(UidOrKey(object));
                            return;
                          }
-                         absl::StatusOr<topology::PodFacts> p = common::ParsePod(object);
+                         absl::StatusOr<topology::PodFacts> p = wire::ParsePod(object);
                          if (p.ok())
                            state_.UpsertPod(*std::move(p));
                          else
@@ -90,7 +90,7 @@ LiveSource::LiveSource(Api& client, ClusterState& state, LiveSourceOptions optio
     const common::JsonValue* labels = meta ? common::FindMember(*meta, "labels") : nullptr;
     topology::Labels out;
     if (labels) {
-      absl::StatusOr<topology::Labels> parsed = common::ParseStringMap(*labels, "metadata.labels");
+      absl::StatusOr<topology::Labels> parsed = wire::ParseStringMap(*labels, "metadata.labels");
       if (parsed.ok()) out = *std::move(parsed);
     }
     return out;
@@ -117,7 +117,7 @@ LiveSource::LiveSource(Api& client, ClusterState& state, LiveSourceOptions optio
                          std::vector<topology::DisruptionBudget> budgets;
                          for (const common::JsonValue* item : items) {
                            absl::StatusOr<topology::DisruptionBudget> b =
-                               common::ParseDisruptionBudget(*item);
+                               wire::ParseDisruptionBudget(*item);
                            if (b.ok())
                              budgets.push_back(*std::move(b));
                            else
@@ -135,7 +135,7 @@ LiveSource::LiveSource(Api& client, ClusterState& state, LiveSourceOptions optio
                            return;
                          }
                          absl::StatusOr<topology::DisruptionBudget> b =
-                             common::ParseDisruptionBudget(object);
+                             wire::ParseDisruptionBudget(object);
                          if (b.ok())
                            state_.UpsertDisruptionBudget(*std::move(b));
                          else

@@ -4,11 +4,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "common/json.h"
 #include "kube/objects.h"
 #include "topology/quantity.h"
 #include "topology/reconfigure_rules.h"
-#include "topology/status_macros.h"
 #include "topology/wellknown.h"
 
 namespace kube {

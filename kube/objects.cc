@@ -69,7 +69,7 @@ class ObjectWriter {
 
 }  // namespace
 
-std::string BindingJson(const common::BindingArgs& args, const topology::Labels& annotations) {
+std::string BindingJson(const wire::BindingArgs& args, const topology::Labels& annotations) {
   ObjectWriter o("v1", "Binding");
   o.Begin("metadata");
   o.Field("name", args.pod_name);

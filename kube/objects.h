@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "common/extender_codec.h"
 #include "topology/facts.h"
+#include "wire/extender_codec.h"
 
 namespace kube {
 
 // The Binding object for a pod: target node, our annotations, and the pod UID as a
 // precondition so a re-created pod of the same name is never bound by mistake.
-std::string BindingJson(const common::BindingArgs& args, const topology::Labels& annotations);
+std::string BindingJson(const wire::BindingArgs& args, const topology::Labels& annotations);
 
 // A coordination.k8s.io/v1 Lease as leader election writes it. A resource version, when set,
 // makes the PUT conditional; empty times are left out.

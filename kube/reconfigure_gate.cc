@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "common/log.h"
 #include "kube/smoke_pod.h"
-#include "topology/status_macros.h"
 #include "topology/wellknown.h"
 
 namespace kube {

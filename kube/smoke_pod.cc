@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "kube/node_ops.h"
 #include "kube/reconfigure_gate.h"
-#include "topology/status_macros.h"
 
 namespace kube {
 

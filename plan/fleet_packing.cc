@@ -6,12 +6,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "plan/mig_creation.h"
 #include "plan/mig_packing.h"
 #include "plan/mig_profile_choice.h"
 #include "plan/quantity_text.h"
 #include "topology/mig_layout.h"
-#include "topology/status_macros.h"
 
 namespace plan {
 namespace {

@@ -9,10 +9,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "plan/fleet_packing.h"
 #include "plan/quantity_text.h"
 #include "plan/workload_decision.h"
-#include "topology/status_macros.h"
 
 namespace plan {
 namespace {

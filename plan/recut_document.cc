@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "plan/render.h"
 #include "topology/mig_parted.h"
-#include "topology/status_macros.h"
 
 namespace plan {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "plan/render.h"
-#include "topology/status_macros.h"
 #include "topology/wellknown.h"
 
 namespace plan {

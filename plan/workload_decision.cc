@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "plan/mig_profile_choice.h"
 #include "plan/quantity_text.h"
-#include "topology/status_macros.h"
 
 namespace plan {
 namespace {

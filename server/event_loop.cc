@@ -13,9 +13,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/extender_codec.h"
 #include "common/log.h"
 #include "server/tls_socket.h"
+#include "wire/extender_codec.h"
 
 namespace server {
 
@@ -54,7 +54,7 @@ TlsReply RunHandler(const TlsRoute& route, absl::string_view body) {
 }  // namespace
 
 TlsReply ErrorReply(int status, absl::string_view message) {
-  return TlsReply{status, common::EncodeHttpError(message), {}};
+  return TlsReply{status, wire::EncodeHttpError(message), {}};
 }
 
 std::optional<TlsReply> ReplyToReadError(const ErrorCode& ec, size_t max_header_bytes,

@@ -5,8 +5,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http.hpp>
 
-#include "common/extender_codec.h"
 #include "server/event_loop.h"
+#include "wire/extender_codec.h"
 
 namespace server {
 
@@ -22,7 +22,7 @@ OperatorReply CallOperatorRoute(const OperatorRoute& route, absl::string_view qu
   return Guarded(
       route.path,
       [&] { return route.query_handler ? route.query_handler(query) : route.handler(); },
-      OperatorReply{500, kJsonContentType, common::EncodeHttpError("internal error")});
+      OperatorReply{500, kJsonContentType, wire::EncodeHttpError("internal error")});
 }
 
 }  // namespace
@@ -84,7 +84,7 @@ EventLoop::Task<void> EventLoop::ServeOperator(std::shared_ptr<Connection> c) {
   } else if (shared_.operators->waiting.load() >= o.max_queued) {
     shared_.operators->stats.rejected_busy.fetch_add(1, std::memory_order_relaxed);
     reply = {503, kJsonContentType,
-             common::EncodeHttpError("too many requests waiting; retry later")};
+             wire::EncodeHttpError("too many requests waiting; retry later")};
   } else {
     reply = co_await RunOnHandlerThread(*route, std::string(query));
   }

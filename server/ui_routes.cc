@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/extender_codec.h"
+#include "wire/extender_codec.h"
 
 namespace server {
 namespace ui_routes {
@@ -46,7 +46,7 @@ std::optional<std::string> PercentDecode(absl::string_view text) {
 }
 
 OperatorReply Error(int status, absl::string_view message) {
-  return {status, kJsonContentType, common::EncodeHttpError(message)};
+  return {status, kJsonContentType, wire::EncodeHttpError(message)};
 }
 
 }  // namespace ui_routes

@@ -1,6 +1,6 @@
 // The pages for people under /ui/: the files of web/ embedded at build time (index.html,
 // picker.html, map.html and their scripts and style), and the JSON they read. The JSON comes
-// from handlers the caller passes in (cmd/ wires common/ui_json.h and extender/gpu_map.h), so
+// from handlers the caller passes in (cmd/ wires views/ui_json.h and extender/gpu_map.h), so
 // this room serves and does not compute:
 //   GET /ui/                  index.html
 //   GET /ui/<file>            a web/ file, with its content type

@@ -1,5 +1,5 @@
 // DRA (resource.k8s.io) supply and demand as plain values: the devices a driver publishes in
-// ResourceSlices, the claims that hold them, and the DeviceClasses claims name. common/dra_codec
+// ResourceSlices, the claims that hold them, and the DeviceClasses claims name. wire/dra_codec
 // fills these from JSON (v1, v1beta2 and v1beta1 look the same here); this file only answers
 // which devices are current and which devices a claim holds. Pure: no I/O, no JSON.
 //

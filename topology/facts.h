@@ -1,5 +1,5 @@
 // The plain facts the model reads from Kubernetes objects: what a Node advertises and what a Pod
-// asks for. common/k8s_codec fills them from JSON; everything in topology/ works on them, so the
+// asks for. wire/k8s_codec fills them from JSON; everything in topology/ works on them, so the
 // model can be tested with a few lines of C++ instead of kilobytes of JSON.
 #ifndef GPU_TENANCY_TOPOLOGY_FACTS_H_
 #define GPU_TENANCY_TOPOLOGY_FACTS_H_

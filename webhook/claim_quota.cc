@@ -8,10 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/dra_codec.h"
 #include "topology/dra_claim_quota.h"
 #include "webhook/claim_rule_checks.h"
 #include "webhook/quota_rules.h"
+#include "wire/dra_codec.h"
 
 namespace webhook {
 namespace {
@@ -130,7 +130,7 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
                      bool dry_run, std::vector<Violation>& violations,
                      std::vector<std::string>& warnings) {
   if (!tenant.tenant || tenant.tenant->quota.empty()) return;
-  absl::StatusOr<topology::DraClaim> claim = common::ParseResourceClaim(object, "request.object");
+  absl::StatusOr<topology::DraClaim> claim = wire::ParseResourceClaim(object, "request.object");
   // An unreadable claim is left to the API server's validation; nothing to count. A claim
   // kube-scheduler made for a pod's extended resource counts like any other: the pod's own
   // demand is not counted until the claim is allocated, and then through the claim.

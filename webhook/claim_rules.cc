@@ -5,11 +5,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/dra_codec.h"
-#include "common/k8s_codec.h"
 #include "webhook/claim_rule_checks.h"
 #include "webhook/claim_selectors.h"
 #include "webhook/device_class_rules.h"
+#include "wire/dra_codec.h"
+#include "wire/k8s_codec.h"
 
 namespace webhook {
 namespace {
@@ -66,7 +66,7 @@ std::string MiB(int64_t mib) { return absl::StrCat(mib, "Mi"); }
 // when unreadable.
 std::optional<int64_t> QuantityMiB(const JsonValue& value, absl::string_view what,
                                    std::string& error) {
-  absl::StatusOr<topology::Quantity> q = common::ParseQuantityValue(value, what);
+  absl::StatusOr<topology::Quantity> q = wire::ParseQuantityValue(value, what);
   if (!q.ok() || q->IsNegative()) {
     error =
         q.ok() ? absl::StrCat(what, ": must not be negative") : std::string(q.status().message());
@@ -170,7 +170,7 @@ ClaimView ParseClaimView(const JsonValue& object, absl::string_view kind,
     view.name = std::string(StringOr(*meta, "name", StringOr(*meta, "generateName")));
     if (const JsonValue* annotations = FindNonNull(*meta, "annotations")) {
       view.extended_resource_annotation =
-          StringOr(*annotations, common::kExtendedResourceClaimAnnotation) == "true";
+          StringOr(*annotations, wire::kExtendedResourceClaimAnnotation) == "true";
     }
   }
   const JsonValue* spec = FindNonNull(object, "spec");

@@ -7,12 +7,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/k8s_codec.h"
+#include "base/status_macros.h"
 #include "topology/dra_extended.h"
-#include "topology/status_macros.h"
 #include "webhook/claim_selectors.h"
 #include "webhook/pod_rule_checks.h"
 #include "webhook/pod_rules.h"
+#include "wire/k8s_codec.h"
 
 namespace webhook {
 namespace {
@@ -147,11 +147,11 @@ PodView PodViewOf(topology::PodFacts facts, const topology::Policy& policy) {
 absl::StatusOr<PodView> ParsePodView(const JsonValue& pod, const topology::Policy& policy,
                                      absl::string_view namespace_name, absl::string_view path) {
   // A pod may carry dozens of labels and annotations; the rules read one annotation.
-  common::PodMetadataFilter keep;
+  wire::PodMetadataFilter keep;
   keep.all_labels = false;
   keep.all_annotations = false;
   keep.annotations = {policy.memory_annotation};
-  ASSIGN_OR_RETURN(topology::PodFacts facts, common::ParsePod(pod, path, keep));
+  ASSIGN_OR_RETURN(topology::PodFacts facts, wire::ParsePod(pod, path, keep));
   if (facts.namespace_name.empty()) facts.namespace_name = std::string(namespace_name);
   return PodViewOf(std::move(facts), policy);
 }

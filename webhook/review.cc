@@ -8,18 +8,18 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/dra_codec.h"
+#include "base/status_macros.h"
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "topology/status_macros.h"
 #include "topology/wellknown.h"
 #include "webhook/claim_rules.h"
 #include "webhook/device_annotation_rules.h"
 #include "webhook/pod_mutation.h"
 #include "webhook/pod_rules.h"
 #include "webhook/rule_table.h"
+#include "wire/dra_codec.h"
+#include "wire/k8s_codec.h"
 
 namespace webhook {
 namespace {
@@ -190,8 +190,8 @@ absl::Status ReviewPod(const ObjectRequest& r, ReviewKind kind, const topology::
   // Read from the raw objects: PodView keeps only the annotations the other rules read.
   DeviceAnnotationChange devices;
   devices.annotation = topology::kPodDevicesAnnotation;
-  devices.new_value = common::AnnotationOf(r.object, devices.annotation);
-  if (update) devices.old_value = common::AnnotationOf(r.old_object, devices.annotation);
+  devices.new_value = wire::AnnotationOf(r.object, devices.annotation);
+  if (update) devices.old_value = wire::AnnotationOf(r.old_object, devices.annotation);
   devices.node = pod.facts.node_name;
   devices.object = absl::StrCat("pod \"", r.namespace_name, "/", ObjectName(*r.object), "\"");
   // UPDATE compares with the old pod; without one the mutable-input rules see it as changed.
@@ -231,7 +231,7 @@ void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy
   if (kind == ReviewKind::kValidate && claim.extended_resource_annotation &&
       !claim.extended_resource_claim && !update && judged) {
     out.warnings.push_back(absl::StrCat(
-        "annotation ", common::kExtendedResourceClaimAnnotation,
+        "annotation ", wire::kExtendedResourceClaimAnnotation,
         " ignored: only kube-scheduler (policy admission.schedulerUsers) makes such claims, "
         "and this request comes from ",
         r.user.username.empty() ? "an unnamed user" : absl::StrCat("\"", r.user.username, "\""),
@@ -265,9 +265,9 @@ void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy
 void ReviewNode(const ObjectRequest& r, const topology::Policy& policy, ObjectOutcome& out) {
   DeviceAnnotationChange change;
   change.annotation = topology::kNodeDevicesAnnotation;
-  change.new_value = common::AnnotationOf(r.object, change.annotation);
+  change.new_value = wire::AnnotationOf(r.object, change.annotation);
   if (r.operation == "UPDATE")
-    change.old_value = common::AnnotationOf(r.old_object, change.annotation);
+    change.old_value = wire::AnnotationOf(r.old_object, change.annotation);
   change.node = ObjectName(*r.object);
   change.object = absl::StrCat("node \"", change.node, "\"");
   change.is_node = true;

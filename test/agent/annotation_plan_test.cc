@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "common/device_annotations.h"
 #include "gtest/gtest.h"
+#include "wire/device_annotations.h"
 
 namespace agent {
 namespace {
@@ -25,7 +25,7 @@ const std::vector<topology::PodDevices> kKubelet = {
 };
 
 std::string Devices(std::vector<topology::ContainerDevices> containers) {
-  return common::EncodePodDevices({"gpu-a", std::move(containers)});
+  return wire::EncodePodDevices({"gpu-a", std::move(containers)});
 }
 
 TEST(PlanPodAnnotationsTest, WritesWhatIsMissingOrWrongAndNothingElse) {
@@ -74,7 +74,7 @@ TEST(PlanPodRecordsTest, RecordsWhatThePodsAreAnnotatedWith) {
   EXPECT_EQ(records, want);
   for (const PodAnnotation& p : PlanPodAnnotations("gpu-a", kKubelet, bound)) {
     SCOPED_TRACE(p.name);
-    absl::StatusOr<common::PodDevicesAnnotation> written = common::DecodePodDevices(*p.value);
+    absl::StatusOr<wire::PodDevicesAnnotation> written = wire::DecodePodDevices(*p.value);
     ASSERT_TRUE(written.ok()) << written.status();
     const BoundPod* pod = nullptr;
     for (const BoundPod& b : bound) {

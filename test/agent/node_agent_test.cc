@@ -11,13 +11,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/device_annotations.h"
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "gtest/gtest.h"
 #include "test/support/fake_kubelet.h"
 #include "test/support/in_memory_api.h"
 #include "topology/wellknown.h"
+#include "wire/device_annotations.h"
+#include "wire/k8s_codec.h"
 
 namespace agent {
 namespace {
@@ -68,7 +68,7 @@ class NodeAgentTest : public ::testing::Test {
 
   std::optional<std::string> AnnotationOf(const std::string& path, absl::string_view key) {
     absl::StatusOr<rapidjson::Document> doc = common::ParseJson(*api_.Object(path));
-    return doc.ok() ? common::AnnotationOf(&*doc, key) : std::nullopt;
+    return doc.ok() ? wire::AnnotationOf(&*doc, key) : std::nullopt;
   }
 
   testing_support::InMemoryApi api_;
@@ -85,7 +85,7 @@ TEST_F(NodeAgentTest, GpuPodsAndTheNodeAreAnnotatedOnceAndThenLeftAlone) {
   std::optional<std::string> llm =
       AnnotationOf(PodPath("acme", "llm"), topology::kPodDevicesAnnotation);
   ASSERT_TRUE(llm.has_value());
-  absl::StatusOr<common::PodDevicesAnnotation> parsed = common::DecodePodDevices(*llm);
+  absl::StatusOr<wire::PodDevicesAnnotation> parsed = wire::DecodePodDevices(*llm);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->node, "gpu-a");
   ASSERT_EQ(parsed->containers.size(), 1u);

@@ -16,9 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/device_annotations.h"
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "test/support/apiserver_objects.h"
@@ -27,6 +25,8 @@
 #include "test/support/serve_process.h"
 #include "test/support/shell.h"
 #include "topology/wellknown.h"
+#include "wire/device_annotations.h"
+#include "wire/k8s_codec.h"
 
 namespace {
 
@@ -83,7 +83,7 @@ class NodeAgentBinaryTest : public ::testing::Test {
     absl::StatusOr<rapidjson::Document> doc =
         common::ParseJson(api_->GetObject(resource, ns, name));
     if (!doc.ok()) return "";
-    return common::AnnotationOf(&*doc, key).value_or("");
+    return wire::AnnotationOf(&*doc, key).value_or("");
   }
 
   std::string PodDevices(const std::string& ns, const std::string& name) {
@@ -103,15 +103,15 @@ TEST_F(NodeAgentBinaryTest, AnnotatesEachGpuPodAndTheNodeThenWritesNothingMore) 
        {std::tuple{"acme", "llm", "MIG-GPU-a1/2/0"}, std::tuple{"research", "train", "GPU-b2"},
         std::tuple{"research", "notebook", "GPU-c3::5"}}) {
     SCOPED_TRACE(name);
-    absl::StatusOr<common::PodDevicesAnnotation> devices =
-        common::DecodePodDevices(PodDevices(ns, name));
+    absl::StatusOr<wire::PodDevicesAnnotation> devices =
+        wire::DecodePodDevices(PodDevices(ns, name));
     ASSERT_TRUE(devices.ok()) << devices.status();
     EXPECT_EQ(devices->node, "gpu-a");
     ASSERT_EQ(devices->containers.size(), 1u);
     EXPECT_EQ(devices->containers[0].resources[0].ids, std::vector<std::string>{id});
   }
   // The Node: its GPUs, and the agent's record of each report under the pod's UID.
-  absl::StatusOr<topology::NodeGpus> node = common::DecodeNodeGpus(
+  absl::StatusOr<topology::NodeGpus> node = wire::DecodeNodeGpus(
       Annotation(Resource::kNodes, "", "gpu-a", topology::kNodeDevicesAnnotation));
   ASSERT_TRUE(node.ok()) << node.status();
   EXPECT_EQ(node->gpus,
@@ -127,8 +127,8 @@ TEST_F(NodeAgentBinaryTest, AnnotatesEachGpuPodAndTheNodeThenWritesNothingMore) 
     const topology::PodDeviceRecord* record =
         node->FindPod(common::StringOr((*pod)["metadata"], "uid"));
     ASSERT_NE(record, nullptr);
-    absl::StatusOr<common::PodDevicesAnnotation> devices =
-        common::DecodePodDevices(PodDevices(ns, name));
+    absl::StatusOr<wire::PodDevicesAnnotation> devices =
+        wire::DecodePodDevices(PodDevices(ns, name));
     ASSERT_TRUE(devices.ok());
     EXPECT_EQ(record->resources, topology::RecordOf(devices->containers));
   }

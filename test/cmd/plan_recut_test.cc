@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
 #include "common/json.h"
-#include "common/mig_parted_codec.h"
 #include "common/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,6 +20,7 @@
 #include "test/support/serve_process.h"
 #include "test/support/shell.h"
 #include "topology/mig_parted.h"
+#include "wire/mig_parted_codec.h"
 
 namespace {
 
@@ -81,7 +81,7 @@ TEST(PlanFromClusterTest, TheYamlIsAMigPartedConfigReconfigureReads) {
   testing_support::CommandResult run =
       RunBinary(absl::StrCat("plan --from-cluster ", RecutFleet(), " -o yaml"));
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  absl::StatusOr<topology::MigPartedFile> file = common::ParseMigPartedConfig(run.out);
+  absl::StatusOr<topology::MigPartedFile> file = wire::ParseMigPartedConfig(run.out);
   ASSERT_TRUE(file.ok()) << file.status() << run.out;
   const topology::MigPartedLayout* layout = file->Find("gpu-tenancy-recut-one-pod");
   ASSERT_NE(layout, nullptr) << run.out;

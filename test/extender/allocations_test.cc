@@ -17,12 +17,12 @@
 #include "absl/strings/str_join.h"
 #include "common/config_loader.h"
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "common/yaml_json.h"
 #include "extender/gpu_map.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 #include "topology/snapshot.h"
+#include "wire/k8s_codec.h"
 
 namespace {
 
@@ -38,7 +38,7 @@ topology::ClusterData DemoCluster() {
   absl::StatusOr<std::vector<rapidjson::Document>> docs =
       common::YamlDocumentsToJson(ReadSource("cmd/demo/cluster.yaml"));
   EXPECT_TRUE(docs.ok() && docs->size() == 1) << docs.status();
-  absl::StatusOr<topology::ClusterData> data = common::ParseClusterList(docs->front());
+  absl::StatusOr<topology::ClusterData> data = wire::ParseClusterList(docs->front());
   EXPECT_TRUE(data.ok()) << data.status();
   return *std::move(data);
 }
@@ -51,7 +51,7 @@ topology::PodFacts PodOn(const std::string& node, const std::string& ns, const s
                          R"(","containers":[{"name":"c","resources":{"limits":{")", resource,
                          R"(":")", count, R"("}}}]},"status":{"phase":"Running"}})")
                 .c_str());
-  absl::StatusOr<topology::PodFacts> pod = common::ParsePod(doc);
+  absl::StatusOr<topology::PodFacts> pod = wire::ParsePod(doc);
   EXPECT_TRUE(pod.ok()) << pod.status();
   return *std::move(pod);
 }

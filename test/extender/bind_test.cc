@@ -27,7 +27,7 @@ class FakeBackend : public BindBackend {
  public:
   FakeBackend() : data_(testing::DemoCluster()), state_(testing::ModelOf(data_)) {}
 
-  absl::StatusOr<topology::PodFacts> LookupPod(const common::BindingArgs& args) override {
+  absl::StatusOr<topology::PodFacts> LookupPod(const wire::BindingArgs& args) override {
     steps.push_back("lookup");
     looked_up = args;
     if (!lookup_error.ok()) return lookup_error;
@@ -54,13 +54,13 @@ class FakeBackend : public BindBackend {
     return topology::Place(*demand, *ctx, *n, held, state_.snapshot->dra());
   }
   void Forget(const std::string& uid) override { steps.push_back("forget " + uid); }
-  absl::Status PostBinding(const common::BindingArgs& args,
+  absl::Status PostBinding(const wire::BindingArgs& args,
                            const topology::Labels& annotations) override {
     steps.push_back("post " + args.pod_namespace + "/" + args.pod_name + " " + args.node);
     posted = annotations;
     return post_error;
   }
-  void Report(const common::BindingArgs& args, const topology::Placement* placement,
+  void Report(const wire::BindingArgs& args, const topology::Placement* placement,
               absl::string_view error) override {
     steps.push_back("report " + args.pod_uid);
     reported_placement = placement ? std::optional(*placement) : std::nullopt;
@@ -71,7 +71,7 @@ class FakeBackend : public BindBackend {
 
   absl::Status lookup_error, assume_error, post_error;
   std::vector<std::string> steps;
-  common::BindingArgs looked_up;
+  wire::BindingArgs looked_up;
   topology::Labels posted;
   std::optional<topology::Placement> reported_placement;
   std::string reported_error = "(not reported)";

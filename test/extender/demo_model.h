@@ -13,10 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
-#include "common/k8s_codec.h"
 #include "common/yaml_json.h"
 #include "gtest/gtest.h"
 #include "topology/snapshot.h"
+#include "wire/k8s_codec.h"
 
 namespace extender::testing {
 
@@ -38,7 +38,7 @@ inline std::string ReadTestData(const std::string& relative) {
 
 inline topology::ClusterData DemoCluster() {
   absl::StatusOr<topology::ClusterData> data =
-      common::ParseClusterText(ReadSource("cmd/demo/cluster.yaml"));
+      wire::ParseClusterText(ReadSource("cmd/demo/cluster.yaml"));
   EXPECT_TRUE(data.ok()) << data.status();
   return data.ok() ? *std::move(data) : topology::ClusterData{};
 }

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "common/config_loader.h"
-#include "common/dra_codec.h"
 #include "extender/allocations.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 #include "test/support/test_inputs.h"
 #include "topology/snapshot.h"
+#include "wire/dra_codec.h"
 
 namespace dra_partitions_test {
 namespace {
@@ -41,7 +41,7 @@ topology::ClusterData RecordedPool() {
   topology::ClusterData data;
   for (const char* file : {"dra/partitionable-list-resourceslices.v1.json",
                            "dra/partitionable-list-resourceclaims.v1.json"}) {
-    absl::StatusOr<common::DraObjects> objects = common::ParseDraList(JsonOrFail(Testdata(file)));
+    absl::StatusOr<wire::DraObjects> objects = wire::ParseDraList(JsonOrFail(Testdata(file)));
     EXPECT_TRUE(objects.ok()) << file << ": " << objects.status();
     if (!objects.ok()) continue;
     for (topology::DraSlice& s : objects->slices) data.dra_slices.push_back(std::move(s));

@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/config_loader.h"
-#include "common/k8s_codec.h"
 #include "common/yaml_json.h"
 #include "gtest/gtest.h"
 #include "topology/snapshot.h"
+#include "wire/k8s_codec.h"
 
 namespace extender {
 namespace {
@@ -48,7 +48,7 @@ class InventoryTest : public ::testing::Test {
         common::YamlDocumentsToJson(absl::StrCat("kind: List\nitems:\n", items));
     EXPECT_TRUE(docs.ok() && docs->size() == 1) << docs.status();
     if (!docs.ok() || docs->size() != 1) return "";
-    absl::StatusOr<topology::ClusterData> data = common::ParseClusterList(docs->front());
+    absl::StatusOr<topology::ClusterData> data = wire::ParseClusterList(docs->front());
     EXPECT_TRUE(data.ok()) << data.status();
     if (!data.ok()) return "";
     state_.policy = std::make_shared<const topology::Policy>(topology::Policy::AllowAll());

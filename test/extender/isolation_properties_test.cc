@@ -15,13 +15,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/config_loader.h"
-#include "common/extender_codec.h"
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "extender/verbs.h"
 #include "gtest/gtest.h"
 #include "topology/snapshot.h"
 #include "webhook/review.h"
+#include "wire/extender_codec.h"
+#include "wire/k8s_codec.h"
 
 namespace {
 
@@ -249,7 +249,7 @@ TEST(IsolationPropertyTest, FilterNeverKeepsANodeWhoseIsolationTheTierForbids) {
     absl::StatusOr<rapidjson::Document> list =
         common::ParseJson(absl::StrCat(R"({"kind":"List","items":[)", items, "]}"));
     ASSERT_TRUE(list.ok()) << list.status();
-    absl::StatusOr<topology::ClusterData> data = common::ParseClusterList(*list);
+    absl::StatusOr<topology::ClusterData> data = wire::ParseClusterList(*list);
     ASSERT_TRUE(data.ok()) << data.status();
     topology::ModelState state;
     state.policy = std::make_shared<const topology::Policy>(policy);

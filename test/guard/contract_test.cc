@@ -8,10 +8,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
-#include "common/k8s_codec.h"
 #include "common/yaml_json.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
+#include "wire/k8s_codec.h"
 
 namespace guard {
 namespace {
@@ -80,7 +80,7 @@ World Load() {
   yaml += kMorePods;
   absl::StatusOr<rapidjson::Document> json = common::YamlToJson(yaml);
   EXPECT_TRUE(json.ok()) << json.status();
-  absl::StatusOr<topology::ClusterData> data = common::ParseClusterList(*json);
+  absl::StatusOr<topology::ClusterData> data = wire::ParseClusterList(*json);
   EXPECT_TRUE(data.ok()) << data.status();
   return {*policy, topology::BuildSnapshot(*data, common::BuiltinCatalog(), *policy)};
 }
@@ -149,7 +149,7 @@ TEST(ContractTest, AMigNodeAboutToBeReCutIsAViolation) {
   absl::StatusOr<rapidjson::Document> json =
       common::YamlToJson(testing_support::Testdata("extender/mig-drift-cluster.yaml"));
   ASSERT_TRUE(json.ok()) << json.status();
-  absl::StatusOr<topology::ClusterData> data = common::ParseClusterList(*json);
+  absl::StatusOr<topology::ClusterData> data = wire::ParseClusterList(*json);
   ASSERT_TRUE(data.ok()) << data.status();
   const topology::ClusterSnapshot snapshot =
       topology::BuildSnapshot(*data, common::BuiltinCatalog(), w.policy);

@@ -9,10 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "common/config_loader.h"
-#include "common/k8s_codec.h"
 #include "gtest/gtest.h"
 #include "kube/cluster_state.h"
 #include "test/support/test_inputs.h"
+#include "wire/k8s_codec.h"
 
 namespace guard {
 namespace {

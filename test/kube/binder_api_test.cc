@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "gtest/gtest.h"
 #include "kube/binder.h"
 #include "kube/event_recorder.h"
 #include "kube/objects.h"
 #include "test/support/in_memory_api.h"
+#include "wire/k8s_codec.h"
 
 namespace {
 
@@ -37,8 +37,8 @@ std::string BinderPodJson(const std::string& uid) {
                       R"({"nvidia.com/mig-3g.40gb":"1"}}}]},"status":{"phase":"Pending"}})");
 }
 
-common::BindingArgs BinderArgs(const std::string& uid = "uid-p") {
-  common::BindingArgs a;
+wire::BindingArgs BinderArgs(const std::string& uid = "uid-p") {
+  wire::BindingArgs a;
   a.pod_name = "p";
   a.pod_namespace = "team";
   a.pod_uid = uid;

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/k8s_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/objects.h"
 #include "test/kube/fake_clock.h"
 #include "test/kube/live_test_util.h"
+#include "wire/k8s_codec.h"
 
 namespace kube_test {
 namespace {
@@ -33,7 +33,7 @@ tenants:
 topology::NodeFacts NodeFacts(const std::string& json) {
   absl::StatusOr<rapidjson::Document> doc = common::ParseJson(json);
   EXPECT_TRUE(doc.ok());
-  absl::StatusOr<topology::NodeFacts> n = common::ParseNode(*doc);
+  absl::StatusOr<topology::NodeFacts> n = wire::ParseNode(*doc);
   EXPECT_TRUE(n.ok()) << n.status();
   return n.ok() ? *n : topology::NodeFacts();
 }
@@ -41,14 +41,14 @@ topology::NodeFacts NodeFacts(const std::string& json) {
 topology::PodFacts PodFacts(const std::string& json) {
   absl::StatusOr<rapidjson::Document> doc = common::ParseJson(json);
   EXPECT_TRUE(doc.ok());
-  absl::StatusOr<topology::PodFacts> p = common::ParsePod(*doc);
+  absl::StatusOr<topology::PodFacts> p = wire::ParsePod(*doc);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *p : topology::PodFacts();
 }
 
-common::BindingArgs Args(const std::string& pod, const std::string& node = "n1",
-                         const std::string& uid = "") {
-  common::BindingArgs a;
+wire::BindingArgs Args(const std::string& pod, const std::string& node = "n1",
+                       const std::string& uid = "") {
+  wire::BindingArgs a;
   a.pod_name = pod;
   a.pod_namespace = "team";
   a.pod_uid = uid.empty() ? UidOf("team", pod) : uid;
@@ -152,7 +152,7 @@ TEST_F(ApiBinderTest, APodTheCacheLacksIsReadOnceFromTheApiWithItsUidChecked) {
   kube::ApiBinder binder(*client_, state_, 30s);
   struct Row {
     const char* name;
-    common::BindingArgs args;
+    wire::BindingArgs args;
     int inject;
     std::string error;  // "" when found
   };
@@ -212,7 +212,7 @@ TEST_F(ApiBinderTest, TheBindingPostAndWhatEachRefusalSays) {
   kube::ApiBinder binder(*client_, state_, 30s);
   struct Row {
     const char* name;
-    common::BindingArgs args;
+    wire::BindingArgs args;
     int inject;
     std::string error;  // "" when bound
   };

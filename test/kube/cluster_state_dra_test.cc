@@ -6,10 +6,10 @@
 #include <string>
 
 #include "common/config_loader.h"
-#include "common/k8s_codec.h"
 #include "gtest/gtest.h"
 #include "kube/cluster_state.h"
 #include "test/support/test_inputs.h"
+#include "wire/k8s_codec.h"
 
 namespace kube {
 namespace cluster_state_dra_test {
@@ -30,7 +30,7 @@ constexpr char kNoFreeDevice[] =
 
 TEST(ClusterStateDraTest, BindCountsDraExtendedResourcesOnTheNodesDevices) {
   absl::StatusOr<topology::ClusterData> data =
-      common::ParseClusterList(JsonOrFail(Testdata("dra/cluster-extended-resources.json")));
+      wire::ParseClusterList(JsonOrFail(Testdata("dra/cluster-extended-resources.json")));
   ASSERT_TRUE(data.ok()) << data.status();
   ClusterState state(common::BuiltinCatalog());
   state.SetPolicy(std::make_shared<const topology::Policy>(topology::Policy::AllowAll()));
@@ -62,7 +62,7 @@ TEST(ClusterStateDraTest, BindCountsDraExtendedResourcesOnTheNodesDevices) {
 // made and allocated for it: the tenant holds one GPU for it (the claim's device), not two.
 TEST(ClusterStateDraTest, AnExtendedResourcePodAndItsClaimCountOnceTowardTheQuota) {
   absl::StatusOr<topology::ClusterData> data =
-      common::ParseClusterList(JsonOrFail(Testdata("dra/cluster-extended-resources.json")));
+      wire::ParseClusterList(JsonOrFail(Testdata("dra/cluster-extended-resources.json")));
   ASSERT_TRUE(data.ok()) << data.status();
   for (topology::PodFacts& p : data->pods) {
     if (p.name == "wants-gpu") p.node_name = "dra-free";

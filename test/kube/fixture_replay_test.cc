@@ -16,10 +16,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/k8s_codec.h"
 #include "gtest/gtest.h"
 #include "kube/reflector.h"
 #include "test/kube/live_test_util.h"
+#include "wire/k8s_codec.h"
 
 namespace kube_test {
 namespace {
@@ -206,14 +206,14 @@ TEST(FixtureReplayTest, ReflectorReadsTheCapturedListAndWatchUnchanged) {
                                ++lists;
                                listed.clear();
                                for (const common::JsonValue* item : items) {
-                                 absl::StatusOr<topology::PodFacts> p = common::ParsePod(*item);
+                                 absl::StatusOr<topology::PodFacts> p = wire::ParsePod(*item);
                                  EXPECT_TRUE(p.ok()) << p.status();
                                  if (p.ok())
                                    listed.push_back(absl::StrCat(p->name, "@", p->node_name));
                                }
                              },
                              [&](absl::string_view type, const common::JsonValue& object) {
-                               absl::StatusOr<topology::PodFacts> p = common::ParsePod(object);
+                               absl::StatusOr<topology::PodFacts> p = wire::ParsePod(object);
                                EXPECT_TRUE(p.ok()) << p.status();
                                std::lock_guard<std::mutex> lock(mu);
                                events.push_back(absl::StrCat(type, " ", p.ok() ? p->name : "?"));

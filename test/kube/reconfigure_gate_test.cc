@@ -11,10 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
-#include "common/mig_parted_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/support/in_memory_api.h"
+#include "wire/mig_parted_codec.h"
 
 namespace kube {
 namespace {
@@ -63,7 +63,7 @@ class ReconfigureGateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     api_.SetObject(kGateNodePath, Node("all-1g.10gb", "success", kSevenSmall));
-    absl::StatusOr<topology::MigPartedFile> configs = common::ParseMigPartedConfig(kConfigs);
+    absl::StatusOr<topology::MigPartedFile> configs = wire::ParseMigPartedConfig(kConfigs);
     ASSERT_TRUE(configs.ok()) << configs.status();
     options_.node = "mig-a";
     options_.target = "all-3g.40gb";

@@ -11,9 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
-#include "common/k8s_codec.h"
 #include "gtest/gtest.h"
 #include "topology/snapshot.h"
+#include "wire/k8s_codec.h"
 
 namespace plan::testing {
 
@@ -31,7 +31,7 @@ struct RecutFleet {
 
   RecutFleet() {
     absl::StatusOr<topology::ClusterData> cluster =
-        common::ParseClusterText(ReadRecutFile("cluster.yaml"));
+        wire::ParseClusterText(ReadRecutFile("cluster.yaml"));
     absl::StatusOr<topology::Policy> loaded = common::LoadPolicy(ReadRecutFile("policy.yaml"));
     EXPECT_TRUE(cluster.ok()) << cluster.status();
     EXPECT_TRUE(loaded.ok()) << loaded.status();

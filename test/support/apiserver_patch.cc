@@ -7,10 +7,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "common/json.h"
 #include "rapidjson/pointer.h"
 #include "test/support/apiserver_objects.h"
-#include "topology/status_macros.h"
 #include "webhook/json_patch.h"
 
 namespace testing_support::apiserver {

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "common/dra_codec.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 #include "test/topology/dra_devices.h"
 #include "topology/dra.h"
+#include "wire/dra_codec.h"
 
 namespace topology {
 namespace {
@@ -164,11 +164,11 @@ TEST(DraCapacityTest, RoomBesideTheShares) {
 // node-c's multi-allocatable gpu-0. The class's counts see the GPU as shared, not allocated,
 // until the shares leave less than the default (10Gi) of its 81559Mi.
 TEST(DraCapacityTest, SharesCountOnTheNodeUntilTheyLeaveTooLittle) {
-  absl::StatusOr<common::DraObjects> slices = common::ParseDraList(testing_support::JsonOrFail(
+  absl::StatusOr<wire::DraObjects> slices = wire::ParseDraList(testing_support::JsonOrFail(
       testing_support::Testdata("dra/consumable-list-resourceslices.v1.json")));
-  absl::StatusOr<common::DraObjects> claims = common::ParseDraList(testing_support::JsonOrFail(
+  absl::StatusOr<wire::DraObjects> claims = wire::ParseDraList(testing_support::JsonOrFail(
       testing_support::Testdata("dra/consumable-list-resourceclaims.v1.json")));
-  absl::StatusOr<common::DraObjects> classes = common::ParseDraList(
+  absl::StatusOr<wire::DraObjects> classes = wire::ParseDraList(
       testing_support::JsonOrFail(testing_support::Testdata("dra/list-deviceclasses.v1.json")));
   ASSERT_TRUE(slices.ok() && claims.ok() && classes.ok());
   DraState state = MakeDraState(slices->slices, claims->claims, classes->classes);

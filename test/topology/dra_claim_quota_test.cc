@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "common/dra_codec.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 #include "test/topology/dra_devices.h"
 #include "topology/dra.h"
+#include "wire/dra_codec.h"
 
 namespace topology {
 namespace {
@@ -233,9 +233,9 @@ TEST(DraClaimQuotaTest, ASharedGpuCountsAReplicaAndTheMemoryItConsumes) {
 // Allocated, as a v1.36 apiserver serves them: research and acme each hold a 10Gi share of
 // node-c's multi-allocatable GPU. Each namespace holds one shared replica and 10Gi, no GPU.
 TEST(DraClaimQuotaTest, AllocatedSharesCountAReplicaAndTheirConsumedMemory) {
-  absl::StatusOr<common::DraObjects> slices = common::ParseDraList(testing_support::JsonOrFail(
+  absl::StatusOr<wire::DraObjects> slices = wire::ParseDraList(testing_support::JsonOrFail(
       testing_support::Testdata("dra/consumable-list-resourceslices.v1.json")));
-  absl::StatusOr<common::DraObjects> claims = common::ParseDraList(testing_support::JsonOrFail(
+  absl::StatusOr<wire::DraObjects> claims = wire::ParseDraList(testing_support::JsonOrFail(
       testing_support::Testdata("dra/consumable-list-resourceclaims.v1.json")));
   ASSERT_TRUE(slices.ok() && claims.ok());
   const DraState dra = MakeDraState(slices->slices, claims->claims, {});

@@ -9,10 +9,10 @@
 
 #include "cel/parse.h"
 #include "cel/semver.h"
-#include "common/dra_codec.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 #include "topology/dra.h"
+#include "wire/dra_codec.h"
 
 namespace topology {
 namespace {
@@ -32,7 +32,7 @@ struct SelectorDevices {
 const SelectorDevices& CapturedSelectorDevices() {
   static const SelectorDevices* devices = [] {
     auto* out = new SelectorDevices;
-    absl::StatusOr<common::DraObjects> parsed = common::ParseDraList(
+    absl::StatusOr<wire::DraObjects> parsed = wire::ParseDraList(
         testing_support::JsonOrFail(testing_support::Testdata("dra/list-resourceslices.v1.json")));
     EXPECT_TRUE(parsed.ok()) << parsed.status();
     if (!parsed.ok()) return out;
@@ -205,7 +205,7 @@ TEST(DraSelectorTest, ValuesAndOperators) {
 // gives an untrusted tenant keeps the multi-allocatable GPU of a captured-shape v1.36 slice out
 // and the plain one in.
 TEST(DraSelectorTest, AllowMultipleAllocations) {
-  absl::StatusOr<common::DraObjects> parsed = common::ParseDraList(testing_support::JsonOrFail(
+  absl::StatusOr<wire::DraObjects> parsed = wire::ParseDraList(testing_support::JsonOrFail(
       testing_support::Testdata("dra/consumable-list-resourceslices.v1.json")));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   const std::vector<DraDevice> devices = CurrentDevices(parsed->slices);

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "common/config_loader.h"
-#include "common/dra_codec.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 #include "test/webhook/webhook_test_util.h"
 #include "topology/dra.h"
 #include "topology/dra_selector.h"
+#include "wire/dra_codec.h"
 
 namespace claim_selectors_eval_test {
 
@@ -49,10 +49,10 @@ struct Devices {
 
 Devices CapturedDevices() {
   Devices out;
-  absl::StatusOr<common::DraObjects> slices =
-      common::ParseDraList(JsonOrFail(Testdata("dra/list-resourceslices.v1.json")));
-  absl::StatusOr<common::DraObjects> classes =
-      common::ParseDraList(JsonOrFail(Testdata("dra/list-deviceclasses.v1.json")));
+  absl::StatusOr<wire::DraObjects> slices =
+      wire::ParseDraList(JsonOrFail(Testdata("dra/list-resourceslices.v1.json")));
+  absl::StatusOr<wire::DraObjects> classes =
+      wire::ParseDraList(JsonOrFail(Testdata("dra/list-deviceclasses.v1.json")));
   EXPECT_TRUE(slices.ok() && classes.ok());
   if (!slices.ok() || !classes.ok()) return out;
   out.devices = topology::CurrentDevices(slices->slices);
@@ -69,7 +69,7 @@ std::string Claim(const std::string& device_class) {
 // The names of the devices that request 0 of `claim` may be given.
 std::vector<std::string> Matching(const rapidjson::Value& claim, const Devices& captured) {
   std::vector<std::string> out;
-  absl::StatusOr<topology::DraClaim> parsed = common::ParseResourceClaim(claim);
+  absl::StatusOr<topology::DraClaim> parsed = wire::ParseResourceClaim(claim);
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   if (!parsed.ok() || parsed->requests.empty()) return out;
   const topology::DraRequest& request = parsed->requests[0];

@@ -6,13 +6,13 @@
 
 #include "absl/strings/match.h"
 #include "common/config_loader.h"
-#include "common/dra_codec.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 #include "test/webhook/webhook_test_util.h"
 #include "webhook/pod_rules.h"
 #include "webhook/review.h"
+#include "wire/dra_codec.h"
 
 namespace pod_claims_test {
 
@@ -43,8 +43,8 @@ topology::Policy PolicyOrFail(const std::string& yaml) {
 // template of the captured template review (team-a/whole-gpu, gpu.nvidia.com or mig.nvidia.com).
 topology::ClusterSnapshot SnapshotWithClaims(const topology::Policy& policy) {
   topology::ClusterData data;
-  absl::StatusOr<common::DraObjects> claims =
-      common::ParseDraList(JsonOrFail(Testdata("dra/list-resourceclaims.v1.json")));
+  absl::StatusOr<wire::DraObjects> claims =
+      wire::ParseDraList(JsonOrFail(Testdata("dra/list-resourceclaims.v1.json")));
   EXPECT_TRUE(claims.ok()) << claims.status();
   if (claims.ok()) data.dra_claims = claims->claims;
   rapidjson::Document review =
@@ -52,7 +52,7 @@ topology::ClusterSnapshot SnapshotWithClaims(const topology::Policy& policy) {
   const rapidjson::Value* object = webhook_test::At(review, "/request/object");
   EXPECT_NE(object, nullptr);
   if (object) {
-    absl::StatusOr<topology::DraClaim> t = common::ParseResourceClaimTemplate(*object);
+    absl::StatusOr<topology::DraClaim> t = wire::ParseResourceClaimTemplate(*object);
     EXPECT_TRUE(t.ok()) << t.status();
     if (t.ok()) data.dra_claim_templates.push_back(*std::move(t));
   }

@@ -1,12 +1,22 @@
-#include "common/disruption_budget_codec.h"
+#include "wire/disruption_budget_codec.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "common/k8s_codec.h"
-#include "topology/status_macros.h"
+#include "base/status_macros.h"
+#include "wire/k8s_codec.h"
 
-namespace common {
+namespace wire {
+
+using common::AsStringView;
+using common::FindNonNull;
+using common::IndexPath;
+using common::JoinPath;
+using common::JsonValue;
+using common::OptionalArray;
+using common::OptionalObject;
+using common::RequireObject;
+using common::RequireString;
 namespace {
 
 using topology::LabelRequirement;
@@ -99,4 +109,4 @@ absl::StatusOr<topology::DisruptionBudget> ParseDisruptionBudget(const JsonValue
   return out;
 }
 
-}  // namespace common
+}  // namespace wire

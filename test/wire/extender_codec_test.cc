@@ -1,7 +1,7 @@
-// The kube-scheduler extender wire (common/extender_codec): ExtenderArgs parsing in both node
+// The kube-scheduler extender wire (wire/extender_codec): ExtenderArgs parsing in both node
 // modes and its errors, the filter, priority, binding and HTTP error encoders, and
 // ExtenderBindingArgs. Captured requests come from test/testdata/extender.
-#include "common/extender_codec.h"
+#include "wire/extender_codec.h"
 
 #include <string>
 #include <vector>
@@ -12,7 +12,12 @@
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 
-namespace common {
+namespace wire {
+
+using common::AsStringView;
+using common::FindMember;
+using common::JsonValue;
+using common::StringOr;
 namespace {
 
 using testing_support::JsonOrFail;
@@ -309,4 +314,4 @@ TEST(ExtenderCodecTest, BindingArgs) {
 }
 
 }  // namespace
-}  // namespace common
+}  // namespace wire

@@ -1,6 +1,6 @@
 // The pages' JSON: the catalog as the picker draws it, and plans that are exactly what
 // `gpu-tenancy plan -o json` prints, with the parser's and planner's reasons on bad input.
-#include "common/ui_json.h"
+#include "views/ui_json.h"
 
 #include <string>
 
@@ -9,12 +9,12 @@
 #include "rapidjson/document.h"
 #include "test/support/test_inputs.h"
 
-namespace common {
+namespace views {
 namespace {
 
 TEST(UiJsonTest, TheCatalogCarriesEachProfilesShapeAndPlacements) {
   rapidjson::Document doc;
-  doc.Parse(CatalogJson(BuiltinCatalog()).c_str());
+  doc.Parse(CatalogJson(common::BuiltinCatalog()).c_str());
   ASSERT_TRUE(doc.IsObject() && doc["models"].IsArray());
   const rapidjson::Value* h100 = nullptr;
   for (const rapidjson::Value& m : doc["models"].GetArray()) {
@@ -37,7 +37,7 @@ TEST(UiJsonTest, TheCatalogCarriesEachProfilesShapeAndPlacements) {
 
 TEST(UiJsonTest, TheWorkedExamplePlansFourGpus) {
   absl::StatusOr<std::string> json =
-      PlanJson(testing_support::SourceFile("cmd/demo/plan-example.yaml"), BuiltinCatalog(),
+      PlanJson(testing_support::SourceFile("cmd/demo/plan-example.yaml"), common::BuiltinCatalog(),
                topology::Policy::AllowAll());
   ASSERT_TRUE(json.ok()) << json.status();
   rapidjson::Document doc;
@@ -49,20 +49,21 @@ TEST(UiJsonTest, TheWorkedExamplePlansFourGpus) {
 }
 
 TEST(UiJsonTest, BadInputIsRefusedWithTheReason) {
-  absl::StatusOr<std::string> typo = PlanJson("fleet: [{node: a, gpu: H100-80GB}]\nworkload: []\n",
-                                              BuiltinCatalog(), topology::Policy::AllowAll());
+  absl::StatusOr<std::string> typo =
+      PlanJson("fleet: [{node: a, gpu: H100-80GB}]\nworkload: []\n", common::BuiltinCatalog(),
+               topology::Policy::AllowAll());
   ASSERT_EQ(typo.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(typo.status().message().find("workload"), absl::string_view::npos) << typo.status();
   absl::StatusOr<std::string> unplaceable = PlanJson(
       "fleet: [{node: a, gpu: L4, memory: 24Gi}]\n"
       "workloads: [{name: big, tenant: t, trust: trusted, memory: {highWaterMark: 40Gi}}]\n",
-      BuiltinCatalog(), topology::Policy::AllowAll());
+      common::BuiltinCatalog(), topology::Policy::AllowAll());
   ASSERT_EQ(unplaceable.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(unplaceable.status().message().find("big"), absl::string_view::npos)
       << unplaceable.status();
-  EXPECT_EQ(PlanJson("{", BuiltinCatalog(), topology::Policy::AllowAll()).status().code(),
+  EXPECT_EQ(PlanJson("{", common::BuiltinCatalog(), topology::Policy::AllowAll()).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
-}  // namespace common
+}  // namespace views

@@ -1,4 +1,4 @@
-#include "common/k8s_codec.h"
+#include "wire/k8s_codec.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,14 +6,29 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "common/device_annotations.h"
-#include "common/disruption_budget_codec.h"
-#include "common/dra_codec.h"
+#include "base/status_macros.h"
 #include "common/yaml_json.h"
-#include "topology/status_macros.h"
 #include "topology/wellknown.h"
+#include "wire/device_annotations.h"
+#include "wire/disruption_budget_codec.h"
+#include "wire/dra_codec.h"
 
-namespace common {
+namespace wire {
+
+using common::AsStringView;
+using common::FindMember;
+using common::FindNonNull;
+using common::IndexPath;
+using common::JoinPath;
+using common::JsonValue;
+using common::OptionalArray;
+using common::OptionalObject;
+using common::ParseJson;
+using common::RequireObject;
+using common::RequireString;
+using common::StringOr;
+using common::ToJson;
+using common::YamlToJson;
 
 using topology::ContainerFacts;
 using topology::Labels;
@@ -440,4 +455,4 @@ std::optional<std::string> AnnotationOf(const JsonValue* object, absl::string_vi
   return ToJson(*value);
 }
 
-}  // namespace common
+}  // namespace wire

@@ -8,8 +8,8 @@
 //      "pods":{"<uid>":{"nvidia.com/gpu":["GPU-..."]}}}
 // Encoding is deterministic (the order given), so an unchanged assignment encodes to the same
 // bytes and the agent writes nothing. Decoding refuses anything else with the offending field.
-#ifndef GPU_TENANCY_COMMON_DEVICE_ANNOTATIONS_H_
-#define GPU_TENANCY_COMMON_DEVICE_ANNOTATIONS_H_
+#ifndef GPU_TENANCY_WIRE_DEVICE_ANNOTATIONS_H_
+#define GPU_TENANCY_WIRE_DEVICE_ANNOTATIONS_H_
 
 #include <string>
 #include <vector>
@@ -18,7 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "topology/device_ids.h"
 
-namespace common {
+namespace wire {
 
 using PodDevicesAnnotation = topology::DeviceReport;
 
@@ -28,6 +28,6 @@ absl::StatusOr<PodDevicesAnnotation> DecodePodDevices(absl::string_view json);
 std::string EncodeNodeGpus(const topology::NodeGpus& value);
 absl::StatusOr<topology::NodeGpus> DecodeNodeGpus(absl::string_view json);
 
-}  // namespace common
+}  // namespace wire
 
-#endif  // GPU_TENANCY_COMMON_DEVICE_ANNOTATIONS_H_
+#endif  // GPU_TENANCY_WIRE_DEVICE_ANNOTATIONS_H_

@@ -1,4 +1,4 @@
-#include "common/dra_codec.h"
+#include "wire/dra_codec.h"
 
 #include <algorithm>
 #include <optional>
@@ -9,12 +9,22 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "common/json_path.h"
-#include "common/k8s_codec.h"
 #include "topology/quantity.h"
-#include "topology/status_macros.h"
+#include "wire/k8s_codec.h"
 
-namespace common {
+namespace wire {
+
+using common::AsStringView;
+using common::FindMember;
+using common::FindNonNull;
+using common::JsonPath;
+using common::JsonValue;
+using common::OptionalArray;
+using common::OptionalObject;
+using common::RequireObject;
+using common::RequireString;
 namespace {
 
 using topology::DraClaim;
@@ -587,4 +597,4 @@ absl::StatusOr<DraObjects> ParseDraList(const JsonValue& list) {
   return out;
 }
 
-}  // namespace common
+}  // namespace wire

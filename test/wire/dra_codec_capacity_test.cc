@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "common/dra_codec.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 #include "topology/dra.h"
+#include "wire/dra_codec.h"
 
-namespace common {
+namespace wire {
 namespace dra_capacity_codec_test {
 
 using testing_support::JsonOrFail;
@@ -224,4 +224,4 @@ TEST(DraCodecCapacityTest, BadValuesNameTheirPath) {
 }
 
 }  // namespace dra_capacity_codec_test
-}  // namespace common
+}  // namespace wire

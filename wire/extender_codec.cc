@@ -1,4 +1,4 @@
-#include "common/extender_codec.h"
+#include "wire/extender_codec.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,12 +6,22 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "common/json.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "topology/status_macros.h"
 
-namespace common {
+namespace wire {
+
+using common::AsStringView;
+using common::FindMember;
+using common::FindMemberIgnoreCase;
+using common::JsonValue;
+using common::JsonWriter;
+using common::ParseJson;
+using common::ParseJsonInPlace;
+using common::WriteKey;
+using common::WriteString;
 namespace {
 
 // True when rapidjson::Writer would escape a byte of `s`: a control character, '"' or '\\'.
@@ -349,4 +359,4 @@ std::string EncodeBindingResult(absl::string_view error) {
   return Take(buffer);
 }
 
-}  // namespace common
+}  // namespace wire

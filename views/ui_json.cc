@@ -1,4 +1,4 @@
-#include "common/ui_json.h"
+#include "views/ui_json.h"
 
 #include <utility>
 
@@ -10,7 +10,7 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
-namespace common {
+namespace views {
 namespace ui_json {
 
 template <typename T>
@@ -80,7 +80,7 @@ std::string CatalogJson(const topology::Catalog& catalog) {
 
 absl::StatusOr<std::string> PlanJson(absl::string_view input_text, const topology::Catalog& catalog,
                                      const topology::Policy& policy) {
-  absl::StatusOr<plan::PlanInput> input = ParsePlanInput(input_text);
+  absl::StatusOr<plan::PlanInput> input = common::ParsePlanInput(input_text);
   if (!input.ok()) return absl::InvalidArgumentError(input.status().message());
   input->memory_annotation = policy.memory_annotation;
   absl::StatusOr<plan::Plan> made = plan::MakePlan(*input, catalog);
@@ -88,4 +88,4 @@ absl::StatusOr<std::string> PlanJson(absl::string_view input_text, const topolog
   return plan::RenderJson(plan::BuildDocument(*std::move(made)));
 }
 
-}  // namespace common
+}  // namespace views

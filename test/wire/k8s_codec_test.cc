@@ -1,6 +1,6 @@
 // Kubernetes JSON to model facts. The real payloads in test/testdata (recorded from kube-apiserver
 // and kube-scheduler v1.28.7 and kept unchanged, docs/wire/README.md) must parse as they are.
-#include "common/k8s_codec.h"
+#include "wire/k8s_codec.h"
 
 #include <optional>
 #include <string>
@@ -13,7 +13,14 @@
 #include "test/support/test_inputs.h"
 #include "topology/demand.h"
 
-namespace common {
+namespace wire {
+
+using common::FindMember;
+using common::FindNonNull;
+using common::IndexPath;
+using common::JsonValue;
+using common::ParseJson;
+using common::StringOr;
 namespace {
 
 using testing_support::JsonOrFail;
@@ -628,4 +635,4 @@ TEST(AnnotationOfTest, PresentAbsentAndOddShapes) {
 }
 
 }  // namespace
-}  // namespace common
+}  // namespace wire

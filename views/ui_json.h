@@ -2,10 +2,10 @@
 // a plan for an input the picker's form made. Both reuse what the CLI prints, so the pages and
 // `gpu-tenancy plan -o json` cannot disagree.
 //
-//   std::string models = common::CatalogJson(common::BuiltinCatalog());
-//   absl::StatusOr<std::string> plan = common::PlanJson(input_yaml, catalog, policy);
-#ifndef GPU_TENANCY_COMMON_UI_JSON_H_
-#define GPU_TENANCY_COMMON_UI_JSON_H_
+//   std::string models = views::CatalogJson(common::BuiltinCatalog());
+//   absl::StatusOr<std::string> plan = views::PlanJson(input_yaml, catalog, policy);
+#ifndef GPU_TENANCY_VIEWS_UI_JSON_H_
+#define GPU_TENANCY_VIEWS_UI_JSON_H_
 
 #include <string>
 
@@ -14,7 +14,7 @@
 #include "topology/catalog.h"
 #include "topology/policy.h"
 
-namespace common {
+namespace views {
 
 // {"models":[{"model","products","memoryMiB","computeSlices","memorySlices","maxInstances",
 //   "profiles":[{"name","id","computeSlices","memorySlices","memoryMiB","maxCount",
@@ -28,6 +28,6 @@ std::string CatalogJson(const topology::Catalog& catalog);
                                                    const topology::Catalog& catalog,
                                                    const topology::Policy& policy);
 
-}  // namespace common
+}  // namespace views
 
-#endif  // GPU_TENANCY_COMMON_UI_JSON_H_
+#endif  // GPU_TENANCY_VIEWS_UI_JSON_H_

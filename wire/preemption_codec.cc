@@ -1,13 +1,19 @@
-#include "common/preemption_codec.h"
+#include "wire/preemption_codec.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "topology/status_macros.h"
 
-namespace common {
+namespace wire {
+
+using common::AsStringView;
+using common::FindMember;
+using common::FindMemberIgnoreCase;
+using common::JsonValue;
+using common::ParseJsonInPlace;
 namespace {
 
 absl::StatusOr<absl::string_view> PodUid(const JsonValue& pod, const std::string& path) {
@@ -138,4 +144,4 @@ std::string EncodePreemptionResult(const std::vector<NodeVictims>& nodes) {
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-}  // namespace common
+}  // namespace wire

@@ -2,8 +2,8 @@
 // docs/wire/extender.md). Requests use Go field names (PascalCase) matched case-insensitively;
 // every wrapper key may be null. Full-Node requests are answered with the original Node JSON
 // values, so the parsed request document is kept alive and its items are written back as-is.
-#ifndef GPU_TENANCY_COMMON_EXTENDER_CODEC_H_
-#define GPU_TENANCY_COMMON_EXTENDER_CODEC_H_
+#ifndef GPU_TENANCY_WIRE_EXTENDER_CODEC_H_
+#define GPU_TENANCY_WIRE_EXTENDER_CODEC_H_
 
 #include <map>
 #include <memory>
@@ -15,16 +15,16 @@
 #include "common/json.h"
 #include "rapidjson/document.h"
 
-namespace common {
+namespace wire {
 
 // ExtenderArgs: the body of filter and prioritize.
 struct ExtenderArgs {
   std::unique_ptr<rapidjson::Document> doc;   // owns every pointer below
-  const JsonValue* pod = nullptr;             // the Pod object (never null after parsing)
+  const common::JsonValue* pod = nullptr;     // the Pod object (never null after parsing)
   bool names_only = true;                     // NodeNames given (nodeCacheCapable: true)
   std::vector<absl::string_view> node_names;  // candidates, in request order
   // Full-Node mode: node_items[i] is the Node object named node_names[i].
-  std::vector<const JsonValue*> node_items;
+  std::vector<const common::JsonValue*> node_items;
 };
 
 // InvalidArgument naming the problem: not JSON, Pod missing or not an object, both NodeNames
@@ -76,6 +76,6 @@ struct BindingArgs {
 [[nodiscard]] absl::StatusOr<BindingArgs> ParseBindingArgs(absl::string_view body);
 std::string EncodeBindingResult(absl::string_view error);
 
-}  // namespace common
+}  // namespace wire
 
-#endif  // GPU_TENANCY_COMMON_EXTENDER_CODEC_H_
+#endif  // GPU_TENANCY_WIRE_EXTENDER_CODEC_H_

@@ -1,13 +1,23 @@
-#include "common/mig_parted_codec.h"
+#include "wire/mig_parted_codec.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "common/json.h"
 #include "common/yaml_json.h"
-#include "topology/status_macros.h"
 
-namespace common {
+namespace wire {
+
+using common::AsStringView;
+using common::FindMember;
+using common::FindNonNull;
+using common::IndexPath;
+using common::JoinPath;
+using common::JsonValue;
+using common::ParseJson;
+using common::StringOr;
+using common::YamlToJson;
 namespace {
 
 absl::Status Bad(absl::string_view path, absl::string_view what) {
@@ -122,4 +132,4 @@ absl::StatusOr<topology::MigPartedFile> ParseMigPartedConfigMap(absl::string_vie
   return parsed;
 }
 
-}  // namespace common
+}  // namespace wire

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "common/dra_codec.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 #include "topology/dra.h"
 #include "topology/dra_counters.h"
+#include "wire/dra_codec.h"
 
-namespace common {
+namespace wire {
 namespace {
 
 using testing_support::JsonOrFail;
@@ -158,4 +158,4 @@ TEST(DraCodecCountersTest, ErrorsNameTheField) {
 }
 
 }  // namespace
-}  // namespace common
+}  // namespace wire

@@ -1,11 +1,11 @@
-#include "common/mig_parted_codec.h"
+#include "wire/mig_parted_codec.h"
 
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 
-namespace common {
+namespace wire {
 namespace {
 
 TEST(MigPartedCodecTest, ReadsMigManagersFormat) {
@@ -98,4 +98,4 @@ TEST(MigPartedCodecTest, ReadsMigManagersConfigMap) {
 }
 
 }  // namespace
-}  // namespace common
+}  // namespace wire

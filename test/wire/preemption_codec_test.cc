@@ -1,6 +1,6 @@
-// kube-scheduler's preempt call (common/preemption_codec): the captured v1.36 request, both
+// kube-scheduler's preempt call (wire/preemption_codec): the captured v1.36 request, both
 // victim encodings, Go's key spellings, the reply, and malformed bodies.
-#include "common/preemption_codec.h"
+#include "wire/preemption_codec.h"
 
 #include <string>
 #include <vector>
@@ -9,7 +9,10 @@
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 
-namespace common {
+namespace wire {
+
+using common::FindMember;
+using common::StringOr;
 namespace {
 
 using testing_support::Testdata;
@@ -95,4 +98,4 @@ TEST(PreemptionCodecTest, MalformedBodiesNameTheField) {
 }
 
 }  // namespace
-}  // namespace common
+}  // namespace wire

@@ -3,16 +3,16 @@
 // yaml` writes, whose `migParted` key holds such a config, so a plan feeds `reconfigure`
 // without editing.
 //
-//   ASSIGN_OR_RETURN(topology::MigPartedFile f, common::ParseMigPartedConfig(text));
+//   ASSIGN_OR_RETURN(topology::MigPartedFile f, wire::ParseMigPartedConfig(text));
 //   const topology::MigPartedLayout* layout = f.Find("all-1g.10gb");
-#ifndef GPU_TENANCY_COMMON_MIG_PARTED_CODEC_H_
-#define GPU_TENANCY_COMMON_MIG_PARTED_CODEC_H_
+#ifndef GPU_TENANCY_WIRE_MIG_PARTED_CODEC_H_
+#define GPU_TENANCY_WIRE_MIG_PARTED_CODEC_H_
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "topology/mig_parted.h"
 
-namespace common {
+namespace wire {
 
 // YAML or JSON. InvalidArgument naming the field ("mig-configs.custom[0].devices: ...").
 [[nodiscard]] absl::StatusOr<topology::MigPartedFile> ParseMigPartedConfig(absl::string_view text);
@@ -22,6 +22,6 @@ namespace common {
 [[nodiscard]] absl::StatusOr<topology::MigPartedFile> ParseMigPartedConfigMap(
     absl::string_view configmap_json);
 
-}  // namespace common
+}  // namespace wire
 
-#endif  // GPU_TENANCY_COMMON_MIG_PARTED_CODEC_H_
+#endif  // GPU_TENANCY_WIRE_MIG_PARTED_CODEC_H_

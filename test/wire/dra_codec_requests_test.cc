@@ -4,13 +4,16 @@
 #include <string>
 #include <vector>
 
-#include "common/dra_codec.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 #include "topology/dra.h"
+#include "wire/dra_codec.h"
 
-namespace common {
+namespace wire {
+
+using common::FindMember;
+using common::JsonValue;
 namespace dra_requests_test {
 
 using testing_support::JsonOrFail;
@@ -131,4 +134,4 @@ TEST(DraCodecRequestsTest, ErrorsNameThePath) {
 }
 
 }  // namespace dra_requests_test
-}  // namespace common
+}  // namespace wire

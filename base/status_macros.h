@@ -1,10 +1,10 @@
-// The two status macros the packaged abseil (20220623) lacks. They live in topology/, the room
-// every other room depends on, so the model and the planner can use them too.
+// The two status macros the packaged abseil (20220623) lacks. They live in base/, below every
+// room, so each room may use them (cmake/rooms.cmake puts base/ in every room's view).
 //
 //   RETURN_IF_ERROR(DoThing());
 //   ASSIGN_OR_RETURN(Policy policy, LoadPolicy(text));
-#ifndef GPU_TENANCY_TOPOLOGY_STATUS_MACROS_H_
-#define GPU_TENANCY_TOPOLOGY_STATUS_MACROS_H_
+#ifndef GPU_TENANCY_BASE_STATUS_MACROS_H_
+#define GPU_TENANCY_BASE_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -26,4 +26,4 @@
   if (!statusor.ok()) return statusor.status();       \
   lhs = std::move(statusor).value()
 
-#endif  // GPU_TENANCY_TOPOLOGY_STATUS_MACROS_H_
+#endif  // GPU_TENANCY_BASE_STATUS_MACROS_H_

@@ -4,7 +4,7 @@
 // "resourceslice.spec.pool.name: missing".
 //
 //   ASSIGN_OR_RETURN(rapidjson::Document doc, common::ParseJson(body));
-//   ASSIGN_OR_RETURN(common::DraObjects objects, common::ParseDraList(doc));
+//   ASSIGN_OR_RETURN(wire::DraObjects objects, wire::ParseDraList(doc));
 //   std::vector<topology::DraDevice> current = topology::CurrentDevices(objects.slices);
 //
 // Versions are told apart by shape, not by apiVersion, so objects without apiVersion (as inside
@@ -17,8 +17,8 @@
 // Parsing is strict where the wire contract is fixed (every attribute is an object with exactly
 // one of string/int/bool/version; every capacity has a valid `value` quantity) and ignores the
 // fields accounting does not read (taints, counters, configs, conditions).
-#ifndef GPU_TENANCY_COMMON_DRA_CODEC_H_
-#define GPU_TENANCY_COMMON_DRA_CODEC_H_
+#ifndef GPU_TENANCY_WIRE_DRA_CODEC_H_
+#define GPU_TENANCY_WIRE_DRA_CODEC_H_
 
 #include <vector>
 
@@ -27,7 +27,7 @@
 #include "common/json.h"
 #include "topology/dra.h"
 
-namespace common {
+namespace wire {
 
 // Set to "true" on the claims kube-scheduler creates for extended-resource requests.
 inline constexpr absl::string_view kExtendedResourceClaimAnnotation =
@@ -47,7 +47,7 @@ inline constexpr absl::string_view kExtendedResourceClaimAnnotation =
 // Required: spec.driver, spec.pool.name and each device's name, all non-empty;
 // spec.pool.resourceSliceCount, when given, is at least 1. metadata.name may be absent.
 [[nodiscard]] absl::StatusOr<topology::DraSlice> ParseResourceSlice(
-    const JsonValue& slice, absl::string_view path = "resourceslice");
+    const common::JsonValue& slice, absl::string_view path = "resourceslice");
 
 // Reads metadata (name may be empty: CREATE with generateName), the requests of
 // spec.devices.requests (class, CEL selectors, mode, count, capacity.requests; firstAvailable
@@ -58,16 +58,16 @@ inline constexpr absl::string_view kExtendedResourceClaimAnnotation =
 // each firstAvailable entry); each result's request, driver, pool and device; each
 // reservation's name.
 [[nodiscard]] absl::StatusOr<topology::DraClaim> ParseResourceClaim(
-    const JsonValue& claim, absl::string_view path = "resourceclaim");
+    const common::JsonValue& claim, absl::string_view path = "resourceclaim");
 
 // A template read as the claim it stamps out: metadata (name, namespace) and the requests of
 // spec.spec. Required: spec.spec.
 [[nodiscard]] absl::StatusOr<topology::DraClaim> ParseResourceClaimTemplate(
-    const JsonValue& claim_template, absl::string_view path = "resourceclaimtemplate");
+    const common::JsonValue& claim_template, absl::string_view path = "resourceclaimtemplate");
 
 // Required: metadata.name (claims refer to classes by it) and, for each selector, cel.expression.
 [[nodiscard]] absl::StatusOr<topology::DraDeviceClass> ParseDeviceClass(
-    const JsonValue& device_class, absl::string_view path = "deviceclass");
+    const common::JsonValue& device_class, absl::string_view path = "deviceclass");
 
 struct DraObjects {
   std::vector<topology::DraSlice> slices;
@@ -80,8 +80,8 @@ struct DraObjects {
 // (ResourceSliceList, ResourceClaimList, ResourceClaimTemplateList, DeviceClassList, whose items
 // may omit `kind`). Items of other kinds (Pods, Nodes) are skipped; item errors are named
 // "items[i]...". Item order is kept within each vector.
-[[nodiscard]] absl::StatusOr<DraObjects> ParseDraList(const JsonValue& list);
+[[nodiscard]] absl::StatusOr<DraObjects> ParseDraList(const common::JsonValue& list);
 
-}  // namespace common
+}  // namespace wire
 
-#endif  // GPU_TENANCY_COMMON_DRA_CODEC_H_
+#endif  // GPU_TENANCY_WIRE_DRA_CODEC_H_

@@ -5,8 +5,8 @@
 // Go decodes them, and the older JSON names (nodeToVictims) are accepted too. The result is
 // always NodeNameToMetaVictims: kube-scheduler reads only that field of the reply and finds each
 // UID among the pods it knows on the node.
-#ifndef GPU_TENANCY_COMMON_PREEMPTION_CODEC_H_
-#define GPU_TENANCY_COMMON_PREEMPTION_CODEC_H_
+#ifndef GPU_TENANCY_WIRE_PREEMPTION_CODEC_H_
+#define GPU_TENANCY_WIRE_PREEMPTION_CODEC_H_
 
 #include <cstdint>
 #include <memory>
@@ -18,16 +18,16 @@
 #include "common/json.h"
 #include "rapidjson/document.h"
 
-namespace common {
+namespace wire {
 
 struct PreemptionArgs {
   std::unique_ptr<rapidjson::Document> doc;  // owns every pointer and view below
-  const JsonValue* pod = nullptr;            // the preemptor (never null after parsing)
+  const common::JsonValue* pod = nullptr;    // the preemptor (never null after parsing)
   bool meta = true;                          // victims given as UIDs only
   struct Node {
     absl::string_view name;
-    std::vector<absl::string_view> uids;  // every victim's UID
-    std::vector<const JsonValue*> pods;   // !meta: the victims' Pod objects, as uids
+    std::vector<absl::string_view> uids;         // every victim's UID
+    std::vector<const common::JsonValue*> pods;  // !meta: the victims' Pod objects, as uids
     int64_t pdb_violations = 0;
   };
   std::vector<Node> nodes;  // sorted by name
@@ -45,6 +45,6 @@ struct NodeVictims {
 // {"NodeNameToMetaVictims": {"node": {"Pods": [{"UID": "..."}], "NumPDBViolations": 0}}}.
 std::string EncodePreemptionResult(const std::vector<NodeVictims>& nodes);
 
-}  // namespace common
+}  // namespace wire
 
-#endif  // GPU_TENANCY_COMMON_PREEMPTION_CODEC_H_
+#endif  // GPU_TENANCY_WIRE_PREEMPTION_CODEC_H_

@@ -1,4 +1,4 @@
-#include "common/device_annotations.h"
+#include "wire/device_annotations.h"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -9,7 +9,14 @@
 #include "common/json.h"
 #include "topology/wellknown.h"
 
-namespace common {
+namespace wire {
+
+using common::AsStringView;
+using common::FindMember;
+using common::JsonValue;
+using common::JsonWriter;
+using common::ParseJson;
+using common::WriteString;
 namespace {
 
 void Strings(JsonWriter& w, const std::vector<std::string>& values) {
@@ -188,4 +195,4 @@ absl::StatusOr<topology::NodeGpus> DecodeNodeGpus(absl::string_view json) {
   return out;
 }
 
-}  // namespace common
+}  // namespace wire

@@ -2,19 +2,22 @@
 // kube-apiserver and kube-scheduler v1.36.2 and kept unchanged, docs/wire/README.md) must
 // parse as they are; the v1beta1 shapes (the `basic` device wrapper, flat requests) are written
 // here after docs/wire/dra.md.
-#include "common/dra_codec.h"
+#include "wire/dra_codec.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/json.h"
-#include "common/k8s_codec.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 #include "topology/dra.h"
+#include "wire/k8s_codec.h"
 
-namespace common {
+namespace wire {
+
+using common::FindMember;
+using common::JsonValue;
 namespace {
 
 using testing_support::JsonOrFail;
@@ -586,4 +589,4 @@ TEST(DraCodecTest, ErrorsNameThePath) {
 }
 
 }  // namespace
-}  // namespace common
+}  // namespace wire

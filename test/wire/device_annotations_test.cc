@@ -1,7 +1,7 @@
-// common/device_annotations: the node agent's pod and node annotations round-trip byte for byte
+// wire/device_annotations: the node agent's pod and node annotations round-trip byte for byte
 // (so an unchanged assignment is never written again), keep the kubelet's order, and a value a
 // tenant could have typed by hand is refused naming the field.
-#include "common/device_annotations.h"
+#include "wire/device_annotations.h"
 
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
-namespace common {
+namespace wire {
 namespace {
 
 TEST(DeviceAnnotationsTest, APodsDevicesRoundTrip) {
@@ -112,4 +112,4 @@ TEST(DeviceAnnotationsTest, MalformedValuesAreRefusedNamingTheField) {
 }
 
 }  // namespace
-}  // namespace common
+}  // namespace wire
