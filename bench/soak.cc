@@ -176,9 +176,9 @@ bool SampleRss(Shared& s, const ServeProcess& serve, FakeApiServer& api, Clock::
 
 // Every pod the bind threads made has been deleted from the emulator by now: the server must
 // converge to holding none of them (each DELETED arrived over the watch, no assumption leaked).
-// Normally that takes milliseconds. When a relist races a bind (the list is taken after the
-// pod was bound and deleted, so neither event is replayed) the assumption stays until
-// --assume-ttl (30 s) expires it, by design; hence 30 s plus a margin.
+// Normally that takes milliseconds. A pod a relist lost before the watch named it is dropped
+// by that relist when its Binding landed before the list began; one whose Binding landed while
+// the list was being taken stays until --assume-ttl (30 s) expires it; hence 30 s plus a margin.
 void AwaitSoakPodsGone(Shared& s, ServeProcess& serve) {
   Clock::time_point deadline = Clock::now() + std::chrono::seconds(45);
   std::string body;

@@ -33,4 +33,9 @@ const AssumeCache::Assumption* AssumeCache::Find(const std::string& uid) const {
   return it == by_uid_.end() ? nullptr : &it->second;
 }
 
+AssumeCache::Assumption* AssumeCache::Find(const std::string& uid) {
+  auto it = by_uid_.find(uid);
+  return it == by_uid_.end() ? nullptr : &it->second;
+}
+
 }  // namespace kube

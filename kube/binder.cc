@@ -44,6 +44,7 @@ absl::Status ApiBinder::PostBinding(const common::BindingArgs& args,
   if (r->status != 201 && r->status != 200) {
     return absl::FailedPreconditionError(absl::StrCat("Binding refused: ", DescribeError(*r)));
   }
+  state_.Committed(args.pod_uid);
   return absl::OkStatus();
 }
 
