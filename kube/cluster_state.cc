@@ -488,13 +488,32 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const topology::PodF
 
 void ClusterState::Forget(const std::string& uid) {
   common::MutexLock lock(&mu_);
+  if (const AssumeCache::Assumption* a = assumed_.Find(uid); a && a->unresolved) return;
   absl::flat_hash_set<std::string> touched;
   if (DropAssumptionLocked(uid, touched)) PublishNodesLocked(touched);
 }
 
-void ClusterState::Committed(const std::string& uid) {
+void ClusterState::Posting(const std::string& uid) {
   common::MutexLock lock(&mu_);
-  if (AssumeCache::Assumption* a = assumed_.Find(uid)) a->committed = ++commit_mark_;
+  if (AssumeCache::Assumption* a = assumed_.Find(uid)) a->posting = true;
+}
+
+void ClusterState::Posted(const std::string& uid, BindingPost outcome, Clock::TimePoint expiry) {
+  common::MutexLock lock(&mu_);
+  AssumeCache::Assumption* a = assumed_.Find(uid);
+  if (!a) return;
+  a->posting = false;
+  switch (outcome) {
+    case BindingPost::kLanded:
+      a->committed = ++commit_mark_;
+      break;
+    case BindingPost::kRefused:
+      break;
+    case BindingPost::kUnknown:
+      a->unresolved = true;
+      a->expiry = expiry;
+      break;
+  }
 }
 
 uint64_t ClusterState::CommitMark() const {

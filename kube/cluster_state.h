@@ -99,12 +99,20 @@ class ClusterState {
   [[nodiscard]] absl::StatusOr<topology::PlaceOutcome> Assume(const topology::PodFacts& pod,
                                                               const std::string& node,
                                                               Clock::TimePoint expiry);
-  // Drops an assumption (the Binding POST failed). No-op if the watch already confirmed it.
+  // Drops an assumption (the Binding POST failed). No-op if the watch already confirmed it, and
+  // for one whose POST's outcome is unknown (BindingPost::kUnknown), which keeps its expiry.
   void Forget(const std::string& uid);
-  // The Binding POST for `uid` succeeded: the API server has the pod bound from now on, so a
-  // pod list that begins later names it unless it was deleted. No-op without an assumption.
-  void Committed(const std::string& uid);
-  // Counts Committed() calls; read before a pod list begins, for ReplacePods.
+  // The Binding POST for `uid` is under way: its assumption does not expire until Posted().
+  void Posting(const std::string& uid);
+  enum class BindingPost {
+    kLanded,   // the API server has the pod bound from now on, so a pod list that begins later
+               // names it unless it was deleted
+    kRefused,  // answered with a refusal: Forget() drops the assumption
+    kUnknown,  // no answer (or already bound to this node): it may have landed or land yet, so
+               // the assumption stays until `expiry`, whatever Forget() says
+  };
+  void Posted(const std::string& uid, BindingPost outcome, Clock::TimePoint expiry = {});
+  // Counts kLanded posts; read before a pod list begins, for ReplacePods.
   uint64_t CommitMark() const;
   // Drops assumptions whose expiry passed without confirmation; returns how many.
   int ExpireAssumptions(Clock::TimePoint now);
@@ -198,7 +206,7 @@ class ClusterState {
   bool demand_stale_ ABSL_GUARDED_BY(mu_) = false;
   // counts pod relists, for their `listed` marks
   uint64_t list_generation_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t commit_mark_ ABSL_GUARDED_BY(mu_) = 0;  // counts Committed()
+  uint64_t commit_mark_ ABSL_GUARDED_BY(mu_) = 0;  // counts landed Binding POSTs
   StateCounters counters_ ABSL_GUARDED_BY(mu_);
   std::atomic<std::shared_ptr<const topology::ModelState>> current_;
 };
