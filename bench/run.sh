@@ -18,6 +18,11 @@ ninja -C "$build" -j2 gpu-tenancy micro_bench load_bench connection_bench
 load_before="$(cut -d" " -f1-3 /proc/loadavg)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+# The chaos run (bench/chaos, 11 minutes) is not part of this script: its section, the last, is
+# carried over from the file being replaced.
+if [ -f "$root/bench/results.md" ]; then
+  awk '/^## Control plane faults \(chaos\)/ {keep = 1} keep' "$root/bench/results.md" > "$tmp/chaos.md"
+fi
 
 echo "== micro_bench" >&2
 replay='WatchLine|DraWatchReplay'
@@ -189,5 +194,9 @@ verdict() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0 <= b+0) print "met"; else pr
   echo "## Hostile connections (connection_bench)"
   echo
   cat "$tmp/connections.md"
+  if [ -s "$tmp/chaos.md" ]; then
+    echo
+    cat "$tmp/chaos.md"
+  fi
 } > "$root/bench/results.md"
 echo "wrote $root/bench/results.md and $root/bench/latency.svg" >&2

@@ -41,7 +41,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -54,12 +53,8 @@
 #include "bench/soak_rss.h"
 #include "bench/soak_stats.h"
 #include "bench/synthetic.h"
-#include "common/config_loader.h"
-#include "common/json.h"
 #include "test/support/fake_apiserver.h"
 #include "test/support/serve_process.h"
-#include "webhook/match_conditions.h"
-#include "webhook/match_conditions_check.h"
 
 namespace soak {
 namespace {
@@ -82,37 +77,6 @@ absl::Status LoadCluster(FakeApiServer& api, int nodes, std::vector<std::string>
     }
   }
   return st;
-}
-
-// The webhook configurations the demo policy makes, as an operator applies them: serve reads
-// its own (cmd/webhook_guard.h) and logs an error when they are missing or stale.
-absl::Status LoadWebhookConfigurations(FakeApiServer& api) {
-  absl::StatusOr<topology::Policy> policy =
-      common::LoadPolicy(testing_support::ReadSource("cmd/demo/policy.yaml"));
-  if (!policy.ok()) return policy.status();
-  for (auto [kind, config, name] :
-       {std::tuple{webhook::ReviewKind::kValidate, "ValidatingWebhookConfiguration",
-                   webhook::kValidateWebhookName},
-        std::tuple{webhook::ReviewKind::kMutate, "MutatingWebhookConfiguration",
-                   webhook::kMutateWebhookName}}) {
-    const webhook::MatchCondition c = webhook::WebhookMatchCondition(*policy, kind);
-    rapidjson::Document doc(rapidjson::kObjectType);
-    auto& a = doc.GetAllocator();
-    rapidjson::Value condition(rapidjson::kObjectType);
-    condition.AddMember("name", rapidjson::Value(c.name.c_str(), a), a);
-    condition.AddMember("expression", rapidjson::Value(c.expression.c_str(), a), a);
-    rapidjson::Value hook(rapidjson::kObjectType);
-    hook.AddMember("name", rapidjson::StringRef(name), a);
-    hook.AddMember("matchConditions",
-                   rapidjson::Value(rapidjson::kArrayType).PushBack(condition, a), a);
-    doc.AddMember("apiVersion", "admissionregistration.k8s.io/v1", a);
-    doc.AddMember("kind", rapidjson::StringRef(config), a);
-    doc.AddMember("metadata",
-                  rapidjson::Value(rapidjson::kObjectType).AddMember("name", "gpu-tenancy", a), a);
-    doc.AddMember("webhooks", rapidjson::Value(rapidjson::kArrayType).PushBack(hook, a), a);
-    if (absl::Status st = api.Load(common::ToJson(doc)); !st.ok()) return st;
-  }
-  return absl::OkStatus();
 }
 
 struct ServerFiles {
@@ -176,9 +140,9 @@ bool SampleRss(Shared& s, const ServeProcess& serve, FakeApiServer& api, Clock::
 
 // Every pod the bind threads made has been deleted from the emulator by now: the server must
 // converge to holding none of them (each DELETED arrived over the watch, no assumption leaked).
-// Normally that takes milliseconds. When a relist races a bind (the list is taken after the
-// pod was bound and deleted, so neither event is replayed) the assumption stays until
-// --assume-ttl (30 s) expires it, by design; hence 30 s plus a margin.
+// Normally that takes milliseconds. A pod a relist lost before the watch named it is dropped
+// by that relist when its Binding landed before the list began; one whose Binding landed while
+// the list was being taken stays until --assume-ttl (30 s) expires it; hence 30 s plus a margin.
 void AwaitSoakPodsGone(Shared& s, ServeProcess& serve) {
   Clock::time_point deadline = Clock::now() + std::chrono::seconds(45);
   std::string body;
@@ -259,7 +223,9 @@ int Run(int argc, char** argv) {
   if (!api.ok())
     return std::fprintf(stderr, "soak: emulator: %s\n", api.status().ToString().c_str()), 2;
   std::vector<std::string> node_names;
-  if (absl::Status st = LoadWebhookConfigurations(**api); !st.ok()) {
+  if (absl::Status st =
+          LoadWebhookConfigurations(**api, testing_support::ReadSource("cmd/demo/policy.yaml"));
+      !st.ok()) {
     std::fprintf(stderr, "soak: webhook configurations: %s\n", st.ToString().c_str());
     return 1;
   }

@@ -2,10 +2,15 @@
 
 #include <fstream>
 #include <iterator>
+#include <tuple>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/config_loader.h"
+#include "common/json.h"
+#include "webhook/match_conditions.h"
+#include "webhook/match_conditions_check.h"
 
 namespace soak {
 
@@ -23,6 +28,34 @@ std::string Kubeconfig(const FakeApiServer& api) {
       api.url(), "\n    certificate-authority-data: ", absl::Base64Escape(ReadWhole(api.ca_file())),
       "\nusers:\n- name: soak\n  user:\n    token: test-token\ncontexts:\n- name: emulator\n"
       "  context:\n    cluster: emulator\n    user: soak\n    namespace: gpu-system\n");
+}
+
+absl::Status LoadWebhookConfigurations(FakeApiServer& api, const std::string& policy_yaml) {
+  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(policy_yaml);
+  if (!policy.ok()) return policy.status();
+  for (auto [kind, config, name] :
+       {std::tuple{webhook::ReviewKind::kValidate, "ValidatingWebhookConfiguration",
+                   webhook::kValidateWebhookName},
+        std::tuple{webhook::ReviewKind::kMutate, "MutatingWebhookConfiguration",
+                   webhook::kMutateWebhookName}}) {
+    const webhook::MatchCondition c = webhook::WebhookMatchCondition(*policy, kind);
+    rapidjson::Document doc(rapidjson::kObjectType);
+    auto& a = doc.GetAllocator();
+    rapidjson::Value condition(rapidjson::kObjectType);
+    condition.AddMember("name", rapidjson::Value(c.name.c_str(), a), a);
+    condition.AddMember("expression", rapidjson::Value(c.expression.c_str(), a), a);
+    rapidjson::Value hook(rapidjson::kObjectType);
+    hook.AddMember("name", rapidjson::StringRef(name), a);
+    hook.AddMember("matchConditions",
+                   rapidjson::Value(rapidjson::kArrayType).PushBack(condition, a), a);
+    doc.AddMember("apiVersion", "admissionregistration.k8s.io/v1", a);
+    doc.AddMember("kind", rapidjson::StringRef(config), a);
+    doc.AddMember("metadata",
+                  rapidjson::Value(rapidjson::kObjectType).AddMember("name", "gpu-tenancy", a), a);
+    doc.AddMember("webhooks", rapidjson::Value(rapidjson::kArrayType).PushBack(hook, a), a);
+    if (absl::Status st = api.Load(common::ToJson(doc)); !st.ok()) return st;
+  }
+  return absl::OkStatus();
 }
 
 std::string FirstNodeOf(bench::NodeKind kind) {

@@ -1,11 +1,13 @@
-// What soak sends: the kubeconfig for the server, the pods the bind threads schedule, extender
-// arguments and admission reviews, and the admission cases with the demo policy's answers.
+// What soak sends: the kubeconfig and webhook configurations for the server, the pods the bind
+// threads schedule, extender arguments and admission reviews, and the admission cases with the demo
+// policy's answers.
 #ifndef GPU_TENANCY_BENCH_SOAK_OBJECTS_H_
 #define GPU_TENANCY_BENCH_SOAK_OBJECTS_H_
 
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "bench/synthetic.h"
 #include "test/support/fake_apiserver.h"
 
@@ -15,6 +17,11 @@ std::string ReadWhole(const std::string& path);
 
 // A kubeconfig naming the emulation, its CA and the token it accepts.
 std::string Kubeconfig(const testing_support::FakeApiServer& api);
+
+// The webhook configurations `policy_yaml` makes, as an operator applies them: serve reads its
+// own (cmd/webhook_guard.h) and logs an error when they are missing or stale.
+absl::Status LoadWebhookConfigurations(testing_support::FakeApiServer& api,
+                                       const std::string& policy_yaml);
 
 // What the bind threads schedule, with the demo policy (cmd/demo/policy.yaml) in mind.
 struct PodKind {

@@ -18,7 +18,7 @@ std::vector<std::pair<std::string, AssumeCache::Assumption>> AssumeCache::TakeEx
     Clock::TimePoint now) {
   std::vector<std::pair<std::string, Assumption>> expired;
   for (auto it = by_uid_.begin(); it != by_uid_.end();) {
-    if (it->second.expiry <= now) {
+    if (it->second.expiry <= now && !it->second.posting) {
       expired.emplace_back(it->first, std::move(it->second));
       by_uid_.erase(it++);
     } else {
@@ -29,6 +29,11 @@ std::vector<std::pair<std::string, AssumeCache::Assumption>> AssumeCache::TakeEx
 }
 
 const AssumeCache::Assumption* AssumeCache::Find(const std::string& uid) const {
+  auto it = by_uid_.find(uid);
+  return it == by_uid_.end() ? nullptr : &it->second;
+}
+
+AssumeCache::Assumption* AssumeCache::Find(const std::string& uid) {
   auto it = by_uid_.find(uid);
   return it == by_uid_.end() ? nullptr : &it->second;
 }

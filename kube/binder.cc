@@ -1,5 +1,6 @@
 #include "kube/binder.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kube/objects.h"
 #include "wire/k8s_codec.h"
@@ -37,13 +38,30 @@ absl::StatusOr<topology::PlaceOutcome> ApiBinder::Assume(const topology::PodFact
 
 absl::Status ApiBinder::PostBinding(const wire::BindingArgs& args,
                                     const topology::Labels& annotations) {
+  state_.Posting(args.pod_uid);
   absl::StatusOr<ApiResponse> r = client_.Post(
       absl::StrCat("/api/v1/namespaces/", args.pod_namespace, "/pods/", args.pod_name, "/binding"),
       BindingJson(args, annotations));
-  if (!r.ok()) return r.status();
-  if (r->status != 201 && r->status != 200) {
-    return absl::FailedPreconditionError(absl::StrCat("Binding refused: ", DescribeError(*r)));
+  // Counted from the outcome, not from the bind: a Binding held past the client's timeout
+  // (which the client retries once) may land a minute after the assumption was made.
+  const Clock::TimePoint keep_until = clock_->Now() + assume_ttl_;
+  if (!r.ok()) {
+    state_.Posted(args.pod_uid, ClusterState::BindingPost::kUnknown, keep_until);
+    return r.status();
   }
+  if (r->status != 201 && r->status != 200) {
+    const std::string why = DescribeError(*r);
+    // Bound to this node already: an earlier attempt of this bind (the first of a retried
+    // POST) may have landed, with this placement or an earlier one; the watch will tell.
+    const bool here =
+        r->status == 409 &&
+        absl::StrContains(why, absl::StrCat("already assigned to node \"", args.node, "\""));
+    state_.Posted(args.pod_uid,
+                  here ? ClusterState::BindingPost::kUnknown : ClusterState::BindingPost::kRefused,
+                  keep_until);
+    return absl::FailedPreconditionError(absl::StrCat("Binding refused: ", why));
+  }
+  state_.Posted(args.pod_uid, ClusterState::BindingPost::kLanded);
   return absl::OkStatus();
 }
 

@@ -1,5 +1,7 @@
 // The live BindBackend: pods from the watch cache (or one GET when the watch lags), fit and
-// assume through ClusterState, Binding POSTs to kube-apiserver.
+// assume through ClusterState, Binding POSTs to kube-apiserver. The POST's outcome says how
+// long the assumption lives (ClusterState::Posted): not past its TTL while the POST is under
+// way, and a TTL from the failure when no answer came (the Binding may land yet).
 #ifndef GPU_TENANCY_KUBE_BINDER_H_
 #define GPU_TENANCY_KUBE_BINDER_H_
 

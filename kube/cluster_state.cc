@@ -249,7 +249,7 @@ void ClusterState::ReplacePods(std::vector<topology::PodFacts> pods) {
 // Holds the lock while `list` produces the facts (parsing a page's pods takes a few
 // microseconds each): readers never wait for it, and each pod's facts are freed as soon as they
 // are applied, which is what keeps a relist's memory from fragmenting the heap.
-void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
+void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list, uint64_t began) {
   common::MutexLock lock(&mu_);
   if (!policy_) {
     common::Log(common::LogLevel::kError, "pods received before the policy; ignored");
@@ -286,6 +286,16 @@ void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list) {
   for (const std::string& uid : unbound) {
     bound_pods_changed_ |= bound_pods_.Erase(uid);
     bound_pods_changed_ |= contract_pods_.Erase(uid);
+  }
+  // Bound before the list began and not in it: deleted before the watch said anything (or
+  // while it was down). Waiting for the expiry would hold its GPU for nothing.
+  std::vector<std::string> deleted;
+  assumed_.ForEach([&](const std::string& uid, const AssumeCache::Assumption& a) {
+    if (a.committed != 0 && a.committed <= began && !listed.contains(uid)) deleted.push_back(uid);
+  });
+  for (const std::string& uid : deleted) {
+    DropAssumptionLocked(uid, touched);
+    ++counters_.assumptions_gone;
   }
   const bool first = !pods_synced_;
   pods_synced_ = true;
@@ -486,8 +496,37 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const topology::PodF
 
 void ClusterState::Forget(const std::string& uid) {
   common::MutexLock lock(&mu_);
+  if (const AssumeCache::Assumption* a = assumed_.Find(uid); a && a->unresolved) return;
   absl::flat_hash_set<std::string> touched;
   if (DropAssumptionLocked(uid, touched)) PublishNodesLocked(touched);
+}
+
+void ClusterState::Posting(const std::string& uid) {
+  common::MutexLock lock(&mu_);
+  if (AssumeCache::Assumption* a = assumed_.Find(uid)) a->posting = true;
+}
+
+void ClusterState::Posted(const std::string& uid, BindingPost outcome, Clock::TimePoint expiry) {
+  common::MutexLock lock(&mu_);
+  AssumeCache::Assumption* a = assumed_.Find(uid);
+  if (!a) return;
+  a->posting = false;
+  switch (outcome) {
+    case BindingPost::kLanded:
+      a->committed = ++commit_mark_;
+      break;
+    case BindingPost::kRefused:
+      break;
+    case BindingPost::kUnknown:
+      a->unresolved = true;
+      a->expiry = expiry;
+      break;
+  }
+}
+
+uint64_t ClusterState::CommitMark() const {
+  common::MutexLock lock(&mu_);
+  return commit_mark_;
 }
 
 int ClusterState::ExpireAssumptions(Clock::TimePoint now) {

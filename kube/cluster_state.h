@@ -37,6 +37,9 @@ struct StateCounters {
   uint64_t assumptions = 0;
   uint64_t assumptions_confirmed = 0;
   uint64_t assumptions_expired = 0;
+  // Assumptions whose pod a list after their Binding did not name: deleted before any watch
+  // event showed it bound.
+  uint64_t assumptions_gone = 0;
   // Nodes and bound GPU pods a full relist added, changed or removed, and namespace relists
   // that changed any labels: what the watch had missed (or what changed since it stopped).
   uint64_t resync_corrections = 0;
@@ -51,9 +54,11 @@ class ClusterState {
   void ReplaceNodes(std::vector<topology::NodeFacts> nodes);
   void ReplacePods(std::vector<topology::PodFacts> pods);
   // The same, fed one pod at a time by `list`, so the facts of every listed pod never have to
-  // exist at once (a live relist parses each item as it is offered).
+  // exist at once (a live relist parses each item as it is offered). `began` is CommitMark()
+  // taken before the list's first request: an assumption committed by then whose pod the list
+  // does not name belongs to a pod deleted meanwhile, and is dropped (0: none is).
   using PodSink = absl::FunctionRef<void(topology::PodFacts)>;
-  void ReplacePods(absl::FunctionRef<void(PodSink)> list);
+  void ReplacePods(absl::FunctionRef<void(PodSink)> list, uint64_t began = 0);
   void ReplaceNamespaces(absl::flat_hash_map<std::string, topology::Labels> namespaces);
   // DRA devices, claims, templates and classes: a cluster file's, or what a live source has
   // listed and watched so far (kube/dra_source.h), shared with the snapshots as it is.
@@ -94,8 +99,21 @@ class ClusterState {
   [[nodiscard]] absl::StatusOr<topology::PlaceOutcome> Assume(const topology::PodFacts& pod,
                                                               const std::string& node,
                                                               Clock::TimePoint expiry);
-  // Drops an assumption (the Binding POST failed). No-op if the watch already confirmed it.
+  // Drops an assumption (the Binding POST failed). No-op if the watch already confirmed it, and
+  // for one whose POST's outcome is unknown (BindingPost::kUnknown), which keeps its expiry.
   void Forget(const std::string& uid);
+  // The Binding POST for `uid` is under way: its assumption does not expire until Posted().
+  void Posting(const std::string& uid);
+  enum class BindingPost {
+    kLanded,   // the API server has the pod bound from now on, so a pod list that begins later
+               // names it unless it was deleted
+    kRefused,  // answered with a refusal: Forget() drops the assumption
+    kUnknown,  // no answer (or already bound to this node): it may have landed or land yet, so
+               // the assumption stays until `expiry`, whatever Forget() says
+  };
+  void Posted(const std::string& uid, BindingPost outcome, Clock::TimePoint expiry = {});
+  // Counts kLanded posts; read before a pod list begins, for ReplacePods.
+  uint64_t CommitMark() const;
   // Drops assumptions whose expiry passed without confirmation; returns how many.
   int ExpireAssumptions(Clock::TimePoint now);
 
@@ -190,6 +208,7 @@ class ClusterState {
   bool demand_stale_ ABSL_GUARDED_BY(mu_) = false;
   // counts pod relists, for their `listed` marks
   uint64_t list_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t commit_mark_ ABSL_GUARDED_BY(mu_) = 0;  // counts landed Binding POSTs
   StateCounters counters_ ABSL_GUARDED_BY(mu_);
   std::atomic<std::shared_ptr<const topology::ModelState>> current_;
 };

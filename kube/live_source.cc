@@ -63,15 +63,17 @@ LiveSource::LiveSource(Api& client, ClusterState& state, LiveSourceOptions optio
   pods_ = std::make_unique<Reflector>(
       client, "/api/v1/pods",
       ReflectorHandler{[this](const std::vector<const common::JsonValue*>& items) {
-                         state_.ReplacePods([&](ClusterState::PodSink offer) {
-                           for (const common::JsonValue* item : items) {
-                             absl::StatusOr<topology::PodFacts> p = wire::ParsePod(*item);
-                             if (p.ok())
-                               offer(*std::move(p));
-                             else
-                               Warn("Pod", p.status());
-                           }
-                         });
+                         state_.ReplacePods(
+                             [&](ClusterState::PodSink offer) {
+                               for (const common::JsonValue* item : items) {
+                                 absl::StatusOr<topology::PodFacts> p = wire::ParsePod(*item);
+                                 if (p.ok())
+                                   offer(*std::move(p));
+                                 else
+                                   Warn("Pod", p.status());
+                               }
+                             },
+                             pod_list_began_);
                        },
                        [this](absl::string_view type, const common::JsonValue& object) {
                          if (type == "DELETED") {
@@ -85,6 +87,7 @@ LiveSource::LiveSource(Api& client, ClusterState& state, LiveSourceOptions optio
                            Warn("Pod", p.status());
                        }},
       options.reflector);
+  pods_->OnListBegins([this] { pod_list_began_ = state_.CommitMark(); });
   auto labels_of = [](const common::JsonValue& object) {
     const common::JsonValue* meta = common::FindMember(object, "metadata");
     const common::JsonValue* labels = meta ? common::FindMember(*meta, "labels") : nullptr;

@@ -55,6 +55,8 @@ class LiveSource {
  private:
   ClusterState& state_;
   std::unique_ptr<Reflector> nodes_, pods_, namespaces_, budgets_;
+  // ClusterState::CommitMark() as the current pod list began (the pods reflector's thread only).
+  uint64_t pod_list_began_ = 0;
   std::unique_ptr<DraSource> dra_;
   LiveSourceOptions options_;
   std::atomic<bool> stop_{false};

@@ -98,6 +98,7 @@ void Reflector::Sleep(std::chrono::milliseconds d) {
 
 bool Reflector::ListAll() {
   const uint64_t number = ++lists_begun_;
+  if (list_begins_) list_begins_();
   std::vector<ListPage> pages;
   std::string continue_token;
   std::string version;

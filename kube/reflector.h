@@ -52,6 +52,9 @@ class Reflector {
   Reflector(Api& client, std::string path, ReflectorHandler handler, ReflectorOptions options = {});
   ~Reflector();  // stops and joins
 
+  // Calls `begins` on the reflector's thread just before each list's first request is sent.
+  // Set before Start().
+  void OnListBegins(std::function<void()> begins) { list_begins_ = std::move(begins); }
   void Start();
   void Stop();
   // Lists again now, interrupting the running watch. Returns a ticket for ListedSince().
@@ -72,6 +75,7 @@ class Reflector {
   Api& client_;
   std::string path_;
   ReflectorHandler handler_;
+  std::function<void()> list_begins_;
   ReflectorOptions options_;
   std::string resource_version_;
   Clock::TimePoint next_resync_;

@@ -73,7 +73,9 @@ class Listener::Impl : public ListenerShared {
     loops.clear();  // before the context they use
     SSL_CTX_free(ssl);
   }
-  std::vector<std::unique_ptr<EventLoop>> loops;
+  std::vector<std::unique_ptr<EventLoop>> loops;  // the TLS port's, then the operator port's
+  EventLoop* tls_loop = nullptr;                  // the one that accepts on the TLS port, or null
+  EventLoop* operator_loop = nullptr;  // the one that accepts on the operator port, or null
   std::atomic<bool> started{false};
   std::atomic<bool> stopped{false};
 };
@@ -98,25 +100,30 @@ absl::StatusOr<std::unique_ptr<Listener>> Listener::Bind(
   impl->options = std::move(options);
   const Options& o = impl->options;
 
-  // Each loop enforces an equal share of the limits on the connections dealt to it.
-  size_t n = static_cast<size_t>(o.io_threads);
-  ConnectionTable::Limits tls_share{Share(o.max_connections, n),
-                                    Share(o.max_connections_per_peer, n), o.idle_settled};
+  // Each TLS loop enforces an equal share of the limits on the connections dealt to it. The
+  // operator port has a loop of its own, with all of its limits.
+  size_t n = tls ? static_cast<size_t>(o.io_threads) : 0;
+  ConnectionTable::Limits tls_share{Share(o.max_connections, std::max<size_t>(n, 1)),
+                                    Share(o.max_connections_per_peer, std::max<size_t>(n, 1)),
+                                    o.idle_settled};
   size_t operator_total = o.operator_port ? o.operator_port->max_connections : 1;
-  ConnectionTable::Limits operator_share{Share(operator_total, n), Share(operator_total, n)};
+  ConnectionTable::Limits operator_all{operator_total, operator_total};
   for (size_t i = 0; i < n; ++i) {
-    impl->loops.push_back(std::make_unique<EventLoop>(*impl, tls_share, operator_share));
+    impl->loops.push_back(std::make_unique<EventLoop>(*impl, tls_share, operator_all));
   }
   if (tls) {
+    impl->tls_loop = impl->loops.front().get();
     absl::StatusOr<tcp::endpoint> at = Resolve(o.host, o.port);
     if (!at.ok()) return at.status();
-    absl::Status listening = impl->loops.front()->Listen(Port::kTls, *at);
+    absl::Status listening = impl->tls_loop->Listen(Port::kTls, *at);
     if (!listening.ok()) return listening;
   }
   if (o.operator_port) {
+    impl->loops.push_back(std::make_unique<EventLoop>(*impl, tls_share, operator_all));
+    impl->operator_loop = impl->loops.back().get();
     absl::StatusOr<tcp::endpoint> at = Resolve(o.operator_port->host, o.operator_port->port);
     if (!at.ok()) return at.status();
-    absl::Status listening = impl->loops.front()->Listen(Port::kOperator, *at);
+    absl::Status listening = impl->operator_loop->Listen(Port::kOperator, *at);
     if (!listening.ok()) return listening;
   }
   return std::unique_ptr<Listener>(new Listener(std::move(impl)));
@@ -137,9 +144,21 @@ void Listener::Start() {
     impl_->workers.emplace(static_cast<size_t>(std::max(1, impl_->options.worker_threads)));
   }
   if (impl_->operators) impl_->operators->handler.emplace(1);
-  std::vector<EventLoop*> all;
-  for (auto& loop : impl_->loops) all.push_back(loop.get());
-  for (EventLoop* loop : all) loop->Start(loop == all.front() ? all : std::vector<EventLoop*>{});
+  // The TLS loops deal the TLS port's connections among themselves; the operator loop keeps
+  // its own.
+  std::vector<EventLoop*> tls_loops;
+  for (auto& loop : impl_->loops) {
+    if (loop.get() != impl_->operator_loop) tls_loops.push_back(loop.get());
+  }
+  for (auto& loop : impl_->loops) {
+    if (loop.get() == impl_->tls_loop) {
+      loop->Start(tls_loops);
+    } else if (loop.get() == impl_->operator_loop) {
+      loop->Start({impl_->operator_loop});
+    } else {
+      loop->Start({});
+    }
+  }
 }
 
 void Listener::Drain() { impl_->stopping.store(true); }
@@ -153,8 +172,10 @@ void Listener::Stop() {
   if (impl_->operators) impl_->operators->handler->join();
 }
 
-int Listener::port() const { return impl_->loops.front()->port(Port::kTls); }
-int Listener::operator_port() const { return impl_->loops.front()->port(Port::kOperator); }
+int Listener::port() const { return impl_->tls_loop ? impl_->tls_loop->port(Port::kTls) : -1; }
+int Listener::operator_port() const {
+  return impl_->operator_loop ? impl_->operator_loop->port(Port::kOperator) : -1;
+}
 const Listener::Stats& Listener::stats() const { return impl_->stats; }
 const Listener::Stats& Listener::operator_stats() const {
   static const Stats* const kNone = new Stats();

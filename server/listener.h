@@ -1,19 +1,22 @@
 // The listener: event loops that hold connections, a bounded pool of workers that runs only
-// complete requests, and two ports served by the same loops:
+// complete requests, and two ports served by the same machinery:
 //   - the TLS port for the extender and webhook routes (JSON POSTs, long keep-alive);
 //   - the plain operator port for the kubelet's probes, Prometheus and the pages (GET and HEAD,
 //     one request per connection), when Options::operator_port is set.
 // A process may have either port alone (the node agent and `gpu-tenancy ui` serve only the
 // operator port).
 //
-// io_threads Boost.Asio loops (server/event_loop.h), each on its own thread; the first accepts
-// on both ports and deals new connections to them in turn. Accept, the TLS handshake (OpenSSL
-// over the socket, see server/tls_socket.h), reading the request head and body (Beast's HTTP/1.1
-// parser, with header and body limits) and writing the reply are all asynchronous on the
-// connection's loop, so a connection that is idle, stuck inside its handshake or dripping one
-// byte at a time costs memory and a descriptor, never a thread. Until its first byte a new
-// connection has no TLS state at all. A complete request goes to a worker; the reply is posted
-// back to the loop and written from there.
+// io_threads Boost.Asio loops (server/event_loop.h) for the TLS port, each on its own thread;
+// the first accepts and deals new connections to them in turn. The operator port has one more
+// loop and thread of its own, so its probes never queue behind the TLS loops' work: a flood's
+// handshakes, deadlines and reconnections can keep every TLS loop busy for seconds when the
+// process gets little CPU (a pod's CPU limit), and a probe dealt behind them would fail. Accept,
+// the TLS handshake (OpenSSL over the socket, see server/tls_socket.h), reading the request head
+// and body (Beast's HTTP/1.1 parser, with header and body limits) and writing the reply are all
+// asynchronous on the connection's loop, so a connection that is idle, stuck inside its handshake
+// or dripping one byte at a time costs memory and a descriptor, never a thread. Until its first
+// byte a new connection has no TLS state at all. A complete request goes to a worker; the reply is
+// posted back to the loop and written from there.
 //
 // Deadlines, each enforced by the loop (a connection past one is closed and counted by reason):
 //   request_deadline  from accept to the end of the handshake, and for each request from its
@@ -37,7 +40,7 @@
 // The operator port keeps the same machinery with its own limits and counters
 // (OperatorPortOptions): its request_deadline runs from accept to the end of the request head,
 // so a client that connects and sends nothing, or one byte at a time, holds a descriptor and
-// not a thread, and a probe is answered in the same turn of the loop whatever else is
+// not a thread, and a probe is answered in the same turn of its loop whatever else is
 // connected. Quick routes (probes, which read atomics) run on the loop; the rest run one at a
 // time on the port's own handler thread, so a scrape waiting on the cluster-state lock holds up
 // neither a probe nor a worker of the TLS port. 404, 405 (not GET or HEAD), 400 (malformed, or

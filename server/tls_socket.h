@@ -129,6 +129,11 @@ class TlsSocket {
     template <typename Self>
     void operator()(Self& self, ErrorCode ec = {}) {
       if (ec) return Finish(self, ec, 0);  // the socket was closed under the wait
+      // Closed after the wait had already completed and queued this: the descriptor number may
+      // be a connection accepted since, which OpenSSL must neither read nor write.
+      if (!stream->socket_.is_open()) {
+        return Finish(self, boost::asio::error::operation_aborted, 0);
+      }
       ERR_clear_error();
       errno = 0;
       int n = call(stream->ssl_);

@@ -206,6 +206,52 @@ TEST_F(ApiBinderTest, AnAssumptionExpiresItsTtlAfterBindOnTheBindersClock) {
   EXPECT_EQ(state_.assumption_count(), 0u);
 }
 
+// A Binding POST that got no answer (the connection dropped, or the reply came after the
+// client's timeout) may still land: bind reports the failure and forgets, but the slice stays
+// taken for a TTL from the failure. So does one refused because the pod is already bound to
+// this very node (an earlier attempt of ours landed). Refused otherwise, it is freed at once.
+TEST_F(ApiBinderTest, ABindingWithoutAnAnswerKeepsItsSliceForATtlAfterTheFailure) {
+  Sync({"p"});
+  ASSERT_TRUE(api_->AddPod(MigPodJson("team", "p")).ok());
+  kube::ApiBinder binder(*client_, state_, 250ms, nullptr, &clock_);
+  struct Row {
+    const char* name;
+    std::string assigned;  // the node the API server has the pod on already; "" none
+    bool unreachable;
+    bool kept;
+  };
+  const Row rows[] = {
+      {"no answer", "", true, true},
+      {"already bound here", "n1", false, true},
+      {"already bound elsewhere", "n2", false, false},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.name);
+    if (!row.assigned.empty()) {
+      ASSERT_TRUE(api_->MergePatch(Resource::kPods, "team", "p",
+                                   absl::StrCat(R"({"spec":{"nodeName":")", row.assigned, R"("}})"))
+                      .ok());
+    }
+    if (row.unreachable) api_->Stop();
+    ASSERT_TRUE(binder.Assume(PodFacts(MigPodJson("team", "p")), "n1").ok());
+    clock_.Advance(200ms);  // the POST took a while
+    absl::Status posted = binder.PostBinding(Args("p"), {});
+    ASSERT_FALSE(posted.ok());
+    binder.Forget(UidOf("team", "p"));  // as extender::Bind does on any failure
+    EXPECT_EQ(state_.assumption_count(), row.kept ? 1u : 0u);
+    if (row.kept) {
+      // The original expiry (bound_at + 250ms) has passed; the new one is 250ms after the POST.
+      EXPECT_EQ(state_.ExpireAssumptions(clock_.Now() + 249ms), 0);
+      EXPECT_EQ(state_.ExpireAssumptions(clock_.Now() + 250ms), 1);
+    }
+    if (row.unreachable) {
+      ASSERT_TRUE(api_->Restart().ok());
+    }
+    ASSERT_TRUE(
+        api_->MergePatch(Resource::kPods, "team", "p", R"({"spec":{"nodeName":null}})").ok());
+  }
+}
+
 TEST_F(ApiBinderTest, TheBindingPostAndWhatEachRefusalSays) {
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "p")).ok());
   ASSERT_TRUE(api_->AddPod(MigPodJson("team", "placed", "n1")).ok());

@@ -192,7 +192,8 @@ void TlsListenerTest::SetUp() {
   certs_ = std::make_unique<CertStore>(*pair);
 }
 
-void TlsListenerTest::Start(Listener::Options options, std::vector<TlsRoute> extra) {
+void TlsListenerTest::Start(Listener::Options options, std::vector<TlsRoute> extra,
+                            std::vector<OperatorRoute> operator_routes) {
   options.host = "127.0.0.1";
   options.port = 0;
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
@@ -219,7 +220,8 @@ void TlsListenerTest::Start(Listener::Options options, std::vector<TlsRoute> ext
       {"/throw", [](absl::string_view) -> TlsReply { throw std::runtime_error("boom"); }},
   };
   for (TlsRoute& r : extra) routes.push_back(std::move(r));
-  absl::StatusOr<std::unique_ptr<Listener>> l = Listener::Bind(options, ctx, std::move(routes));
+  absl::StatusOr<std::unique_ptr<Listener>> l =
+      Listener::Bind(options, ctx, std::move(routes), std::move(operator_routes));
   ASSERT_TRUE(l.ok()) << l.status();
   listener_ = *std::move(l);
   listener_->Start();

@@ -90,8 +90,9 @@ class TlsListenerTest : public ::testing::Test {
   void SetUp() override;
   // Starts a listener with `options` (host and port are set here) and routes /echo (replies
   // with the body), /pure (the same, never waits on I/O), /block (waits on gate_), /big (a
-  // reply of big_ bytes), /throw, and `extra`.
-  void Start(Listener::Options options, std::vector<TlsRoute> extra = {});
+  // reply of big_ bytes), /throw, and `extra`; `operator_routes` for options.operator_port.
+  void Start(Listener::Options options, std::vector<TlsRoute> extra = {},
+             std::vector<OperatorRoute> operator_routes = {});
   void TearDown() override;
   int port() const { return listener_->port(); }
 

@@ -293,7 +293,7 @@ void FakeApiServer::Impl::Handle(const httplib::Request& req, httplib::Response&
   Reply reply;
   if (!authenticated) {
     reply = StatusReply(401, "Unauthorized", "Unauthorized", nullptr);
-  } else if (!Injected(req, &reply) && Serve(req, res, &reply)) {
+  } else if (!ApplyTimedFault(req, &reply) && !Injected(req, &reply) && Serve(req, res, &reply)) {
     SetStatus(id, 200);
     return;  // a watch stream
   }
@@ -312,6 +312,42 @@ bool FakeApiServer::Impl::Injected(const httplib::Request& req, Reply* reply) {
     }
     *reply = InjectedFailure(it->status);
     if (--it->times <= 0) failures_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+namespace {
+
+FakeApiServer::RequestKind KindOf(const httplib::Request& req) {
+  using Kind = FakeApiServer::RequestKind;
+  if (req.method != "GET" && req.method != "HEAD") return Kind::kWrite;
+  Route route;
+  if (!ParseRoute(req.path, &route) || !route.name.empty()) return Kind::kRead;
+  return ParseBool(req.get_param_value("watch")) ? Kind::kWatch : Kind::kList;
+}
+
+bool Matches(const FakeApiServer::FaultTarget& t, const httplib::Request& req) {
+  return (t.method.empty() || t.method == req.method) &&
+         absl::StartsWith(req.path, t.path_prefix) &&
+         (t.kind == FakeApiServer::RequestKind::kAny || t.kind == KindOf(req));
+}
+
+}  // namespace
+
+bool FakeApiServer::Impl::ApplyTimedFault(const httplib::Request& req, Reply* reply) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = timed_faults_.rbegin(); it != timed_faults_.rend(); ++it) {
+    if (now >= it->until || it->times == 0 || !Matches(it->target, req)) continue;
+    if (it->times > 0) --it->times;
+    if (it->status != 0) {
+      *reply = InjectedFailure(it->status);
+      return true;
+    }
+    // Stopped during the hold: the connection is being cut; whatever gets out says so.
+    if (!cv_.wait_for(lock, it->hold, [this] { return watch_control_.stopping; })) return false;
+    *reply = InjectedFailure(503);
     return true;
   }
   return false;

@@ -76,11 +76,24 @@ class FakeApiServer::Impl {
     int times;
   };
   std::vector<Failure> failures_;
+  // FailRequests (status != 0) and StallRequests (hold > 0), newest last.
+  struct TimedFault {
+    FaultTarget target;
+    int status = 0;
+    std::chrono::milliseconds hold{0};
+    std::chrono::steady_clock::time_point until;
+    int times = -1;  // < 0: any number until `until`
+  };
+  std::vector<TimedFault> timed_faults_;
 
  private:
   void Handle(const httplib::Request& req, httplib::Response& res);
   // Takes the next injected failure that matches `req`.
   bool Injected(const httplib::Request& req, apiserver::Reply* reply);
+  // Applies the newest timed fault that matches `req`: waits out a stall and returns false (the
+  // request is then served), or sets `reply` to the failure and returns true (also when the
+  // server stops during a stall).
+  bool ApplyTimedFault(const httplib::Request& req, apiserver::Reply* reply);
   // Routes one authenticated request. Returns true when the response is a watch stream.
   bool Serve(const httplib::Request& req, httplib::Response& res, apiserver::Reply* reply);
   // Sets up a watch stream; returns false with `refused` set when the request is refused.

@@ -60,6 +60,11 @@ class ObjectStore {
   void Compact() { compacted_ = rv_; }
   // Every object gone without events, compacted at the current resourceVersion.
   void Clear();
+  // The resourceVersion moves on by `by` (writes elsewhere) and is compacted there.
+  void Advance(int64_t by) {
+    rv_ += by;
+    compacted_ = rv_;
+  }
 
   // ---- The scripting side of FakeApiServer (see its comments): no API validation.
   absl::Status Load(absl::string_view text);

@@ -195,6 +195,26 @@ void FakeApiServer::InjectFailure(absl::string_view method, absl::string_view pa
   impl_->failures_.push_back({std::string(method), std::string(path_prefix), http_status, times});
 }
 
+void FakeApiServer::FailRequests(const FaultTarget& target, int http_status,
+                                 std::chrono::steady_clock::time_point until, int times) {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  impl_->timed_faults_.push_back({target, http_status, std::chrono::milliseconds(0), until, times});
+}
+void FakeApiServer::StallRequests(const FaultTarget& target, std::chrono::milliseconds hold,
+                                  std::chrono::steady_clock::time_point until, int times) {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  impl_->timed_faults_.push_back({target, 0, hold, until, times});
+}
+void FakeApiServer::ClearFaults() {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  impl_->timed_faults_.clear();
+  impl_->failures_.clear();
+}
+void FakeApiServer::AdvanceResourceVersion(int64_t by) {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  impl_->store_.Advance(by);
+}
+
 std::vector<RequestRecord> FakeApiServer::Requests() const {
   std::lock_guard<std::mutex> lock(impl_->mu_);
   std::vector<RequestRecord> out;

@@ -211,9 +211,39 @@ class FakeApiServer {
   // The next `times` requests whose method equals `method` ("" = any) and whose path starts with
   // `path_prefix` get `http_status` with a Status body (reason from the code: 429
   // TooManyRequests with Retry-After: 1, 500 InternalError, 503 ServiceUnavailable, 504 Timeout,
-  // 409 Conflict, ...) instead of being served. Authentication is checked first.
+  // 409 Conflict, 410 Expired, ...) instead of being served. Authentication is checked first.
   void InjectFailure(absl::string_view method, absl::string_view path_prefix, int http_status,
                      int times = 1);
+  // Faults for a while, as a chaos run schedules them. Each applies to the
+  // requests that match `target` until `until` (and, with `times` >= 0, to that many at most).
+  //   FailRequests   answers `http_status` as InjectFailure does (429 with Retry-After: 1, 410
+  //                  Expired on a list, ...).
+  //   StallRequests  holds each request `hold` before serving it, as an apiserver behind a slow
+  //                  etcd does: a client whose timeout is shorter gives up, and the request is
+  //                  served all the same once the hold ends (a Binding or a write lands late).
+  //                  Stop() ends the holds (the connections are cut).
+  // Faults added later are checked first. ClearFaults() ends them all, InjectFailure's too.
+  enum class RequestKind {
+    kAny,
+    kList,   // GET of a collection without watch
+    kWatch,  // GET of a collection with watch=1|true
+    kRead,   // GET of one object
+    kWrite,  // POST, PUT, PATCH, DELETE (a Binding included)
+  };
+  struct FaultTarget {
+    std::string method;       // "" = any
+    std::string path_prefix;  // "" = any
+    RequestKind kind = RequestKind::kAny;
+  };
+  void FailRequests(const FaultTarget& target, int http_status,
+                    std::chrono::steady_clock::time_point until, int times = -1);
+  void StallRequests(const FaultTarget& target, std::chrono::milliseconds hold,
+                     std::chrono::steady_clock::time_point until, int times = -1);
+  void ClearFaults();
+  // Moves the resourceVersion on by `by` and compacts at the new one, as kube-apiserver restarted
+  // on a busy etcd does: its watch cache starts at etcd's current revision, which other writers
+  // moved on meanwhile, so a client resuming a watch or a list from before gets 410 and relists.
+  void AdvanceResourceVersion(int64_t by);
 
   // ---- Request log.
   std::vector<RequestRecord> Requests() const;

@@ -1,5 +1,6 @@
 // The server around the emulation: tokens and their rotation, client certificates, the request
-// log, restarts on the same port with or without the state, and injected failures.
+// log, restarts on the same port with or without the state, injected failures, and the timed
+// faults a chaos run schedules (failures by kind of request, stalls, a resourceVersion jump).
 #include "test/support/fake_apiserver.h"
 
 #include <httplib.h>
@@ -151,6 +152,103 @@ TEST_F(FakeApiServerTest, InjectedFailuresComeFirstThenNormalService) {
   httplib::Result second = client->Post(path, BindingJson("ns", "p", "n1"), "application/json");
   ASSERT_TRUE(second);
   EXPECT_EQ(second->status, 201);
+}
+
+// A list, a watch and a read of the same resource are told apart: 410 on lists leaves watches
+// and reads alone; the fault ends at its deadline or after its count, and ClearFaults() ends it.
+TEST_F(FakeApiServerTest, TimedFailuresHitOnlyTheKindOfRequestTheyTarget) {
+  ASSERT_OK(server_->AddPod(PodJson("ns", "p")));
+  auto client = MakeClient(*server_);
+  using Kind = FakeApiServer::RequestKind;
+  const auto later = std::chrono::steady_clock::now() + seconds(60);
+  server_->FailRequests({"GET", "/api/v1/pods", Kind::kList}, 410, later);
+  httplib::Result list = client->Get("/api/v1/pods?limit=500");
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->status, 410);
+  EXPECT_EQ(Str(ParseOrDie(list->body), "reason"), "Expired");
+  httplib::Result read = client->Get("/api/v1/namespaces/ns/pods/p");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->status, 200) << "reads are not lists";
+  WatchStream watch(*server_, "/api/v1/pods?watch=1&resourceVersion=0");
+  EXPECT_TRUE(absl::StrContains(watch.NextEvent(), R"("type":"ADDED")")) << "watches stream";
+
+  server_->FailRequests({"", "/api/v1/namespaces/ns/pods/p", Kind::kAny}, 429, later, 2);
+  for (int i = 0; i < 2; ++i) {
+    httplib::Result throttled = client->Get("/api/v1/namespaces/ns/pods/p");
+    ASSERT_TRUE(throttled);
+    EXPECT_EQ(throttled->status, 429);
+    EXPECT_EQ(throttled->get_header_value("Retry-After"), "1");
+  }
+  httplib::Result after_count = client->Get("/api/v1/namespaces/ns/pods/p");
+  ASSERT_TRUE(after_count);
+  EXPECT_EQ(after_count->status, 200) << "the count is spent";
+
+  server_->FailRequests({"", "", Kind::kWrite}, 503, std::chrono::steady_clock::now());
+  httplib::Result expired =
+      client->Post("/api/v1/namespaces/ns/pods", PodJson("ns", "q"), "application/json");
+  ASSERT_TRUE(expired);
+  EXPECT_EQ(expired->status, 201) << "a fault past its deadline does nothing";
+  server_->ClearFaults();
+  httplib::Result cleared = client->Get("/api/v1/pods?limit=500");
+  ASSERT_TRUE(cleared);
+  EXPECT_EQ(cleared->status, 200);
+}
+
+// A stalled Binding outlives its client's timeout and lands all the same once the hold ends;
+// a stop ends the hold at once.
+TEST_F(FakeApiServerTest, StalledRequestsAreServedAfterTheHold) {
+  ASSERT_OK(server_->AddPod(PodJson("ns", "p")));
+  using Kind = FakeApiServer::RequestKind;
+  server_->StallRequests({"POST", "/api/v1/namespaces/ns/pods/p/binding", Kind::kWrite},
+                         milliseconds(1500), std::chrono::steady_clock::now() + seconds(60), 1);
+  auto impatient = MakeClient(*server_);
+  impatient->set_read_timeout(0, 300 * 1000);
+  httplib::Result gave_up = impatient->Post("/api/v1/namespaces/ns/pods/p/binding",
+                                            BindingJson("ns", "p", "n1"), "application/json");
+  EXPECT_FALSE(gave_up) << "the client's timeout is shorter than the hold";
+  EXPECT_EQ(server_->GetObject(testing_support::Resource::kPods, "ns", "p").find("n1"),
+            std::string::npos)
+      << "not bound before the hold ends";
+  auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (
+      server_->GetObject(testing_support::Resource::kPods, "ns", "p").find(R"("nodeName":"n1")") ==
+          std::string::npos &&
+      std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_NE(
+      server_->GetObject(testing_support::Resource::kPods, "ns", "p").find(R"("nodeName":"n1")"),
+      std::string::npos)
+      << "the stalled Binding landed after the hold";
+
+  server_->StallRequests({"GET", "", Kind::kRead}, seconds(30),
+                         std::chrono::steady_clock::now() + seconds(60));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(300));
+    server_->Stop();
+  });
+  auto start = std::chrono::steady_clock::now();
+  httplib::Result held = MakeClient(*server_)->Get("/api/v1/namespaces/ns/pods/p");
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10)) << "Stop() ends the hold";
+  if (held) {
+    EXPECT_EQ(held->status, 503);
+  }
+}
+
+// After the jump a watch or a continue token from before it is 410 Expired; the objects stay.
+TEST_F(FakeApiServerTest, AdvancingTheResourceVersionExpiresEarlierVersions) {
+  ASSERT_OK(server_->AddPod(PodJson("ns", "p")));
+  const int64_t before = server_->resource_version();
+  server_->AdvanceResourceVersion(1000);
+  EXPECT_EQ(server_->resource_version(), before + 1000);
+  WatchStream old(*server_, absl::StrCat("/api/v1/pods?watch=1&resourceVersion=", before));
+  EXPECT_TRUE(absl::StrContains(old.NextEvent(), R"("reason":"Expired","code":410)"));
+  httplib::Result list = MakeClient(*server_)->Get("/api/v1/pods");
+  ASSERT_TRUE(list);
+  rapidjson::Document doc = ParseOrDie(list->body);
+  EXPECT_EQ(ItemNames(doc), std::vector<std::string>{"p"});
+  EXPECT_EQ(Meta(doc, "resourceVersion"), absl::StrCat(before + 1000));
 }
 
 }  // namespace
