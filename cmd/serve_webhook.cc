@@ -33,6 +33,7 @@ server::Reply WebhookService::Review(absl::string_view body, webhook::ReviewKind
   webhook::ClaimQuotaContext claim_quota;
   claim_quota.now_unix = now_unix_();
   claim_quota.update = records_;
+  claim_quota.counts = &claim_counts_;
   webhook::ReviewOutcome r = webhook::Review(body, kind, *s->policy, *s->snapshot, claim_quota);
   const bool validate = kind == webhook::ReviewKind::kValidate;
   if (r.http_status == 200) {
