@@ -21,14 +21,14 @@ std::vector<server::PostRoute> WebhookService::Routes() {
   std::vector<server::PostRoute> routes;
   for (auto [path, kind] : {std::pair{"/webhook/validate", webhook::ReviewKind::kValidate},
                             std::pair{"/webhook/mutate", webhook::ReviewKind::kMutate}}) {
+    // A denial's audit line is a write(2) that a full disk or pipe can stall.
     server::PostRoute route{
         path, [this, kind = kind](absl::string_view body) { return Review(body, kind); },
-        // A denial's audit line is a write(2) that a full disk or pipe can stall; a claim's
-        // quota reservation is a round trip to the API server.
-        /*waits_on_io=*/audit_ != nullptr || records_ != nullptr};
-    if (!audit_ && records_) {
-      // Only a ResourceClaim's review can reserve quota; every other review (pods, templates)
-      // is answered on the connection's loop, sparing two thread wake-ups.
+        /*waits_on_io=*/audit_ != nullptr};
+    if (!audit_ && records_ && kind == webhook::ReviewKind::kValidate) {
+      // A claim's quota reservation is a round trip to the API server, and only a
+      // ResourceClaim's validation makes one; every other review (pods, templates, all
+      // mutations) is answered on the connection's loop, sparing two thread wake-ups.
       route.waits_on_io = server::WaitsOnIo(MayReserveQuota);
     }
     routes.push_back(std::move(route));
