@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every benchmark and writes bench/results.md and bench/latency.svg.
-#   bench/run.sh                      full run (about 4 minutes on 2 cores)
+#   bench/run.sh                      full run (about 6 minutes on 2 cores)
 #   SECONDS_PER_WORKLOAD=3 SIZES=100,1000 bench/run.sh
+#   bench/run.sh dra                  only the DRA admission section (dra_floor, selector_cost),
+#                                     rewritten in place in results.md (about 2 minutes)
 # CI runs only the smoke tests: ctest -R bench (bench_smoke, bench_micro_smoke,
 # bench_connection_smoke).
 # Builds Release in build-bench (BUILD_DIR overrides) with Ninja if needed. Needs gnuplot
@@ -14,15 +16,60 @@ sizes="${SIZES:-100,1000,5000}"
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 fi
-ninja -C "$build" -j2 gpu-tenancy micro_bench load_bench connection_bench
-load_before="$(cut -d" " -f1-3 /proc/loadavg)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-# The chaos run (bench/chaos, 11 minutes) is not part of this script: its section, the last, is
-# carried over from the file being replaced.
+# The chaos run (bench/chaos, 11 minutes) is not part of this script: its section is carried
+# over from the file being replaced.
 if [ -f "$root/bench/results.md" ]; then
-  awk '/^## Control plane faults \(chaos\)/ {keep = 1} keep' "$root/bench/results.md" > "$tmp/chaos.md"
+  awk '/^## Control plane faults \(chaos\)/ {keep = 1} /^# DRA admission/ {keep = 0} keep' \
+    "$root/bench/results.md" > "$tmp/chaos.md"
 fi
+
+# DRA admission on the live path against a do-nothing webhook, and the injected selectors'
+# cost to an allocator-like evaluation. Kept between markers so `bench/run.sh dra` can rewrite
+# it alone.
+dra_section() {
+  local load build_type
+  load="$(cut -d" " -f1-3 /proc/loadavg)"
+  build_type="$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt")"
+  echo "== dra_floor" >&2
+  "$build/bench/dra_floor" --nodes 500 --gpus 20 --pods 200 --reps 3 --rate 40 --creators 4 \
+    --md "$tmp/dra_floor.md" >&2
+  echo "== selector_cost" >&2
+  "$build/bench/selector_cost" --nodes 10000 --rounds 9 --md "$tmp/selector_cost.md" >&2
+  echo "<!-- dra: begin (bench/run.sh dra rewrites this section) -->"
+  echo
+  echo "Written by \`bench/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')),"
+  echo "${build_type:-unknown} build. Load average before this section: ${load}; after: $(cut -d' ' -f1-3 /proc/loadavg)."
+  echo "The machine is shared: compare the ratios, measured in the same run, not the absolute figures."
+  echo
+  cat "$tmp/dra_floor.md"
+  echo
+  cat "$tmp/selector_cost.md"
+  echo
+  echo "<!-- dra: end -->"
+}
+
+if [ "${1:-}" = dra ]; then
+  ninja -C "$build" -j2 gpu-tenancy dra_floor noop_webhook selector_cost
+  dra_section > "$tmp/dra_section.md"
+  python3 - "$root/bench/results.md" "$tmp/dra_section.md" <<'PY'
+import re, sys
+results, section = open(sys.argv[1]).read(), open(sys.argv[2]).read().rstrip("\n")
+pattern = re.compile(r"<!-- dra: begin.*?<!-- dra: end -->", re.S)
+if pattern.search(results):
+    results = pattern.sub(lambda _: section, results)
+else:
+    results = results.rstrip("\n") + "\n\n# DRA admission\n\n" + section + "\n"
+open(sys.argv[1], "w").write(results)
+PY
+  echo "rewrote the DRA section of $root/bench/results.md" >&2
+  exit 0
+fi
+
+ninja -C "$build" -j2 gpu-tenancy micro_bench load_bench connection_bench dra_floor noop_webhook \
+  selector_cost
+load_before="$(cut -d" " -f1-3 /proc/loadavg)"
 
 echo "== micro_bench" >&2
 replay='WatchLine|DraWatchReplay'
@@ -38,6 +85,7 @@ echo "== load_bench" >&2
   --md "$tmp/load.md" --dat "$tmp/latency.dat"
 echo "== connection_bench" >&2
 "$build/bench/connection_bench" --md "$tmp/connections.md" >&2
+dra_section > "$tmp/dra_section.md"
 
 # Latency vs node count.
 gnuplot <<GP
@@ -198,5 +246,9 @@ verdict() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0 <= b+0) print "met"; else pr
     echo
     cat "$tmp/chaos.md"
   fi
+  echo
+  echo "# DRA admission"
+  echo
+  cat "$tmp/dra_section.md"
 } > "$root/bench/results.md"
 echo "wrote $root/bench/results.md and $root/bench/latency.svg" >&2

@@ -24,6 +24,11 @@
 
 namespace cmd {
 
+// Whether an AdmissionReview body may be a ResourceClaim's, the only kind whose review reserves
+// quota in a usage record (a call to the API server). True also for some that are not; never
+// false for one kube-apiserver sends.
+bool MayReserveQuota(absl::string_view body);
+
 class WebhookService {
  public:
   // `records` empty: claim quotas count against the state alone (a fixed cluster). `now_unix`
@@ -41,6 +46,7 @@ class WebhookService {
 
   const kube::ClusterState& state_;
   webhook::RecordUpdate records_;
+  webhook::ClaimCountCache claim_counts_;
   common::AuditLog* audit_;
   std::function<int64_t()> now_unix_;
   server::LabeledCounter admissions_{"gpu_tenancy_admission_reviews_total",

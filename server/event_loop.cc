@@ -387,7 +387,7 @@ EventLoop::Task<bool> EventLoop::ServeOne(Connection& c, beast::flat_buffer& buf
   SetState(c, ConnectionState::kInFlight);
   Disarm(c);  // our time, not the client's
   TlsReply reply;
-  if (!route->waits_on_io && body.size() <= options_.inline_body_bytes) {
+  if (!route->waits_on_io.For(body) && body.size() <= options_.inline_body_bytes) {
     // A pure handler of a small body (tens of microseconds) runs here: handing it to a
     // worker and back costs two thread wake-ups, more than the work itself.
     reply = RunHandler(*route, body);

@@ -61,6 +61,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -112,12 +113,32 @@ struct OperatorPortOptions {
   size_t max_header_bytes = 16 * 1024;  // request line and headers; a larger head gets 431
 };
 
+// Whether a route's handler may wait on I/O and so must run on a worker: a fixed answer (a
+// route literal's true or false), or one asked of each request's body, for a handler that calls
+// out for some bodies only (an admission review of one kind). The question must be cheap (a scan
+// of the body) and may answer true for a body that turns out not to wait.
+class WaitsOnIo {
+ public:
+  // bool only: a function or lambda must not slip through as a pointer converted to true.
+  template <typename Bool, typename = std::enable_if_t<std::is_same_v<Bool, bool>>>
+  WaitsOnIo(Bool always) : fixed_(always) {}  // NOLINT(google-explicit-constructor)
+  explicit WaitsOnIo(std::function<bool(absl::string_view body)> per_body)
+      : fixed_(true), per_body_(std::move(per_body)) {}
+  bool For(absl::string_view body) const { return per_body_ ? per_body_(body) : fixed_; }
+  // Without a body: whether any request may wait.
+  operator bool() const { return fixed_; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  bool fixed_;
+  std::function<bool(absl::string_view body)> per_body_;
+};
+
 struct TlsRoute {
   std::string path;  // matched exactly, without the query string
   // Called with the complete body: on a worker thread, or on the connection's loop when the
   // handler never waits on I/O and the body is at most Options::inline_body_bytes.
   std::function<TlsReply(absl::string_view body)> handler;
-  bool waits_on_io = true;  // e.g. a call to kube-apiserver: always on a worker
+  WaitsOnIo waits_on_io = true;  // e.g. a call to kube-apiserver: always on a worker
 };
 
 // Why the listener closed a connection (for gpu_tenancy_{tls,operator}_connections_closed_total).

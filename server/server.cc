@@ -83,7 +83,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
                            std::move(reply.body),
                            {{"Server-Timing", absl::StrCat("app;dur=", seconds * 1000.0)}}};
          },
-         route.waits_on_io});
+         std::move(route.waits_on_io)});
   }
   std::vector<OperatorRoute> plain_routes;
   // Probes are answered on the listener's loop (they read atomics only); the rest queue for

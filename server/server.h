@@ -68,7 +68,7 @@ struct PostRoute {
   std::function<Reply(absl::string_view body)> handler;
   // False for a pure function of the body and in-memory state: small requests then run on
   // the connection's event loop instead of a worker (TlsRoute::waits_on_io).
-  bool waits_on_io = true;
+  WaitsOnIo waits_on_io = true;
 };
 
 // A read-only operator route on the operator port (GET, JSON reply).

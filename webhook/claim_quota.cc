@@ -100,9 +100,39 @@ ClaimQuotaDecision DecideClaimQuota(const ClaimQuotaInput& in, const RecordData&
   return out;
 }
 
+topology::ClaimQuotaCount ClaimCountCache::Count(const topology::DraClaim& claim,
+                                                 const topology::DraState& dra) {
+  {
+    common::MutexLock lock(&mu_);
+    if (device_set_ != dra.device_set) {
+      device_set_ = dra.device_set;
+      entries_.clear();
+      next_ = 0;
+    }
+    for (const Entry& e : entries_) {
+      if (e.requests == claim.requests) return e.count;
+    }
+  }
+  // Counted outside the lock: concurrent reviews of different shapes do not wait on each other.
+  topology::ClaimQuotaCount count = topology::CountClaimQuota(claim, dra);
+  common::MutexLock lock(&mu_);
+  if (device_set_ != dra.device_set) return count;  // the devices changed meanwhile
+  for (const Entry& e : entries_) {
+    if (e.requests == claim.requests) return count;  // another review counted it meanwhile
+  }
+  if (entries_.size() < kShapes) {
+    entries_.push_back({claim.requests, count});
+  } else {
+    entries_[next_] = {claim.requests, count};
+    next_ = (next_ + 1) % kShapes;
+  }
+  return count;
+}
+
 topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot,
                                        const topology::Policy& policy, absl::string_view tenant,
-                                       absl::flat_hash_set<std::string>* observed_claims) {
+                                       absl::flat_hash_set<std::string>* observed_claims,
+                                       ClaimCountCache* counts) {
   topology::QuotaUsage held = topology::TenantUsage(snapshot, policy, tenant);
   const topology::DraState& dra = snapshot.dra();
   // Per namespace, not per claim: a tenant's admission reads its own claims only.
@@ -117,7 +147,8 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
       } else {
         // Pending: admitted, so it may be allocated at any moment up to its bound (one
         // kube-scheduler made is allocated moments after it is created).
-        held.Add(topology::CountClaimQuota(claim, dra).usage);
+        held.Add(counts ? counts->Count(claim, dra).usage
+                        : topology::CountClaimQuota(claim, dra).usage);
       }
     });
   });
@@ -135,14 +166,16 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   // kube-scheduler made for a pod's extended resource counts like any other: the pod's own
   // demand is not counted until the claim is allocated, and then through the claim.
   if (!claim.ok()) return;
-  const topology::ClaimQuotaCount count = topology::CountClaimQuota(*claim, snapshot.dra());
+  const topology::ClaimQuotaCount count = context.counts
+                                              ? context.counts->Count(*claim, snapshot.dra())
+                                              : topology::CountClaimQuota(*claim, snapshot.dra());
   if (count.usage.empty()) return;
   // Always enforced, whatever quotaEnforcement says for pods: the DRA allocator never checks a
   // quota, so admission is the only gate a claim passes.
   ClaimQuotaInput in;
   in.quota = &tenant.tenant->quota;
   absl::flat_hash_set<std::string> seen;
-  in.observed = ObservedClaimHeld(snapshot, policy, tenant.name, &seen);
+  in.observed = ObservedClaimHeld(snapshot, policy, tenant.name, &seen, context.counts);
   in.observed_claims = &seen;
   in.key = ClaimKey(namespace_name, claim->name);
   in.requested = count.usage;

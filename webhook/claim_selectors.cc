@@ -65,6 +65,7 @@ rapidjson::Value CelSelector(absl::string_view expression,
 
 std::string Annotation(const topology::TenantRef& tenant,
                        const std::vector<TenantSelector>& selectors,
+                       const std::vector<std::vector<std::string>>& written,
                        const std::vector<std::string>& requests) {
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& alloc = doc.GetAllocator();
@@ -75,11 +76,15 @@ std::string Annotation(const topology::TenantRef& tenant,
   for (const std::string& r : requests) names.PushBack(str(r), alloc);
   doc.AddMember("requests", names, alloc);
   rapidjson::Value list(rapidjson::kArrayType);
-  for (const TenantSelector& s : selectors) {
+  for (size_t i = 0; i < selectors.size(); ++i) {
+    const TenantSelector& s = selectors[i];
     rapidjson::Value item(rapidjson::kObjectType);
     item.AddMember("limit", str(s.limit), alloc);
     item.AddMember("why", str(s.why), alloc);
     item.AddMember("expression", str(s.expression), alloc);
+    rapidjson::Value into(rapidjson::kArrayType);
+    for (const std::string& r : written[i]) into.PushBack(str(r), alloc);
+    item.AddMember("requests", into, alloc);
     list.PushBack(item, alloc);
   }
   doc.AddMember("selectors", list, alloc);
@@ -153,10 +158,14 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant,
       absl::StrCat("tier ", tier.name, " may use ", tier.modes.ToString());
   if (types.size() < 3) {
     // `in` on the attribute map guards the key: a device without `type` is no match.
+    // One allowed type: `==`, not `in` over a one-element list.
     out.push_back({"device-types",
                    absl::StrCat(tier_phrase, ": device types ", absl::StrJoin(types, ", ")),
                    absl::StrCat("device.driver == \"gpu.nvidia.com\" && \"type\" in ", kAttributes,
-                                " && ", kAttributes, ".type in ", QuotedList(types))});
+                                " && ", kAttributes, ".type",
+                                types.size() == 1 ? absl::StrCat(" == ", Quoted(types[0]))
+                                                  : absl::StrCat(" in ", QuotedList(types))),
+                   types});
   }
   // A device several claims hold at once is one fault domain and one memory heap. The field
   // exists in the apiserver's CEL only with DRAConsumableCapacity on, which a published
@@ -166,28 +175,31 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant,
   const bool mig_shared = tier.modes.Has(SharingMode::kMigShared);
   if (shared_devices_published && !(whole_shared && mig_shared)) {
     std::string expression = "!device.allowMultipleAllocations";
+    std::vector<std::string> moot;
     if (whole_shared) {
+      moot = {"gpu", "vfio"};
       absl::StrAppend(&expression, " || (\"type\" in ", kAttributes, " && ", kAttributes,
                       ".type != \"mig\")");
     } else if (mig_shared) {
+      moot = {"mig"};
       absl::StrAppend(&expression, " || (\"type\" in ", kAttributes, " && ", kAttributes,
                       ".type == \"mig\")");
     }
     out.push_back(
         {"device-sharing",
          absl::StrCat(tier_phrase, ": no device that other claims may hold at the same time"),
-         std::move(expression)});
+         std::move(expression), std::move(moot)});
   }
   if (!tenant.tenant) return out;
   const topology::TenantLimits& limits = tenant.tenant->limits;
   if (!limits.mig_profiles.empty() && std::find(types.begin(), types.end(), "mig") != types.end()) {
-    out.push_back(
-        {"mig-profiles",
-         absl::StrCat("tenant ", tenant.name, " may use MIG profiles ",
-                      absl::StrJoin(limits.mig_profiles, ", ")),
-         absl::StrCat("(\"type\" in ", kAttributes, " && ", kAttributes, ".type != \"mig\") || ",
-                      "(\"profile\" in ", kAttributes, " && ", kAttributes, ".profile in ",
-                      QuotedList(limits.mig_profiles), ")")});
+    out.push_back({"mig-profiles",
+                   absl::StrCat("tenant ", tenant.name, " may use MIG profiles ",
+                                absl::StrJoin(limits.mig_profiles, ", ")),
+                   absl::StrCat("(\"type\" in ", kAttributes, " && ", kAttributes,
+                                ".type != \"mig\") || ", "(\"profile\" in ", kAttributes, " && ",
+                                kAttributes, ".profile in ", QuotedList(limits.mig_profiles), ")"),
+                   {"gpu", "vfio"}});
   }
   if (limits.gpu_memory_mib_per_pod) {
     const std::string cap = absl::StrCat(*limits.gpu_memory_mib_per_pod, "Mi");
@@ -195,7 +207,28 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant,
         {"gpu-memory",
          absl::StrCat("tenant ", tenant.name, " may use at most ", cap, " of GPU memory per pod"),
          absl::StrCat("\"memory\" in ", kCapacity, " && ", kCapacity, ".memory.compareTo(quantity(",
-                      Quoted(cap), ")) <= 0")});
+                      Quoted(cap), ")) <= 0"),
+         {}});
+  }
+  return out;
+}
+
+std::string RequestExpression(const std::vector<TenantSelector>& selectors,
+                              absl::string_view device_class) {
+  const absl::string_view type = topology::WellKnownClassDeviceType(device_class);
+  std::vector<const TenantSelector*> kept;
+  for (const TenantSelector& s : selectors) {
+    const bool moot = !type.empty() && std::find(s.moot_for_types.begin(), s.moot_for_types.end(),
+                                                 type) != s.moot_for_types.end();
+    if (!moot) kept.push_back(&s);
+  }
+  if (kept.size() == 1) return kept[0]->expression;
+  std::string out;
+  for (const TenantSelector* s : kept) {
+    if (!out.empty()) out += " && ";
+    // && binds tighter than ||: a disjunction joins the chain in parentheses.
+    const bool disjunction = absl::StrContains(s->expression, "||");
+    absl::StrAppend(&out, disjunction ? "(" : "", s->expression, disjunction ? ")" : "");
   }
   return out;
 }
@@ -208,29 +241,36 @@ bool InjectTenantSelectors(const JsonValue& object, const ClaimView& claim,
   if (selectors.empty()) return false;
   const size_t before = patch.size();
   std::vector<std::string> requests;
+  // Per limit, the requests it was written into.
+  std::vector<std::vector<std::string>> written(selectors.size());
   for (const ClaimRequest& r : claim.requests) {
     if (r.class_kind != topology::DeviceClassKind::kGpu) continue;
     requests.push_back(r.name);
+    const std::string expression = RequestExpression(selectors, r.device_class);
+    if (expression.empty()) continue;  // the class implies every limit
+    for (size_t i = 0; i < selectors.size(); ++i) {
+      if (RequestExpression({selectors[i]}, r.device_class).empty()) continue;
+      written[i].push_back(r.name);
+    }
     const JsonValue* existing = FindNonNull(*r.holder, "selectors");
     if (existing && !existing->IsArray()) continue;  // not ours to repair
+    if (HasExpression(*r.holder, expression)) continue;
     const std::string pointer = absl::StrCat(r.holder_pointer, "/selectors");
-    rapidjson::Value added(rapidjson::kArrayType);
-    for (const TenantSelector& s : selectors) {
-      if (HasExpression(*r.holder, s.expression)) continue;
-      if (existing) {
-        patch.Add(absl::StrCat(pointer, "/-"), CelSelector(s.expression, patch.allocator()));
-      } else {
-        added.PushBack(CelSelector(s.expression, patch.allocator()), patch.allocator());
-      }
+    if (existing) {
+      patch.Add(absl::StrCat(pointer, "/-"), CelSelector(expression, patch.allocator()));
+    } else {
+      rapidjson::Value added(rapidjson::kArrayType);
+      added.PushBack(CelSelector(expression, patch.allocator()), patch.allocator());
+      patch.Add(pointer, added);
     }
-    if (!existing && !added.Empty()) patch.Add(pointer, added);
   }
   if (requests.empty()) return false;
   const JsonValue* metadata = FindNonNull(object, "metadata");
   if (metadata && metadata->IsObject()) {
-    EnsureMapEntries(*metadata, "/metadata", "annotations",
-                     {{std::string(kSelectorsAnnotation), Annotation(tenant, selectors, requests)}},
-                     patch);
+    EnsureMapEntries(
+        *metadata, "/metadata", "annotations",
+        {{std::string(kSelectorsAnnotation), Annotation(tenant, selectors, written, requests)}},
+        patch);
   }
   return patch.size() != before;
 }

@@ -13,9 +13,16 @@
 //                 device; written only once the cluster publishes such a device, since the
 //                 apiserver's CEL knows the field only with the feature on.
 // They go into every request whose device class the policy lists as a GPU class:
-// `exactly`, each firstAvailable subrequest and v1beta1's flat requests. The annotation
-// gpu-tenancy.io/selectors records what was written and why, since CEL has no comments.
-// Writing is idempotent: a request that already carries an expression does not get it again.
+// `exactly`, each firstAvailable subrequest and v1beta1's flat requests, as ONE selector per
+// request, the limits' expressions joined with && (the allocator runs one CEL program per
+// selector for every device it considers, so each selector costs its setup on every device).
+// A limit the request's class already implies is left out: NVIDIA's chart classes
+// (gpu.nvidia.com, mig.nvidia.com, vfio.gpu.nvidia.com, topology::WellKnownClassDeviceType)
+// select one device type, so device-types is moot for a class of a type the tier may use, and
+// mig-profiles (and device-sharing, when the tier shares that kind) for a class of whole GPUs.
+// The annotation gpu-tenancy.io/selectors records each limit, why, its expression and the
+// requests it was written into, since CEL has no comments. Writing is idempotent: a request
+// that already carries the expression does not get it again.
 //
 // Validation decides from literals only: a request naming a class whose device type the tier
 // may not use (claim-device-class), or a selector that pins the MIG profile to literals none
@@ -43,6 +50,9 @@ struct TenantSelector {
   std::string limit;  // "device-types", "mig-profiles", "gpu-memory"
   std::string why;    // "tier untrusted may use mig, mig-shared"
   std::string expression;
+  // Device types ("gpu", "mig", "vfio") for which the expression holds on every device: a
+  // request whose class hands out only that type does not need it.
+  std::vector<std::string> moot_for_types;
 };
 
 // The selectors the tenant's claims get, in a fixed order; empty for a denied tenant and for
@@ -51,7 +61,12 @@ struct TenantSelector {
 std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant,
                                             bool shared_devices_published = false);
 
-// Appends the tenant's selectors to the claim's GPU requests and sets the annotation.
+// The one expression a request of class `device_class` gets: the selectors not moot for the
+// class's device type, joined with && (a part with || in parentheses); "" when none is left.
+std::string RequestExpression(const std::vector<TenantSelector>& selectors,
+                              absl::string_view device_class);
+
+// Appends the tenant's selector to each of the claim's GPU requests and sets the annotation.
 // Call on CREATE only (a claim's spec is immutable). Returns whether anything was added.
 bool InjectTenantSelectors(const common::JsonValue& object, const ClaimView& claim,
                            const topology::TenantRef& tenant, bool shared_devices_published,

@@ -23,6 +23,7 @@
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/in_memory_api.h"
+#include "test/support/test_inputs.h"
 
 namespace cmd {
 namespace {
@@ -153,6 +154,31 @@ TEST(WebhookServiceTest, BeforeTheClusterIsKnownItFailsClosed) {
   server::Reply reply = routes[0].handler(AcmeSharedReview());
   EXPECT_EQ(reply.status, 503);
   EXPECT_TRUE(absl::StrContains(reply.body, "cache not synced")) << reply.body;
+}
+
+TEST(WebhookServiceTest, WithUsageRecordsOnlyAClaimsValidationGoesToAWorker) {
+  std::unique_ptr<ServeCluster> cluster = DemoCluster();
+  webhook::RecordUpdate records = [](const std::string&, const auto&, bool) {
+    return absl::OkStatus();
+  };
+  WebhookService webhooks(cluster->state(), records, nullptr, [] { return int64_t{0}; });
+  std::vector<server::PostRoute> routes = webhooks.Routes();
+  const std::string claim = testing_support::Testdata("dra/01-mutate-ResourceClaim.CREATE.json");
+  // Mutation never reserves quota: every review of it runs on the loop.
+  const server::PostRoute& mutate = Route(routes, "/webhook/mutate");
+  EXPECT_FALSE(mutate.waits_on_io);
+  EXPECT_FALSE(mutate.waits_on_io.For(claim));
+  // Validation: the captured reviews kube-apiserver sent; the claims' may reserve quota.
+  const server::PostRoute& validate = Route(routes, "/webhook/validate");
+  EXPECT_TRUE(validate.waits_on_io);
+  EXPECT_TRUE(validate.waits_on_io.For(claim));
+  EXPECT_TRUE(validate.waits_on_io.For(
+      testing_support::Testdata("dra/07-mutate-ResourceClaim.UPDATE.json")));
+  EXPECT_FALSE(validate.waits_on_io.For(
+      testing_support::Testdata("dra/03-mutate-ResourceClaimTemplate.CREATE.json")));
+  EXPECT_FALSE(
+      validate.waits_on_io.For(testing_support::Testdata("dra/05-mutate-Pod.CREATE.json")));
+  EXPECT_FALSE(validate.waits_on_io.For(AcmeSharedReview()));
 }
 
 TEST(ServeClusterTest, AFixedClusterIsReadyAndRepublishesAReloadedPolicy) {

@@ -1,7 +1,9 @@
 // ConfigMap records updated with resourceVersion preconditions, against the kube-apiserver
 // emulation over HTTPS: created when missing, a stale write refused with 409, twenty racing
 // increments all kept (each conflict decided again on the winner's data), a dry run writing
-// nothing, and a decision to write nothing leaving the record alone.
+// nothing, and a decision to write nothing leaving the record alone. A record this client wrote
+// is updated with one PUT and no GET; another writer in between is read and built on; a
+// decision to write nothing is taken on a fresh read only.
 #include "kube/usage_record.h"
 
 #include <barrier>
@@ -121,6 +123,60 @@ TEST_F(UsageRecordTest, DryRunsAndEmptyDecisionsWriteNothing) {
   EXPECT_TRUE(decided);
   ASSERT_TRUE(records.Update("rec", Increment, /*dry_run=*/true).ok());
   EXPECT_EQ(RecordValue(*api_, "n"), "1");
+}
+
+// Another writer's PUT of data["n"] = `n` on top of the current record.
+void WriteElsewhere(kube::ApiClient& client, const FakeApiServer& api, int n,
+                    const std::string& extra_key = "") {
+  rapidjson::Document doc = ParseOrDie(api.GetObject(Resource::kConfigMaps, kRecordNs, "rec"));
+  const std::string rv(common::StringOr(doc["metadata"], "resourceVersion"));
+  absl::StatusOr<kube::ApiResponse> put = client.Put(
+      kRecordPath,
+      absl::StrCat(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"rec",)",
+                   R"("namespace":"gpu-tenancy-system","resourceVersion":")", rv,
+                   R"("},"data":{"n":")", n, "\"",
+                   extra_key.empty() ? "" : absl::StrCat(",\"", extra_key, "\":\"yes\""), "}}"));
+  ASSERT_TRUE(put.ok()) << put.status();
+  ASSERT_EQ(put->status, 200) << put->body;
+}
+
+TEST_F(UsageRecordTest, ARecordWrittenHereIsUpdatedWithOneWriteAndNoRead) {
+  kube::ConfigMapRecords records(*client_, kRecordNs);
+  ASSERT_TRUE(records.Update("rec", Increment, /*dry_run=*/false).ok());
+  api_->ClearRequests();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(records.Update("rec", Increment, /*dry_run=*/false).ok());
+  }
+  EXPECT_EQ(RecordValue(*api_, "n"), "4");
+  EXPECT_EQ(api_->CountRequests("GET", kRecordPath), 0);
+  EXPECT_EQ(api_->CountRequests("PUT", kRecordPath), 3);
+}
+
+TEST_F(UsageRecordTest, AnotherWriterInBetweenIsReadAndBuiltOn) {
+  kube::ConfigMapRecords records(*client_, kRecordNs);
+  ASSERT_TRUE(records.Update("rec", Increment, /*dry_run=*/false).ok());
+  std::unique_ptr<kube::ApiClient> other = RecordClient(*api_);
+  ASSERT_NE(other, nullptr);
+  WriteElsewhere(*other, *api_, 10);
+  api_->ClearRequests();
+  ASSERT_TRUE(records.Update("rec", Increment, /*dry_run=*/false).ok());
+  EXPECT_EQ(RecordValue(*api_, "n"), "11");
+  EXPECT_EQ(api_->CountRequests("PUT", kRecordPath), 2) << "the first one conflicts";
+  EXPECT_EQ(api_->CountRequests("GET", kRecordPath), 1);
+}
+
+TEST_F(UsageRecordTest, ADecisionToWriteNothingIsTakenOnAFreshRead) {
+  kube::ConfigMapRecords records(*client_, kRecordNs);
+  ASSERT_TRUE(records.Update("rec", Increment, /*dry_run=*/false).ok());
+  // Another replica opens the record; what this client remembers does not show it.
+  std::unique_ptr<kube::ApiClient> other = RecordClient(*api_);
+  ASSERT_NE(other, nullptr);
+  WriteElsewhere(*other, *api_, 5, "open");
+  auto only_when_open = [](const kube::ConfigMapRecords::Data& data) {
+    return data.contains("open") ? Increment(data) : std::nullopt;
+  };
+  ASSERT_TRUE(records.Update("rec", only_when_open, /*dry_run=*/false).ok());
+  EXPECT_EQ(RecordValue(*api_, "n"), "6");
 }
 
 }  // namespace

@@ -403,6 +403,22 @@ TEST_F(TlsLoopTest, PureHandlersOfSmallBodiesRunOnTheLoopAndTheRestOnAWorker) {
   EXPECT_EQ(ServedOn(port(), "/loop", "{}"), at_limit);
 }
 
+TEST_F(TlsLoopTest, ARouteCanSayPerBodyWhetherItWaitsOnIo) {
+  Listener::Options o;
+  o.io_threads = 1;
+  o.worker_threads = 1;
+  TlsRoute sometimes = WhoAmI("/sometimes", /*waits_on_io=*/true);
+  sometimes.waits_on_io = WaitsOnIo([](absl::string_view body) { return body == "\"call out\""; });
+  Start(o,
+        {WhoAmI("/loop", /*waits_on_io=*/false), WhoAmI("/io", /*waits_on_io=*/true), sometimes});
+  const std::string loop = ServedOn(port(), "/loop"), worker = ServedOn(port(), "/io");
+  ASSERT_NE(loop, "");
+  ASSERT_NE(worker, "");
+  ASSERT_NE(loop, worker);
+  EXPECT_EQ(ServedOn(port(), "/sometimes", "{}"), loop);
+  EXPECT_EQ(ServedOn(port(), "/sometimes", "\"call out\""), worker);
+}
+
 TEST_F(TlsLoopTest, AnInlineHandlerThatThrowsGets500AndTheLoopGoesOn) {
   Start({}, {{"/pure-throw", [](absl::string_view) -> TlsReply { throw std::runtime_error("x"); },
               /*waits_on_io=*/false}});

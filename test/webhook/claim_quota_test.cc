@@ -149,10 +149,10 @@ pools:
   - {name: gpu, mode: exclusive}
 )";
 
-topology::ClusterSnapshot FourGpus(const topology::Policy& policy) {
+topology::ClusterSnapshot NodeOfGpus(const topology::Policy& policy, int gpus) {
   topology::ClusterData data;
   std::vector<topology::DraDevice> devices;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < gpus; ++i) {
     devices.push_back(testing_dra::NvidiaDevice("node-a", absl::StrCat("gpu-", i)));
   }
   data.dra_slices.push_back(testing_dra::NodeSlice("node-a", devices));
@@ -164,6 +164,8 @@ topology::ClusterSnapshot FourGpus(const topology::Policy& policy) {
   data.namespace_labels["bank"] = {};
   return topology::BuildSnapshot(data, common::BuiltinCatalog(), policy);
 }
+
+topology::ClusterSnapshot FourGpus(const topology::Policy& policy) { return NodeOfGpus(policy, 4); }
 
 rapidjson::Document GpuClaim(const std::string& ns, const std::string& name, int count) {
   return webhook_test::Yaml(
@@ -281,6 +283,32 @@ TEST(ClaimQuotaReviewTest, AnUnboundedRequestIsCountedAtItsWorstCaseAndSaysSo) {
             "[tenant-quota] tenant acme quota: nvidia.com/gpu 0 of 2 held, 4 requested (counted "
             "at its worst case: request gpu: allocationMode All, counted as every matching device "
             "of the node with the most)");
+}
+
+TEST(ClaimQuotaReviewTest, RememberedCountsFollowTheDevicesAndTheRequests) {
+  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kClaimQuotaPolicy);
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  rapidjson::Document all = webhook_test::Yaml(
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: all, namespace: "
+      "acme}\nspec:\n  devices:\n    requests:\n    - name: gpu\n      exactly: "
+      "{deviceClassName: gpu.nvidia.com, allocationMode: All}\n");
+  webhook::ClaimCountCache counts;
+  webhook::ClaimQuotaContext context;
+  context.counts = &counts;
+  auto requested = [&](const topology::ClusterSnapshot& snapshot, const rapidjson::Value& claim) {
+    const std::string message = ReviewClaim(claim, "acme", *policy, snapshot, context).message;
+    const size_t at = message.find(" held, ");
+    return at == std::string::npos ? message : message.substr(at + 7, 11);
+  };
+  const topology::ClusterSnapshot four = NodeOfGpus(*policy, 4);
+  EXPECT_EQ(requested(four, all), "4 requested");
+  EXPECT_EQ(requested(four, all), "4 requested");
+  // Another request shape on the same devices is counted for itself.
+  EXPECT_EQ(requested(four, GpuClaim("acme", "three", 3)), "3 requested");
+  // New devices: what was remembered of the old ones no longer counts.
+  const topology::ClusterSnapshot six = NodeOfGpus(*policy, 6);
+  EXPECT_EQ(requested(six, all), "6 requested");
+  EXPECT_EQ(requested(four, all), "4 requested");
 }
 
 }  // namespace

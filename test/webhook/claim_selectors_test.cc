@@ -1,5 +1,6 @@
-// Tenant limits as CEL selectors in DRA claims: which selectors a tier and tenant get, where the
-// mutating webhook writes them in each claim shape, that writing them twice changes nothing, and
+// Tenant limits as CEL selectors in DRA claims: which selectors a tier and tenant get, the one
+// selector per request without what its class implies, where the mutating webhook writes it in
+// each claim shape, that writing them twice changes nothing, and
 // the validating webhook's literal checks.
 #include "webhook/claim_selectors.h"
 
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
@@ -68,6 +70,13 @@ std::vector<std::string> Expressions(const rapidjson::Value* selectors) {
   return out;
 }
 
+std::vector<std::string> Strings(const rapidjson::Value* list) {
+  std::vector<std::string> out;
+  if (!list || !list->IsArray()) return out;
+  for (const rapidjson::Value& v : list->GetArray()) out.emplace_back(v.GetString());
+  return out;
+}
+
 std::vector<std::string> TenantExpressions(const topology::Policy& policy, const std::string& ns) {
   std::vector<std::string> out;
   for (const TenantSelector& s :
@@ -79,7 +88,7 @@ std::vector<std::string> TenantExpressions(const topology::Policy& policy, const
 
 const char kMigOnly[] =
     R"(device.driver == "gpu.nvidia.com" && "type" in device.attributes["gpu.nvidia.com"] && )"
-    R"(device.attributes["gpu.nvidia.com"].type in ["mig"])";
+    R"(device.attributes["gpu.nvidia.com"].type == "mig")";
 const char kInferenceProfiles[] =
     R"(("type" in device.attributes["gpu.nvidia.com"] && )"
     R"(device.attributes["gpu.nvidia.com"].type != "mig") || )"
@@ -97,7 +106,7 @@ TEST(ClaimSelectorsTest, WhatEachTierAndTenantGets) {
       TenantExpressions(policy, "notebooks"),
       (std::vector<std::string>{
           R"(device.driver == "gpu.nvidia.com" && "type" in device.attributes["gpu.nvidia.com"] && )"
-          R"(device.attributes["gpu.nvidia.com"].type in ["gpu"])"}));
+          R"(device.attributes["gpu.nvidia.com"].type == "gpu")"}));
   EXPECT_TRUE(TenantExpressions(policy, "research").empty()) << "all types, no limits";
   EXPECT_TRUE(TenantExpressions(policy, "nowhere").empty()) << "a denied tenant";
 
@@ -110,13 +119,53 @@ TEST(ClaimSelectorsTest, WhatEachTierAndTenantGets) {
   EXPECT_EQ(why[2].why, "tenant inference may use at most 20480Mi of GPU memory per pod");
 }
 
+TEST(ClaimSelectorsTest, OneSelectorPerRequestWithoutWhatTheClassImplies) {
+  using webhook::RequestExpression;
+  topology::Policy policy = SelectorPolicy();
+  const std::vector<TenantSelector> inference =
+      webhook::TenantSelectors(topology::ResolveTenant(policy, "inference", {}));
+  // mig.nvidia.com hands out MIG devices only: device-types is moot, the profiles and the
+  // memory cap are one expression.
+  EXPECT_EQ(RequestExpression(inference, "mig.nvidia.com"),
+            absl::StrCat("(", kInferenceProfiles, ") && ", kInferenceMemory));
+  // A class the project cannot read gets every limit.
+  EXPECT_EQ(RequestExpression(inference, "mig-1g-12gb.gpu.nvidia.com"),
+            absl::StrCat(kMigOnly, " && (", kInferenceProfiles, ") && ", kInferenceMemory));
+  // Whole GPUs the tier may not use: device-types stays (validation denies it anyway), the
+  // profiles are moot.
+  EXPECT_EQ(RequestExpression(inference, "gpu.nvidia.com"),
+            absl::StrCat(kMigOnly, " && ", kInferenceMemory));
+  const std::vector<TenantSelector> notebooks =
+      webhook::TenantSelectors(topology::ResolveTenant(policy, "notebooks", {}));
+  EXPECT_EQ(RequestExpression(notebooks, "gpu.nvidia.com"), "");
+  EXPECT_EQ(RequestExpression(notebooks, "vfio.gpu.nvidia.com"), notebooks[0].expression);
+
+  // Written so: nothing into a request whose class implies every limit, and the annotation
+  // says which requests each limit went into.
+  Mutated m = MutateAndApply(Yaml(R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}},
+                            {name: other, exactly: {deviceClassName: my-gpus.example.com}}]}}
+)"),
+                             policy, ClaimOptions("notebooks"));
+  EXPECT_EQ(At(m.object, "/spec/devices/requests/0/exactly/selectors"), nullptr);
+  rapidjson::Document record = webhook_test::Json(
+      At(m.object, "/metadata/annotations/gpu-tenancy.io~1selectors")->GetString());
+  EXPECT_EQ(At(record, "/selectors")->Size(), 1u);
+  EXPECT_EQ(At(record, "/selectors/0/requests")->Size(), 0u);
+}
+
 TEST(ClaimSelectorsTest, InjectedIntoEveryShapeOfRequest) {
   topology::Policy policy = SelectorPolicy();
-  const std::vector<std::string> all = {kMigOnly, kInferenceProfiles, kInferenceMemory};
+  const std::string mig_class = absl::StrCat("(", kInferenceProfiles, ") && ", kInferenceMemory);
+  const std::string all =
+      absl::StrCat(kMigOnly, " && (", kInferenceProfiles, ") && ", kInferenceMemory);
   struct Case {
     std::string name, version, kind, yaml;
     std::vector<std::string> pointers;  // where the selectors must be, in order
     std::vector<std::vector<std::string>> want;
+    std::vector<std::string> device_types_into;  // the requests device-types was written into
   } cases[] = {
       {"v1 exactly with a selector of its own",
        "v1",
@@ -133,8 +182,8 @@ spec:
         selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}]
 )",
        {"/spec/devices/requests/0/exactly/selectors"},
-       {{"device.attributes['gpu.nvidia.com'].profile == '1g.10gb'", kMigOnly, kInferenceProfiles,
-         kInferenceMemory}}},
+       {{"device.attributes['gpu.nvidia.com'].profile == '1g.10gb'", mig_class}},
+       {}},
       {"firstAvailable: each subrequest; another driver's class untouched",
        "v1",
        "ResourceClaim",
@@ -154,7 +203,8 @@ spec:
        {"/spec/devices/requests/0/firstAvailable/0/selectors",
         "/spec/devices/requests/0/firstAvailable/1/selectors",
         "/spec/devices/requests/1/exactly/selectors"},
-       {all, all, {}}},
+       {{mig_class}, {all}, {}},
+       {{"gpu/small"}}},
       {"v1beta1 flat request in a template",
        "v1beta1",
        "ResourceClaimTemplate",
@@ -168,7 +218,8 @@ spec:
       - {name: mig, deviceClassName: mig.nvidia.com}
 )",
        {"/spec/spec/devices/requests/0/selectors"},
-       {all}},
+       {{mig_class}},
+       {}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -184,6 +235,7 @@ spec:
     EXPECT_STREQ(At(record, "/tier")->GetString(), "mig-only");
     EXPECT_EQ(At(record, "/selectors")->Size(), 3u);
     EXPECT_STREQ(At(record, "/selectors/1/limit")->GetString(), "mig-profiles");
+    EXPECT_EQ(Strings(At(record, "/selectors/0/requests")), c.device_types_into);
   }
 }
 

@@ -1,0 +1,610 @@
+// dra_floor: gpu-tenancy's admission webhooks on the live path against a do-nothing HTTPS
+// webhook, in the same run, with and without a claim quota.
+//
+// The kube-apiserver emulation (test/support/fake_apiserver.h) holds a DRA cluster shaped like
+// NVIDIA's driver publishes it (--nodes nodes, --gpus whole H100s each in ResourceSlices, the
+// chart's DeviceClasses). The real binary follows it (`serve --kubeconfig`, one replica, leader
+// election on) with a policy of two tenants that differ only in a claim quota: `open`
+// (namespace team-open, gpuMemoryPerPod: 80Gi) and `metered` (team-quota, the same and a quota
+// far above what the run takes). The do-nothing webhook (bench/noop_webhook.cc) runs the same
+// TLS listener and parses each review, nothing more.
+//
+// The load is what kube-apiserver sends while a Deployment's pods, each with its own claim from a
+// ResourceClaimTemplate, are created (bench/dra_floor_objects.h): per pod, the pod's CREATE to
+// the mutating and then the validating webhook, and the claim's (made by
+// kube-controller-manager) likewise; the bodies are the captured v1.36 reviews, and what each
+// validating webhook gets carries the mutation the namespace's tenant gets. --creators client
+// threads, each with its own keep-alive connection, start pods open-loop at --rate pods/s in
+// all. Against gpu-tenancy the objects are then stored in the emulation as kube-apiserver,
+// kube-controller-manager and kube-scheduler would store them (the pod, the claim, the pod's
+// claim status, the claim's allocation), so its watches carry them and the quota counts them.
+//
+// Phases of --pods pods each, --reps times for each webhook (do-nothing, open, metered), their
+// order rotated every rep so slow moments of a shared machine fall on all of them. Reported:
+// per webhook and review kind, round-trip p50 / p99 and the ratio to the do-nothing webhook;
+// CPU per review of the webhook process (all its threads, watches included); what the rest of
+// the machine used meanwhile.
+//
+//   dra_floor [--nodes 500] [--gpus 20] [--pods 250] [--reps 3] [--rate 40] [--creators 4]
+//             [--md FILE] [--keep-logs DIR]
+//   dra_floor --smoke   a few pods once per webhook: checks that every reply is 200 and allowed
+//                       and that the stored claims reach the usage record; asserts no timing.
+#include <httplib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bench/bench_process.h"
+#include "bench/dra_floor_objects.h"
+#include "common/flag_table.h"
+#include "common/json.h"
+#include "test/support/fake_apiserver.h"
+#include "test/support/serve_process.h"
+#include "webhook/json_patch.h"
+
+#ifndef BENCH_TESTDATA_DIR
+#error "BENCH_TESTDATA_DIR: the captured reviews"
+#endif
+#ifndef BENCH_NOOP_WEBHOOK
+#error "BENCH_NOOP_WEBHOOK: the do-nothing webhook's binary"
+#endif
+
+namespace dra_floor {
+namespace {
+
+using bench::dra_floor::PodLoad;
+using bench::dra_floor::ReviewFactory;
+using Clock = std::chrono::steady_clock;
+using testing_support::FakeApiServer;
+using testing_support::Resource;
+using testing_support::ServeProcess;
+
+constexpr char kRecordNamespace[] = "gpu-tenancy-system";
+constexpr char kPolicy[] = R"(tiers:
+  - name: standard
+    modes: [exclusive, timeslice, mps, mig]
+tenants:
+  - name: open
+    tier: standard
+    namespaces: [team-open]
+    limits: {gpuMemoryPerPod: 80Gi}
+  - name: metered
+    tier: standard
+    namespaces: [team-quota]
+    limits: {gpuMemoryPerPod: 80Gi}
+    quota: {gpus: 1000000}
+unknownTenant: deny
+)";
+
+struct Options {
+  int nodes = 500, gpus = 20, pods = 250, reps = 3, creators = 4;
+  double rate = 40;
+  bool smoke = false;
+  std::string md_path, logs_dir;
+};
+
+enum Kind { kPodMutate, kPodValidate, kClaimMutate, kClaimValidate, kKinds };
+constexpr std::array<const char*, kKinds> kKindNames = {"pod mutate", "pod validate",
+                                                        "claim mutate", "claim validate"};
+
+struct Webhook {
+  std::string name;     // "do-nothing", "gpu-tenancy, no quota", ...
+  std::string ns;       // the namespace its pods are in
+  bool stores = false;  // store what it admits in the emulation
+  int port = 0;
+  pid_t pid = 0;
+  std::string ca;
+  // Accumulated over its phases.
+  std::array<std::vector<double>, kKinds> latency_us;
+  size_t errors = 0;
+  std::string first_error;
+  double cpu_seconds = 0, wall_seconds = 0;
+  size_t reviews = 0, pods = 0;
+};
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
+
+std::unique_ptr<httplib::SSLClient> Connect(int port, const std::string& ca) {
+  auto c = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
+  c->set_ca_cert_path(ca.c_str());
+  c->enable_server_certificate_verification(true);
+  c->set_keep_alive(true);
+  c->set_tcp_nodelay(true);
+  c->set_read_timeout(30, 0);
+  return c;
+}
+
+// "" when the reply is a 200 AdmissionReview that allows.
+std::string CheckAllowed(const httplib::Result& r) {
+  if (!r) return "transport error";
+  if (r->status != 200) return absl::StrCat("HTTP ", r->status, ": ", r->body.substr(0, 300));
+  if (!absl::StrContains(r->body, "\"allowed\":true")) return r->body.substr(0, 400);
+  return "";
+}
+
+absl::Status Store(FakeApiServer& api, const std::string& ns, const PodLoad& load, bool pod) {
+  if (pod) return api.AddPod(load.pod_json);
+  if (absl::Status s = api.Add(Resource::kResourceClaims, load.claim_json); !s.ok()) return s;
+  if (absl::Status s = api.MergePatch(Resource::kPods, ns, load.pod_name, load.pod_status_patch);
+      !s.ok()) {
+    return s;
+  }
+  return api.MergePatch(Resource::kResourceClaims, ns, load.claim_name, load.claim_status_patch);
+}
+
+struct PhaseCpu {
+  double webhook = 0, serve = 0, bench = 0, machine = 0, wall = 0;
+};
+
+// One phase: `loads` started open-loop at opt.rate pods/s by opt.creators threads.
+PhaseCpu RunPhase(Webhook& w, const std::vector<PodLoad>& loads, const Options& opt,
+                  FakeApiServer& api, pid_t serve_pid, const std::string& warm_up_body) {
+  struct PerThread {
+    std::array<std::vector<double>, kKinds> latency_us;
+    size_t errors = 0;
+    std::string first_error;
+  };
+  std::vector<PerThread> per(static_cast<size_t>(opt.creators));
+  std::atomic<int> connected{0};
+  std::atomic<bool> go{false};
+  Clock::time_point start;
+  auto creator = [&](int id) {
+    PerThread& me = per[static_cast<size_t>(id)];
+    auto fail = [&](std::string why) {
+      if (me.errors++ == 0) me.first_error = std::move(why);
+    };
+    auto client = Connect(w.port, w.ca);
+    if (std::string e =
+            CheckAllowed(client->Post("/webhook/validate", warm_up_body, "application/json"));
+        !e.empty()) {
+      fail(absl::StrCat("warm-up: ", e));
+    }
+    connected.fetch_add(1);
+    while (!go.load()) std::this_thread::yield();
+    for (size_t k = static_cast<size_t>(id); k < loads.size();
+         k += static_cast<size_t>(opt.creators)) {
+      const PodLoad& load = loads[k];
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(k / opt.rate)));
+      const std::array<std::pair<const char*, const std::string*>, kKinds> reviews = {
+          std::pair{"/webhook/mutate", &load.pod_mutate},
+          std::pair{"/webhook/validate", &load.pod_validate},
+          std::pair{"/webhook/mutate", &load.claim_mutate},
+          std::pair{"/webhook/validate", &load.claim_validate}};
+      for (int kind = 0; kind < kKinds; ++kind) {
+        const Clock::time_point sent = Clock::now();
+        httplib::Result r =
+            client->Post(reviews[kind].first, *reviews[kind].second, "application/json");
+        const double us = std::chrono::duration<double, std::micro>(Clock::now() - sent).count();
+        if (std::string e = CheckAllowed(r); !e.empty()) {
+          fail(absl::StrCat(kKindNames[kind], " ", load.pod_name, ": ", e));
+          continue;
+        }
+        me.latency_us[kind].push_back(us);
+        // Stored as kube-apiserver would once both webhooks allowed it.
+        if (w.stores && (kind == kPodValidate || kind == kClaimValidate)) {
+          if (absl::Status s = Store(api, w.ns, load, kind == kPodValidate); !s.ok()) {
+            fail(absl::StrCat("store ", load.pod_name, ": ", s.ToString()));
+          }
+        }
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < opt.creators; ++i) threads.emplace_back(creator, i);
+  while (connected.load() < opt.creators) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  PhaseCpu before{bench::ProcessCpuSeconds(w.pid), bench::ProcessCpuSeconds(serve_pid),
+                  bench::ProcessCpuSeconds(getpid()), bench::MachineBusySeconds(), 0};
+  start = Clock::now();
+  go.store(true);
+  for (std::thread& t : threads) t.join();
+  PhaseCpu used{bench::ProcessCpuSeconds(w.pid) - before.webhook,
+                bench::ProcessCpuSeconds(serve_pid) - before.serve,
+                bench::ProcessCpuSeconds(getpid()) - before.bench,
+                bench::MachineBusySeconds() - before.machine,
+                std::chrono::duration<double>(Clock::now() - start).count()};
+  for (PerThread& p : per) {
+    for (int kind = 0; kind < kKinds; ++kind) {
+      w.latency_us[kind].insert(w.latency_us[kind].end(), p.latency_us[kind].begin(),
+                                p.latency_us[kind].end());
+      w.reviews += p.latency_us[kind].size();
+    }
+    if (p.errors && w.first_error.empty()) w.first_error = p.first_error;
+    w.errors += p.errors;
+  }
+  w.pods += loads.size();
+  w.cpu_seconds += used.webhook;
+  w.wall_seconds += used.wall;
+  return used;
+}
+
+std::string Us(double us) {
+  return us >= 1000 ? absl::StrFormat("%.2f ms", us / 1000) : absl::StrFormat("%.0f us", us);
+}
+std::string Ratio(double a, double b) { return b > 0 ? absl::StrFormat("%.2fx", a / b) : "n/a"; }
+
+std::vector<double> All(const Webhook& w) {
+  std::vector<double> all;
+  for (const auto& v : w.latency_us) all.insert(all.end(), v.begin(), v.end());
+  return all;
+}
+
+// The cluster: namespaces, nodes, their GPU slices, the chart's device classes.
+absl::Status LoadCluster(FakeApiServer& api, const Options& opt) {
+  for (const char* ns : {"team-open", "team-quota", "team-noop", kRecordNamespace}) {
+    if (absl::Status s = api.AddNamespace(ns); !s.ok()) return s;
+  }
+  for (int n = 0; n < opt.nodes; ++n) {
+    if (absl::Status s = api.AddNode(bench::dra_floor::NodeJson(n)); !s.ok()) return s;
+    if (absl::Status s =
+            api.Add(Resource::kResourceSlices, bench::dra_floor::GpuSliceJson(n, opt.gpus));
+        !s.ok()) {
+      return s;
+    }
+  }
+  return api.LoadTestData("dra/list-deviceclasses.v1.json");
+}
+
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// What gpu-tenancy's mutating webhook does to a namespace's template, pods and claims, read from
+// its replies to one sample of each; the template is stored (mutated) on the way, as the pods
+// name it. The pod's patch is asked for until it shows the template was seen (a pod is a GPU
+// pod through its template's class).
+absl::StatusOr<ReviewFactory::Patches> MutationOf(ServeProcess& serve, FakeApiServer& api,
+                                                  const ReviewFactory& factory,
+                                                  const std::string& ns) {
+  using bench::dra_floor::PatchOfReply;
+  ReviewFactory::Patches patches;
+  ServeProcess::Response t =
+      serve.Post("/webhook/mutate", factory.TemplateReview(ns, absl::StrCat("template-", ns)));
+  absl::StatusOr<rapidjson::Document> template_patch = PatchOfReply(t.body);
+  if (t.status != 200 || !template_patch.ok()) {
+    return absl::InternalError(absl::StrCat("template mutation: HTTP ", t.status, " ", t.body));
+  }
+  patches.claim_template.Swap(*template_patch);
+  rapidjson::Document stored;
+  stored.CopyFrom(factory.template_object(), stored.GetAllocator());
+  stored["metadata"].AddMember("namespace", rapidjson::Value(ns.c_str(), stored.GetAllocator()),
+                               stored.GetAllocator());
+  if (!patches.claim_template.Empty()) {
+    if (absl::Status s = webhook::ApplyPatch(patches.claim_template, stored); !s.ok()) return s;
+  }
+  if (absl::Status s = api.Add(Resource::kResourceClaimTemplates, common::ToJson(stored));
+      !s.ok()) {
+    return s;
+  }
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    ServeProcess::Response p = serve.Post(
+        "/webhook/mutate", factory.PodReview(ns, "sample", absl::StrCat("sample-pod-", ns)));
+    absl::StatusOr<rapidjson::Document> pod_patch = PatchOfReply(p.body);
+    if (p.status != 200 || !pod_patch.ok()) {
+      return absl::InternalError(absl::StrCat("pod mutation: HTTP ", p.status, " ", p.body));
+    }
+    if (absl::StrContains(common::ToJson(*pod_patch), "gpu-tenancy.io/tenant")) {
+      patches.pod.Swap(*pod_patch);
+      break;
+    }
+    if (Clock::now() > deadline) {
+      return absl::DeadlineExceededError("the template never reached gpu-tenancy's state");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ServeProcess::Response c = serve.Post(
+      "/webhook/mutate",
+      factory.ClaimReview(ns, "sample", absl::StrCat("sample-", ns), &stored["spec"]["spec"]));
+  absl::StatusOr<rapidjson::Document> claim_patch = PatchOfReply(c.body);
+  if (c.status != 200 || !claim_patch.ok()) {
+    return absl::InternalError(absl::StrCat("claim mutation: HTTP ", c.status, " ", c.body));
+  }
+  patches.claim.Swap(*claim_patch);
+  return patches;
+}
+
+// How many reservations gpu-tenancy's usage record of tenant metered holds (-1: no record).
+int RecordEntries(const FakeApiServer& api) {
+  const std::string json =
+      api.GetObject(Resource::kConfigMaps, kRecordNamespace, "gpu-tenancy-usage-metered");
+  if (json.empty()) return -1;
+  absl::StatusOr<rapidjson::Document> doc = common::ParseJson(json);
+  if (!doc.ok()) return -1;
+  const common::JsonValue* data = common::FindNonNull(*doc, "data");
+  return data && data->IsObject() ? static_cast<int>(data->MemberCount()) : 0;
+}
+
+struct Run {
+  std::vector<Webhook> webhooks;  // do-nothing first
+  double others_cores = 0;        // what the rest of the machine used, in cores, on average
+  double bench_cores = 0;         // this process: the clients and the emulation
+  double serve_idle_cores = 0;    // gpu-tenancy while the do-nothing webhook was measured
+  std::string load_before, load_after;
+  int record_entries = 0;
+};
+
+std::string Report(const Run& run, const Options& opt) {
+  const Webhook& floor = run.webhooks[0];
+  std::string md = absl::StrCat(
+      "## DRA admission on the live path against a do-nothing webhook (dra_floor)\n\n",
+      "`bench/dra_floor.cc`: the real binary (`serve --kubeconfig`, one replica) follows the "
+      "kube-apiserver emulation holding ",
+      opt.nodes, " nodes whose ResourceSlices offer ", opt.gpus,
+      " whole H100s each (NVIDIA's attributes), the chart's DeviceClasses and, as the run goes, "
+      "every pod and claim it admitted (stored, their claim statuses and allocations "
+      "written as kube-controller-manager and kube-scheduler would). Per pod, kube-apiserver's "
+      "four reviews for a pod with its own claim from a ResourceClaimTemplate (pod CREATE mutate "
+      "and validate, then the claim's), the captured v1.36 bodies renamed; ",
+      opt.creators, " keep-alive connections start pods open-loop at ", opt.rate, " pods/s, ",
+      opt.pods, " pods per phase, ", opt.reps,
+      " phases per webhook, their order rotated each rep. The do-nothing webhook "
+      "(`bench/noop_webhook.cc`) is gpu-tenancy's own TLS listener answering on its event loop "
+      "after parsing the review. Tenants `open` and `metered` have the same tier and "
+      "`gpuMemoryPerPod: 80Gi`; `metered` also has a claim quota (its usage record held ",
+      run.record_entries,
+      " reservations at the end). CPU per review: the webhook process's "
+      "CPU (every thread: watches, leader election and all) over the phase, divided by its "
+      "reviews.\n\n",
+      absl::StrFormat("Load average before: %s; after: %s. While the phases ran, the rest of the "
+                      "machine used %.2f of its %d cores on average, this process (clients and "
+                      "emulation) %.2f, and gpu-tenancy %.3f while only watching (during the "
+                      "do-nothing phases).\n\n",
+                      run.load_before, run.load_after, run.others_cores,
+                      static_cast<int>(std::thread::hardware_concurrency()), run.bench_cores,
+                      run.serve_idle_cores),
+      "| webhook | review | reviews | p50 | p99 | p50 / do-nothing | p99 / do-nothing |\n"
+      "|---|---|---|---|---|---|---|\n");
+  for (const Webhook& w : run.webhooks) {
+    for (int kind = -1; kind < kKinds; ++kind) {
+      std::vector<double> mine = kind < 0 ? All(w) : w.latency_us[kind];
+      std::vector<double> base = kind < 0 ? All(floor) : floor.latency_us[kind];
+      const double p50 = Percentile(mine, 0.5), p99 = Percentile(mine, 0.99);
+      absl::StrAppend(&md, "| ", kind < 0 ? absl::StrCat("**", w.name, "**") : "", " | ",
+                      kind < 0 ? "all" : kKindNames[kind], " | ", mine.size(), " | ", Us(p50),
+                      " | ", Us(p99), " | ", &w == &floor ? "" : Ratio(p50, Percentile(base, 0.5)),
+                      " | ", &w == &floor ? "" : Ratio(p99, Percentile(base, 0.99)), " |\n");
+    }
+  }
+  absl::StrAppend(&md,
+                  "\n| webhook | pods/s achieved | CPU per review | / do-nothing |\n"
+                  "|---|---|---|---|\n");
+  const double floor_cpu = floor.reviews ? floor.cpu_seconds / floor.reviews : 0;
+  for (const Webhook& w : run.webhooks) {
+    const double cpu = w.reviews ? w.cpu_seconds / w.reviews : 0;
+    absl::StrAppend(&md, "| ", w.name, " | ",
+                    absl::StrFormat("%.1f", w.wall_seconds > 0 ? w.pods / w.wall_seconds : 0),
+                    " | ", Us(cpu * 1e6), " | ", &w == &floor ? "" : Ratio(cpu, floor_cpu), " |\n");
+  }
+  absl::StrAppend(&md, "\n| target | measured | |\n|---|---|---|\n");
+  for (size_t i = 1; i < run.webhooks.size(); ++i) {
+    const Webhook& w = run.webhooks[i];
+    const double bound = w.stores && w.ns == "team-quota" ? 1.5 : 1.2;
+    for (int kind = -1; kind < kKinds; ++kind) {
+      if (kind >= 0 && kind != kClaimValidate) continue;
+      std::vector<double> mine = kind < 0 ? All(w) : w.latency_us[kind];
+      std::vector<double> base = kind < 0 ? All(floor) : floor.latency_us[kind];
+      for (double q : {0.5, 0.99}) {
+        const double a = Percentile(mine, q), b = Percentile(base, q);
+        absl::StrAppend(&md, "| ", w.name, ", ", kind < 0 ? "all reviews" : kKindNames[kind], ": p",
+                        static_cast<int>(q * 100), " <= ", absl::StrFormat("%.1f", bound),
+                        "x do-nothing | ", Ratio(a, b), " (", Us(a), " vs ", Us(b), ") | ",
+                        a <= bound * b ? "met" : "**MISSED**", " |\n");
+      }
+    }
+  }
+  return md;
+}
+
+const common::FlagTable kFlags{
+    {"dra_floor [--smoke] [--nodes N] [--gpus N] [--pods N] [--reps N] [--rate PODS_PER_S]\n"
+     "                 [--creators N] [--md FILE] [--keep-logs DIR]"},
+    "gpu-tenancy's admission of pods with DRA claims on the live path, against a do-nothing\n"
+    "webhook in the same run, with and without a claim quota.",
+    {{"smoke", "", "a few pods per webhook: checks the harness, asserts no timing"},
+     {"nodes", "N", "nodes in the emulated cluster (default 500)"},
+     {"gpus", "N", "whole GPUs in each node's ResourceSlice (default 20)"},
+     {"pods", "N", "pods per phase (default 250)"},
+     {"reps", "N", "phases per webhook (default 3)"},
+     {"rate", "PODS_PER_S", "pods started per second, all creators together (default 40)"},
+     {"creators", "N", "client threads, one connection each (default 4)"},
+     {"md", "FILE", "write the report here as Markdown"},
+     {"keep-logs", "DIR", "keep gpu-tenancy's log here"}}};
+
+absl::Status ReadFlags(const common::ParsedFlags& flags, Options& opt) {
+  if (!flags.positional.empty()) return absl::InvalidArgumentError("dra_floor takes no arguments");
+  opt.smoke = flags.Has("smoke");
+  for (auto [name, field, low, high] :
+       {std::tuple{"nodes", &opt.nodes, 1, 100000}, std::tuple{"gpus", &opt.gpus, 1, 64},
+        std::tuple{"pods", &opt.pods, 1, 1000000}, std::tuple{"reps", &opt.reps, 1, 100},
+        std::tuple{"creators", &opt.creators, 1, 256}}) {
+    absl::StatusOr<int64_t> v = common::IntFlag(flags, name, *field, low, high);
+    if (!v.ok()) return v.status();
+    *field = static_cast<int>(*v);
+  }
+  absl::StatusOr<double> rate = common::NumberFlag(flags, "rate", opt.rate, 0.1, 1e6);
+  if (!rate.ok()) return rate.status();
+  opt.rate = *rate;
+  opt.md_path = flags.Get("md");
+  opt.logs_dir = flags.Get("keep-logs");
+  if (opt.smoke) {
+    opt.nodes = 4;
+    opt.gpus = 4;
+    opt.pods = 3;
+    opt.reps = 1;
+    opt.creators = 2;
+    opt.rate = 100;
+  }
+  if (static_cast<int64_t>(opt.pods) * opt.reps * 2 > static_cast<int64_t>(opt.nodes) * opt.gpus) {
+    return absl::InvalidArgumentError(
+        "--pods x --reps x 2 claims must fit the devices (--nodes x --gpus): each is allocated "
+        "one of its own");
+  }
+  return absl::OkStatus();
+}
+
+int Main(const Options& opt) {
+  testing_support::TempDir dir;
+  const std::string logs = opt.logs_dir.empty() ? dir.path() : opt.logs_dir;
+  absl::StatusOr<ReviewFactory> factory = ReviewFactory::Load(BENCH_TESTDATA_DIR);
+  if (!factory.ok())
+    return std::fprintf(stderr, "dra_floor: %s\n", factory.status().ToString().c_str()), 2;
+  absl::StatusOr<std::unique_ptr<FakeApiServer>> api = FakeApiServer::Start({});
+  if (!api.ok()) return std::fprintf(stderr, "dra_floor: %s\n", api.status().ToString().c_str()), 2;
+  if (absl::Status s = LoadCluster(**api, opt); !s.ok()) {
+    return std::fprintf(stderr, "dra_floor: cluster: %s\n", s.ToString().c_str()), 2;
+  }
+  std::ofstream(dir.File("kubeconfig")) << (*api)->Kubeconfig("    token: test-token");
+  std::ofstream(dir.File("policy.yaml")) << kPolicy;
+  std::filesystem::create_directories(dir.File("noop"));
+  if (absl::Status s = testing_support::MakeTestCerts(dir.File("noop")); !s.ok()) {
+    return std::fprintf(stderr, "dra_floor: certificates: %s\n", s.ToString().c_str()), 2;
+  }
+  absl::StatusOr<std::unique_ptr<bench::ChildProcess>> noop =
+      bench::ChildProcess::Start({BENCH_NOOP_WEBHOOK, "--tls-cert", dir.File("noop/tls.crt"),
+                                  "--tls-key", dir.File("noop/tls.key")});
+  if (!noop.ok())
+    return std::fprintf(stderr, "dra_floor: %s\n", noop.status().ToString().c_str()), 2;
+  const std::string serve_log = absl::StrCat(logs, "/serve.log");
+  absl::StatusOr<std::unique_ptr<ServeProcess>> serve =
+      ServeProcess::Start({"--kubeconfig", dir.File("kubeconfig"), "--policy",
+                           dir.File("policy.yaml"), "--lease-namespace", kRecordNamespace},
+                          serve_log);
+  if (!serve.ok())
+    return std::fprintf(stderr, "dra_floor: %s\n", serve.status().ToString().c_str()), 2;
+  for (const Clock::time_point deadline = Clock::now() + std::chrono::seconds(120);
+       (*serve)->Get("/readyz").status != 200;) {
+    if (Clock::now() > deadline) {
+      std::fprintf(stderr, "dra_floor: serve never became ready; its log:\n%s\n",
+                   ReadWhole(serve_log).c_str());
+      return 2;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+
+  Run run;
+  const std::string serve_ca = (*serve)->cert_dir() + "/ca.crt";
+  auto webhook = [](std::string name, std::string ns, bool stores, int port, pid_t pid,
+                    std::string ca) {
+    Webhook w;
+    w.name = std::move(name);
+    w.ns = std::move(ns);
+    w.stores = stores;
+    w.port = port;
+    w.pid = pid;
+    w.ca = std::move(ca);
+    return w;
+  };
+  run.webhooks.push_back(webhook("do-nothing", "team-noop", false, (*noop)->tls_port(),
+                                 (*noop)->pid(), dir.File("noop/ca.crt")));
+  run.webhooks.push_back(webhook("gpu-tenancy, no quota", "team-open", true, (*serve)->tls_port(),
+                                 (*serve)->pid(), serve_ca));
+  run.webhooks.push_back(webhook("gpu-tenancy, claim quota", "team-quota", true,
+                                 (*serve)->tls_port(), (*serve)->pid(), serve_ca));
+  std::vector<ReviewFactory::Patches> patches(run.webhooks.size());
+  for (size_t i = 1; i < run.webhooks.size(); ++i) {
+    absl::StatusOr<ReviewFactory::Patches> p =
+        MutationOf(**serve, **api, *factory, run.webhooks[i].ns);
+    if (!p.ok()) return std::fprintf(stderr, "dra_floor: %s\n", p.status().ToString().c_str()), 2;
+    patches[i] = *std::move(p);
+  }
+  // The do-nothing webhook gets the same bytes as gpu-tenancy's tenant without a quota.
+  patches[0].pod.CopyFrom(patches[1].pod, patches[0].pod.GetAllocator());
+  patches[0].claim.CopyFrom(patches[1].claim, patches[0].claim.GetAllocator());
+  patches[0].claim_template.CopyFrom(patches[1].claim_template,
+                                     patches[0].claim_template.GetAllocator());
+
+  run.load_before = bench::LoadAverages();
+  double others = 0, bench_cpu = 0, idle_serve = 0, wall = 0, noop_wall = 0;
+  int device = 0;
+  for (int rep = 0; rep < opt.reps; ++rep) {
+    for (size_t j = 0; j < run.webhooks.size(); ++j) {
+      const size_t i = (j + static_cast<size_t>(rep)) % run.webhooks.size();
+      Webhook& w = run.webhooks[i];
+      std::vector<PodLoad> loads;
+      for (int k = 0; k < opt.pods; ++k) {
+        const int d = w.stores ? device++ : k;
+        absl::StatusOr<PodLoad> load = factory->Make(w.ns, absl::StrCat("floor-", rep, "-", k),
+                                                     patches[i], d / opt.gpus, d % opt.gpus);
+        if (!load.ok())
+          return std::fprintf(stderr, "dra_floor: %s\n", load.status().ToString().c_str()), 2;
+        loads.push_back(*std::move(load));
+      }
+      const std::string warm_up = factory->TemplateReview(w.ns, "warm-up");
+      PhaseCpu used = RunPhase(w, loads, opt, **api, (*serve)->pid(), warm_up);
+      const double ours = used.bench + used.webhook + (w.pid == (*serve)->pid() ? 0 : used.serve);
+      others += used.machine - ours;
+      bench_cpu += used.bench;
+      wall += used.wall;
+      if (!w.stores) {
+        idle_serve += used.serve;
+        noop_wall += used.wall;
+      }
+      std::fprintf(
+          stderr, "dra_floor: rep %d %-26s %zu pods in %.1f s, webhook CPU %.3f s%s\n", rep,
+          w.name.c_str(), loads.size(), used.wall, used.webhook,
+          w.errors ? absl::StrCat("  ERRORS ", w.errors, ": ", w.first_error).c_str() : "");
+      (*api)->ClearRequests();
+    }
+  }
+  run.load_after = bench::LoadAverages();
+  run.others_cores = wall > 0 ? others / wall : 0;
+  run.bench_cores = wall > 0 ? bench_cpu / wall : 0;
+  run.serve_idle_cores = noop_wall > 0 ? idle_serve / noop_wall : 0;
+  run.record_entries = RecordEntries(**api);
+
+  const std::string md = Report(run, opt);
+  std::fprintf(stderr, "%s", md.c_str());
+  if (!opt.md_path.empty()) std::ofstream(opt.md_path) << md;
+  size_t errors = 0;
+  for (const Webhook& w : run.webhooks) errors += w.errors;
+  if (errors) {
+    std::fprintf(stderr, "dra_floor: %zu failed reviews; gpu-tenancy's log: %s\n", errors,
+                 serve_log.c_str());
+    return 1;
+  }
+  if (run.record_entries <= 0) {
+    std::fprintf(stderr, "dra_floor: the metered tenant's usage record holds no reservation\n");
+    return 1;
+  }
+  std::fprintf(stderr, "dra_floor: every review answered 200 and allowed\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace dra_floor
+
+int main(int argc, char** argv) {
+  dra_floor::Options opt;
+  common::ParsedFlags flags;
+  if (std::optional<int> exit_code =
+          dra_floor::kFlags.ParseOrExit(std::vector<std::string>(argv + 1, argv + argc), flags)) {
+    return *exit_code;
+  }
+  if (absl::Status read = dra_floor::ReadFlags(flags, opt); !read.ok()) {
+    return dra_floor::kFlags.Refuse(read);
+  }
+  return dra_floor::Main(opt);
+}
