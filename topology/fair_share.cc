@@ -489,6 +489,13 @@ ShareVerdict ClassifyRequest(const FairShareLedger& ledger, const Policy& policy
   return v;
 }
 
+ShareVerdict ClassifyClaim(const ClusterSnapshot& snapshot, const Policy& policy,
+                           const TenantRef& tenant, const QuotaUsage& held,
+                           const QuotaUsage& requested) {
+  if (!tenant.tenant || !tenant.tenant->fair_share) return ShareVerdict{};
+  return ClassifyRequest(MakeLedger(snapshot, policy), policy, tenant.name, held, requested);
+}
+
 BorrowedPods FindBorrowedPods(const ClusterSnapshot& snapshot, const Policy& policy,
                               const FairShareLedger& ledger) {
   BorrowedPods out;

@@ -161,6 +161,14 @@ ShareVerdict ClassifyRequest(const FairShareLedger& ledger, const Policy& policy
                              absl::string_view tenant, const QuotaUsage& held,
                              const QuotaUsage& requested);
 
+// A DRA claim at admission, counted as a pod is placed: within the guarantee, borrowed from
+// capacity no other tenant is owed, or refused (owed to others, over a group's limit). `held` is
+// what admission counts the tenant holding (its own count); `requested` the claim's quota
+// count. A tenant without fair sharing: kGuaranteed, and no ledger is built.
+ShareVerdict ClassifyClaim(const ClusterSnapshot& snapshot, const Policy& policy,
+                           const TenantRef& tenant, const QuotaUsage& held,
+                           const QuotaUsage& requested);
+
 // A tenant's borrowed pods and where they stand for reclaim.
 struct BorrowedPod {
   std::string tenant;
