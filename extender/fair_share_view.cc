@@ -28,7 +28,6 @@ std::vector<ShareLine> ShareLines(const topology::TenantShare& share,
 }
 
 void AppendShareMetrics(const topology::FairShareLedger& ledger, common::MetricsText& out) {
-  if (ledger.tenants.empty()) return;
   using common::MetricsText;
   struct Family {
     absl::string_view name, help;

@@ -35,7 +35,8 @@ std::vector<ShareLine> ShareLines(const topology::TenantShare& share,
                                   const std::set<std::string, std::less<>>& items);
 
 // gpu_tenancy_tenant_guaranteed, _held, _borrowed, _lent and _fair_share, by tenant and
-// resource (the quota item). Nothing at all for a policy without fair sharing.
+// resource (the quota item). For a policy without fair sharing the families have no samples
+// (declared all the same, so dashboards reading them find them).
 void AppendShareMetrics(const topology::FairShareLedger& ledger, common::MetricsText& out);
 
 // "guaranteed 4 · holds 6 (borrows 2) · lends 0 · fair share 5.33" for nvidia.com/gpu, each
