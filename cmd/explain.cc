@@ -244,7 +244,10 @@ void PrintText(const extender::PodDecision& d, const std::optional<BoundDevices>
             << "tenant  " << d.tenant << " (tier " << (d.tier.empty() ? "none: denied" : d.tier)
             << ")\n"
             << "demand  " << DemandText(d.demand) << "\n";
-  if (!d.quota.empty()) std::cout << "quota   " << QuotaText(d.quota) << "\n";
+  // A fair-sharing tenant's hard cap is its limit.
+  if (!d.quota.empty()) {
+    std::cout << (share.tenant ? "limit   " : "quota   ") << QuotaText(d.quota) << "\n";
+  }
   if (share.tenant) {
     std::cout << "share   " << extender::ShareText(*share.tenant, share.ledger.items) << "\n";
   }

@@ -66,12 +66,29 @@ TEST_F(FairShareScenarioTest, AGuaranteedPodReclaimsTheBorrowedPodOfTheTenantFur
       R"("NumPDBViolations":0},)",
       R"("node-b":{"Pods":[{"UID":"uid-vision-train-3"},{"UID":"uid-batch-sweep-1"}],)",
       R"("NumPDBViolations":0}}})");
+  const std::string kept = R"({"NodeNameToMetaVictims":{"node-b":{"Pods":[)"
+                           R"({"UID":"uid-batch-sweep-1"}],"NumPDBViolations":0}}})";
   ServeProcess::Response r = server_->Post("/extender/preempt", proposal);
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_TRUE(ParseOrDie(r.body) ==
-              ParseOrDie(R"({"NodeNameToMetaVictims":{"node-b":{"Pods":[)"
-                         R"({"UID":"uid-batch-sweep-1"}],"NumPDBViolations":0}}})"))
-      << r.body;
+  EXPECT_TRUE(ParseOrDie(r.body) == ParseOrDie(kept)) << r.body;
+
+  // The same with whole Pod objects (nodeCacheCapable: false), as the cluster file has them.
+  rapidjson::Document cluster = ParseOrDie(ReadTestData("fair_share/cluster.json"));
+  std::string node_b_pods;
+  for (const auto& item : cluster["items"].GetArray()) {
+    const rapidjson::Value* spec = common::FindMember(item, "spec");
+    if (std::string(common::StringOr(item, "kind")) != "Pod" || !spec ||
+        std::string(common::StringOr(*spec, "nodeName")) != "node-b") {
+      continue;
+    }
+    absl::StrAppend(&node_b_pods, node_b_pods.empty() ? "" : ",", common::ToJson(item));
+  }
+  r = server_->Post(
+      "/extender/preempt",
+      absl::StrCat(R"({"Pod":)", asr, R"(,"NodeNameToMetaVictims":null,"NodeNameToVictims":{)",
+                   R"("node-b":{"Pods":[)", node_b_pods, R"(],"NumPDBViolations":0}}})"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(ParseOrDie(r.body) == ParseOrDie(kept)) << r.body;
 }
 
 // Reclaim is for pods within their tenant's guarantee: batch, guaranteed none, may not take
