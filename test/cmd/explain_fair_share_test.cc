@@ -59,4 +59,13 @@ TEST(ExplainFairShareTest, NamesTheBorrowedPodReclaimWouldEvict) {
   EXPECT_NE(text.out.find("  node-b  batch/sweep-1 (priority 0)\n"), std::string::npos) << text.out;
 }
 
+// vision alone borrows, with train-3 and train-4 on node-b: reclaim takes its newest.
+TEST(ExplainFairShareTest, ReclaimTakesTheLendersNewestBorrowedPodFirst) {
+  testing_support::CommandResult text =
+      ExplainShare("cluster-one-lender.json", "speech/asr", "text");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  node-b  vision/train-4 (priority 0)\n"), std::string::npos)
+      << text.out;
+}
+
 }  // namespace
