@@ -430,6 +430,13 @@ int RunExplain(const std::vector<std::string>& args) {
     share.tenant = share.ledger.Find(ctx->tenant.name);
   }
   const bool tenant_share = share.tenant != nullptr;
+  // The policy checks guarantees against fairSharing.capacity when it states one; here the
+  // cluster itself is at hand.
+  if (tenant_share) {
+    if (absl::Status fits = topology::CheckGuarantees(*policy, share.ledger.capacity); !fits.ok()) {
+      std::cerr << "warning: fair sharing: " << fits.message() << "\n";
+    }
+  }
   absl::StatusOr<extender::PodDecision> decision = extender::Decide(
       *pod, snapshot, *policy, candidates,
       [&](size_t i) { return snapshot.FindNode(candidates[i]); },

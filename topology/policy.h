@@ -246,7 +246,7 @@ struct Policy {
   GuardPolicy guard;
   // Fair sharing: the groups of tenants, and the cluster capacity the top level's guarantees
   // are checked against at load (policy key fairSharing.capacity; unset: checked where a
-  // cluster is at hand, topology/fair_share.h CheckGuarantees).
+  // cluster is at hand, topology/fair_share.h CheckGuarantees: explain warns).
   std::vector<TenantGroup> groups;
   std::optional<TenantQuota> fair_share_capacity;
 

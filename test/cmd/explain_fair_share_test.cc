@@ -1,6 +1,8 @@
 // `gpu-tenancy explain` for a tenant in fair sharing, through the built binary: where the tenant
 // stands (guaranteed, held, borrowed, lent, fair share) and, per node that fits, whether the pod
 // would borrow (test/testdata/fair_share).
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -66,6 +68,33 @@ TEST(ExplainFairShareTest, ReclaimTakesTheLendersNewestBorrowedPodFirst) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("  node-b  vision/train-4 (priority 0)\n"), std::string::npos)
       << text.out;
+}
+
+// Guarantees past what the cluster dump offers (speech guaranteed 6, vision 4, of 8 GPUs) load,
+// without fairSharing.capacity, but explain warns.
+TEST(ExplainFairShareTest, WarnsWhenGuaranteesOvercommitTheCluster) {
+  const std::string dir = std::string(GT_TESTDATA_DIR) + "/fair_share/";
+  std::ifstream in(dir + "policy.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string policy = text.str();
+  const std::string speech = "namespaces: [speech]\n    group: research\n    guaranteed: {gpus: 4}";
+  ASSERT_NE(policy.find(speech), std::string::npos);
+  policy.replace(policy.find(speech), speech.size(),
+                 "namespaces: [speech]\n    group: research\n    guaranteed: {gpus: 6}");
+  const std::string path = ::testing::TempDir() + "/fair-share-overcommitted.yaml";
+  std::ofstream(path) << policy;
+  testing_support::CommandResult r = testing_support::RunShell(
+      absl::StrCat(testing_support::ShellQuote(GT_BINARY), " explain --cluster-file ",
+                   testing_support::ShellQuote(dir + "cluster.json"), " --policy ",
+                   testing_support::ShellQuote(path), " --pod speech/asr 2>&1"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("warning: fair sharing: the top level's guarantees of nvidia.com/gpu add "
+                       "up to 10 (research 10), above the cluster's capacity of 8\n"),
+            std::string::npos)
+      << r.out;
+  // The scenario's own policy fits: no warning.
+  EXPECT_EQ(ExplainShare("cluster.json", "speech/asr", "text").err, "");
 }
 
 }  // namespace
