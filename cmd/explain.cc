@@ -2,7 +2,9 @@
 // cluster file (or the demo cluster) with the extender's own decision code, and shows the
 // state and devices of its DRA claims (cmd/explain_claims.h): who shares a multi-allocatable
 // device, and for a claim not yet allocated, per node, whether free devices pass its class's
-// selectors, the tenant's limits and its capacity asks.
+// selectors, the tenant's limits and its capacity asks. For a tenant in fair sharing it shows
+// where the tenant stands in the cluster (guaranteed, held, borrowed, lent, its fair share) and,
+// on each node that fits, whether the pod would be placed within its guarantee or borrow.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +25,7 @@
 #include "extender/allocations.h"
 #include "extender/decide.h"
 #include "extender/device_attribution.h"
+#include "extender/fair_share_view.h"
 #include "guard/contract.h"
 #include "plan/mig_recut.h"
 #include "plan/recut_document.h"
@@ -221,18 +224,33 @@ struct NodeRow {
   // Unschedulable nodes: the pods preemption would evict (the snapshot's holds).
   std::vector<const topology::PodHold*> victims;
   int pdb_violations = 0;
+  // Fair sharing, on a node that fits a fair-sharing tenant's pod: "guaranteed" or "borrowed".
+  std::string share = {};
   bool fits() const { return verdict == topology::Verdict::kFits; }
+};
+
+// The pod's tenant in fair sharing, with the ledger's governed items; null `tenant` when the
+// tenant takes no part.
+struct ShareOfTenant {
+  topology::FairShareLedger ledger;
+  const topology::TenantShare* tenant = nullptr;
 };
 
 void PrintText(const extender::PodDecision& d, const std::optional<BoundDevices>& bound,
                const std::optional<std::vector<guard::ContractViolation>>& contract,
                const std::vector<ClaimRow>& claims, const std::vector<NodeRow>& nodes,
-               const std::string& recut_advice) {
+               const std::string& recut_advice, const ShareOfTenant& share) {
   std::cout << "pod     " << d.pod << "\n"
             << "tenant  " << d.tenant << " (tier " << (d.tier.empty() ? "none: denied" : d.tier)
             << ")\n"
             << "demand  " << DemandText(d.demand) << "\n";
-  if (!d.quota.empty()) std::cout << "quota   " << QuotaText(d.quota) << "\n";
+  // A fair-sharing tenant's hard cap is its limit.
+  if (!d.quota.empty()) {
+    std::cout << (share.tenant ? "limit   " : "quota   ") << QuotaText(d.quota) << "\n";
+  }
+  if (share.tenant) {
+    std::cout << "share   " << extender::ShareText(*share.tenant, share.ledger.items) << "\n";
+  }
   if (bound) PrintBoundDevices(*bound);
   if (contract) {
     if (contract->empty()) std::cout << "contract kept: the pod breaks no rule of the policy\n";
@@ -250,7 +268,7 @@ void PrintText(const extender::PodDecision& d, const std::optional<BoundDevices>
     fits += n.fits();
     std::cout << absl::StrFormat("%-*s  %-13s  %5d  %s\n", width, n.node,
                                  topology::VerdictName(n.verdict), n.score,
-                                 n.fits() ? "-" : n.reason);
+                                 n.fits() ? (n.share.empty() ? "-" : n.share) : n.reason);
   }
   std::cout << "\n" << fits << " of " << nodes.size() << " nodes can take the pod\n";
   if (!recut_advice.empty()) {
@@ -283,7 +301,7 @@ void PrintText(const extender::PodDecision& d, const std::optional<BoundDevices>
 void PrintJson(const extender::PodDecision& d, const std::optional<BoundDevices>& bound,
                const std::optional<std::vector<guard::ContractViolation>>& contract,
                const std::vector<ClaimRow>& claims, const std::vector<NodeRow>& nodes,
-               const std::string& recut_advice) {
+               const std::string& recut_advice, const ShareOfTenant& share) {
   rapidjson::StringBuffer buffer;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
   w.SetIndent(' ', 2);
@@ -310,6 +328,10 @@ void PrintJson(const extender::PodDecision& d, const std::optional<BoundDevices>
   if (!d.quota.empty()) {
     w.Key("quota");
     extender::WriteQuotaLines(w, d.quota);
+  }
+  if (share.tenant) {
+    w.Key("fairShare");
+    extender::WriteShareJson(w, *share.tenant, share.ledger.items);
   }
   if (bound) WriteBoundDevices(w, *bound);
   if (contract) {
@@ -347,6 +369,10 @@ void PrintJson(const extender::PodDecision& d, const std::optional<BoundDevices>
     w.String(n.reason.c_str());
     w.Key("score");
     w.Int(n.score);
+    if (!n.share.empty()) {
+      w.Key("share");
+      w.String(n.share.c_str());
+    }
     if (n.verdict == topology::Verdict::kUnschedulable) {
       w.Key("preemptionVictims");
       w.StartArray();
@@ -396,6 +422,21 @@ int RunExplain(const std::vector<std::string>& args) {
   std::vector<std::string> names = snapshot.SortedNodeNames();
   std::vector<absl::string_view> candidates(names.begin(), names.end());
   std::vector<NodeRow> nodes;
+  // Fair sharing: where the pod's tenant stands in the cluster, and its fair share of it.
+  ShareOfTenant share{topology::MakeLedger(snapshot, *policy)};
+  if (absl::StatusOr<topology::PodContext> ctx =
+          topology::MakePodContext(*pod, *policy, snapshot.NamespaceLabels(pod->namespace_name));
+      ctx.ok()) {
+    share.tenant = share.ledger.Find(ctx->tenant.name);
+  }
+  const bool tenant_share = share.tenant != nullptr;
+  // The policy checks guarantees against fairSharing.capacity when it states one; here the
+  // cluster itself is at hand.
+  if (tenant_share) {
+    if (absl::Status fits = topology::CheckGuarantees(*policy, share.ledger.capacity); !fits.ok()) {
+      std::cerr << "warning: fair sharing: " << fits.message() << "\n";
+    }
+  }
   absl::StatusOr<extender::PodDecision> decision = extender::Decide(
       *pod, snapshot, *policy, candidates,
       [&](size_t i) { return snapshot.FindNode(candidates[i]); },
@@ -404,6 +445,7 @@ int RunExplain(const std::vector<std::string>& args) {
         NodeRow row{std::string(candidates[i]), o.fit.verdict, o.fit.Reason(), o.score,
                     o.preemption.victims};
         row.pdb_violations = o.preemption.pdb_violations;
+        if (o.fits() && tenant_share) row.share = std::string(topology::ShareKindName(o.share));
         nodes.push_back(std::move(row));
       });
   if (!decision.ok()) return Fail(decision.status());
@@ -420,9 +462,9 @@ int RunExplain(const std::vector<std::string>& args) {
   const std::optional<std::vector<guard::ContractViolation>> contract =
       ContractOf(flags->Get("pod"), *cluster, snapshot, *policy);
   if (format == "json") {
-    PrintJson(*decision, bound, contract, claims, nodes, advice);
+    PrintJson(*decision, bound, contract, claims, nodes, advice, share);
   } else {
-    PrintText(*decision, bound, contract, claims, nodes, advice);
+    PrintText(*decision, bound, contract, claims, nodes, advice, share);
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "common/json.h"
 #include "extender/allocations.h"
 #include "extender/device_attribution.h"
+#include "extender/fair_share_view.h"
 #include "extender/inventory.h"
 #include "extender/preempt.h"
 #include "extender/verbs.h"
@@ -99,6 +100,7 @@ void ExtenderService::Collect(common::MetricsText& out) const {
   if (std::shared_ptr<const topology::ModelState> current = state_.Current()) {
     extender::AppendInventoryMetrics(*current, out);
     extender::AppendTenantMetrics(extender::Allocations(*current), out);
+    extender::AppendShareMetrics(topology::MakeLedger(*current->snapshot, *current->policy), out);
     extender::AppendDeviceMetrics(extender::AttributeDevices(*current), out);
   }
 }

@@ -74,6 +74,65 @@ absl::Status LoadQuota(Fields& f, topology::TenantQuota& quota) {
   return f.NoUnknownKeys();
 }
 
+// Fair sharing's weights: a share of idle capacity against siblings'.
+constexpr int64_t kMaxWeight = 1000;
+
+// A tenant's fair-sharing keys (guaranteed, limit, weight, group), in their own block: a tenant
+// stating any of them takes part in fair sharing, its `limit` becoming the hard cap every quota
+// check enforces. `quota` beside them is refused: it is the hard cap of a tenant that never
+// borrows.
+absl::Status LoadTenantFairShare(Fields& f, topology::Tenant& tenant) {
+  const bool any = f.Get("guaranteed") || f.Get("limit") || f.Get("weight") || f.Get("group");
+  if (!any) return absl::OkStatus();
+  if (f.Get("quota")) {
+    return Fields::Bad(f.Path("quota"),
+                       absl::StrCat("tenant \"", tenant.name,
+                                    "\" states quota beside guaranteed, limit, weight or group: "
+                                    "quota is the hard cap of a tenant that never borrows; a "
+                                    "tenant that borrows states guaranteed and limit instead"));
+  }
+  topology::FairShareTerms terms;
+  ASSIGN_OR_RETURN(std::optional<Fields> guaranteed, f.Object("guaranteed"));
+  if (guaranteed) RETURN_IF_ERROR(LoadQuota(*guaranteed, terms.guaranteed));
+  ASSIGN_OR_RETURN(std::optional<Fields> limit, f.Object("limit"));
+  if (limit) RETURN_IF_ERROR(LoadQuota(*limit, terms.limit));
+  ASSIGN_OR_RETURN(std::optional<int64_t> weight, f.IntInRange("weight", 1, kMaxWeight));
+  if (weight) terms.weight = *weight;
+  ASSIGN_OR_RETURN(terms.group, f.String("group", false));
+  tenant.quota = terms.limit;
+  tenant.fair_share = std::move(terms);
+  return absl::OkStatus();
+}
+
+// groups[]: {name, parent, guaranteed, limit, weight}, and fairSharing: {capacity}.
+absl::Status LoadFairSharing(Fields& root, Policy& policy) {
+  RETURN_IF_ERROR(root.List("groups", /*required=*/false, [&](Fields& f) -> absl::Status {
+    topology::TenantGroup group;
+    ASSIGN_OR_RETURN(group.name, f.String("name", true));
+    ASSIGN_OR_RETURN(group.parent, f.String("parent", false));
+    ASSIGN_OR_RETURN(std::optional<Fields> guaranteed, f.Object("guaranteed"));
+    if (guaranteed) RETURN_IF_ERROR(LoadQuota(*guaranteed, group.guaranteed));
+    ASSIGN_OR_RETURN(std::optional<Fields> limit, f.Object("limit"));
+    if (limit) RETURN_IF_ERROR(LoadQuota(*limit, group.limit));
+    ASSIGN_OR_RETURN(std::optional<int64_t> weight, f.IntInRange("weight", 1, kMaxWeight));
+    if (weight) group.weight = *weight;
+    RETURN_IF_ERROR(f.NoUnknownKeys());
+    policy.groups.push_back(std::move(group));
+    return absl::OkStatus();
+  }));
+  ASSIGN_OR_RETURN(std::optional<Fields> sharing, root.Object("fairSharing"));
+  if (sharing) {
+    ASSIGN_OR_RETURN(std::optional<Fields> capacity, sharing->Object("capacity"));
+    if (capacity) {
+      topology::TenantQuota stated;
+      RETURN_IF_ERROR(LoadQuota(*capacity, stated));
+      policy.fair_share_capacity = std::move(stated);
+    }
+    RETURN_IF_ERROR(sharing->NoUnknownKeys());
+  }
+  return absl::OkStatus();
+}
+
 // preemption.acrossTenants[]: {preemptors: {tenants, tiers}, victims: {tenants, tiers}}.
 absl::Status LoadTenantMatch(Fields& f, absl::string_view key, topology::TenantMatch& match) {
   ASSIGN_OR_RETURN(std::optional<Fields> side, f.Object(key));
@@ -318,6 +377,7 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
     }
     ASSIGN_OR_RETURN(std::optional<Fields> quota, f.Object("quota"));
     if (quota) RETURN_IF_ERROR(LoadQuota(*quota, tenant.quota));
+    RETURN_IF_ERROR(LoadTenantFairShare(f, tenant));
     ASSIGN_OR_RETURN(tenant.priority_classes, f.Strings("priorityClasses"));
     policy.tenants.push_back(std::move(tenant));
     return absl::OkStatus();
@@ -387,6 +447,7 @@ absl::StatusOr<Policy> LoadPolicy(absl::string_view yaml_text) {
   if (admission) RETURN_IF_ERROR(LoadAdmission(*admission, policy.admission));
   ASSIGN_OR_RETURN(std::optional<Fields> guard, root.Object("guard"));
   if (guard) RETURN_IF_ERROR(LoadGuard(*guard, policy.guard));
+  RETURN_IF_ERROR(LoadFairSharing(root, policy));
   RETURN_IF_ERROR(root.NoUnknownKeys());
   RETURN_IF_ERROR(policy.Validate());
   return policy;

@@ -10,6 +10,7 @@
 #include "common/prometheus_text.h"
 #include "extender/device_attribution.h"
 #include "extender/dra_partitions.h"
+#include "extender/fair_share_view.h"
 #include "extender/inventory.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -438,6 +439,7 @@ std::string AllocationsJson(const topology::ModelState& state,
                             const std::vector<TenantAllocation>& allocations) {
   rapidjson::StringBuffer buffer;
   common::JsonWriter w(buffer);
+  const topology::FairShareLedger ledger = topology::MakeLedger(*state.snapshot, *state.policy);
   w.StartObject();
   w.Key("tenants");
   w.StartArray();
@@ -460,6 +462,10 @@ std::string AllocationsJson(const topology::ModelState& state,
     if (!a.quota.empty()) {
       w.Key("quota");
       WriteQuotaLines(w, a.quota);
+    }
+    if (const topology::TenantShare* share = ledger.Find(a.tenant)) {
+      w.Key("fairShare");
+      WriteShareJson(w, *share, ledger.items);
     }
     if (!a.claims.empty()) {
       w.Key("claims");

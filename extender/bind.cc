@@ -12,6 +12,7 @@ topology::Labels PlacementAnnotations(const topology::Placement& p) {
   if (!p.pool.empty()) out.emplace(topology::kPoolAnnotation, p.pool);
   if (p.gpu_index) out.emplace(topology::kGpuIndexAnnotation, absl::StrCat(*p.gpu_index));
   if (!p.mig_profile.empty()) out.emplace(topology::kMigProfileAnnotation, p.mig_profile);
+  if (!p.share.empty()) out.emplace(topology::kShareAnnotation, p.share);
   return out;
 }
 
@@ -29,8 +30,10 @@ VerbReply Bind(absl::string_view body, BindBackend& backend) {
   absl::StatusOr<topology::PlaceOutcome> placed = backend.Assume(*pod, args->node);
   if (!placed.ok()) return fail(absl::StrCat("gpu-tenancy bind: ", placed.status().message()));
   if (!placed->placed()) {
-    // A quota is the tenant's budget, not the node's room: the reason says so on its own.
-    if (placed->rule == topology::Rule::kTenantQuota) {
+    // A quota, a limit or what fair sharing lends is the tenant's budget, not the node's room:
+    // the reason says so on its own.
+    if (topology::IsTenantCapRule(placed->rule) || placed->rule == topology::Rule::kGroupLimit ||
+        placed->rule == topology::Rule::kBorrowOwed) {
       return fail(absl::StrCat("gpu-tenancy bind: ", placed->reason));
     }
     return fail(

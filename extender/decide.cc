@@ -4,6 +4,7 @@
 
 #include "base/status_macros.h"
 #include "topology/dra_extended.h"
+#include "topology/fair_share_check.h"
 #include "topology/quota.h"
 
 namespace extender {
@@ -43,6 +44,16 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
                   topology::TenantUsage(snapshot, policy, ctx.tenant.name));
     out.quota = topology::QuotaLines(ctx.tenant.tenant->quota, quota->held());
   }
+  // Fair sharing, for a tenant that takes part: guaranteed or borrowed, and whether what it
+  // would borrow is owed to others. A policy without it pays nothing here.
+  std::optional<topology::FairShareLedger> ledger;
+  std::optional<topology::PodShareCheck> share;
+  if (ctx.tenant.tenant && ctx.tenant.tenant->fair_share && !out.demand.empty()) {
+    ledger.emplace(topology::MakeLedger(snapshot, policy));
+    share.emplace(*ledger, policy, *ctx.tenant.tenant, out.demand,
+                  quota ? quota->held() : topology::TenantUsage(snapshot, policy, ctx.tenant.name));
+    if (const topology::TenantShare* mine = ledger->Find(ctx.tenant.name)) out.share = *mine;
+  }
   auto tenant_of = [&](absl::string_view ns) {
     return topology::ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns));
   };
@@ -50,7 +61,14 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
   // are plainly unresolvable never pays for it.
   std::optional<topology::PreemptionRoom> room;
   auto preemption = [&]() -> const topology::PreemptionRoom& {
-    if (!room) room.emplace(out.demand, ctx, pod, quota ? &quota->held() : nullptr, dra, tenant_of);
+    if (!room) {
+      room.emplace(out.demand, ctx, pod, quota ? &quota->held() : nullptr, dra, tenant_of);
+      if (share) {
+        room->EnableReclaim(snapshot, *ledger, [&](const topology::NodeState& node) {
+          return share->GuaranteedOn(node.supply, node.facts.labels);
+        });
+      }
+    }
     return *room;
   };
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -65,6 +83,10 @@ absl::StatusOr<PodDecision> Decide(const topology::PodFacts& pod,
                        : topology::Fit(out.demand, ctx, node->supply, node->occupancy);
       // Only tenants with a quota pay for the call (the hot path copies no FitResult).
       if (quota) o.fit = topology::QuotaBeforeCapacity(o.fit, &*quota, *node);
+      if (share) {
+        o.fit = topology::ShareBeforeCapacity(o.fit, &*share, *node);
+        if (o.fit.fits()) o.share = share->last().kind;
+      }
       // Failed only where evicting pods it may preempt would make room (kube-scheduler then
       // preempts), unresolvable otherwise.
       if (topology::PreemptionMayCure(o.fit)) {

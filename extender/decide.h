@@ -4,11 +4,13 @@
 #ifndef GPU_TENANCY_EXTENDER_DECIDE_H_
 #define GPU_TENANCY_EXTENDER_DECIDE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "topology/fair_share.h"
 #include "topology/fit.h"
 #include "topology/preemption.h"
 #include "topology/quota.h"
@@ -23,6 +25,9 @@ struct PodDecision {
   topology::GpuDemand demand;
   // The tenant's quota items with what it uses of each (empty: no quota, or no GPU demand).
   std::vector<topology::QuotaLine> quota;
+  // Fair sharing: where the pod's tenant stands (guaranteed, held, borrowed, lent, fair share),
+  // for a tenant that takes part and a pod with GPU demand.
+  std::optional<topology::TenantShare> share;
 };
 
 // One candidate's outcome. The fit's views point into the decision's demand, the policy and
@@ -33,6 +38,9 @@ struct NodeOutcome {
   // With DecideOptions::victims, for an unschedulable node: the pods whose eviction would make
   // room, as the preempt verb would answer (topology::PreemptionRoom::Choose).
   topology::PreemptionChoice preemption;
+  // Fair sharing, on a node that fits: whether the pod is placed within its tenant's guarantee
+  // or borrows (PodDecision::share set); kGuaranteed otherwise.
+  topology::ShareKind share = topology::ShareKind::kGuaranteed;
   bool fits() const { return fit.fits(); }
 };
 using NodeVisitor = absl::FunctionRef<void(size_t candidate_index, const NodeOutcome& outcome)>;

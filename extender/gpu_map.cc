@@ -11,11 +11,13 @@
 #include "absl/strings/numbers.h"
 #include "extender/device_attribution.h"
 #include "extender/dra_partitions.h"
+#include "extender/fair_share_view.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "topology/device_report.h"
 #include "topology/dra_capacity.h"
 #include "topology/dra_counters.h"
+#include "topology/fair_share.h"
 #include "topology/policy.h"
 #include "topology/wellknown.h"
 
@@ -60,6 +62,8 @@ class MapWriter {
       reported_[{pod.node, pod.namespace_name, pod.name}] = &pod;
     }
     for (const PhysicalGpu& gpu : attribution_.gpus) gpus_by_node_[gpu.node].push_back(&gpu);
+    ledger_ = topology::MakeLedger(*state.snapshot, *state.policy);
+    borrowed_ = topology::FindBorrowedPods(*state.snapshot, *state.policy, ledger_);
     if (dra.device_set) {
       for (const auto& [node, partitions] : dra.device_set->partitioned_nodes) {
         for (uint32_t k : topology::DraBlockedDevices(dra, node)) {
@@ -88,6 +92,15 @@ class MapWriter {
     w_.StartArray();
     for (const std::string& p : pools_) w_.String(p.c_str());
     w_.EndArray();
+    // Fair sharing: each fair-sharing tenant's guarantee, holdings, borrowing and lending.
+    if (!ledger_.tenants.empty()) {
+      w_.Key("fairShare");
+      w_.StartArray();
+      for (const topology::TenantShare& share : ledger_.tenants) {
+        WriteShareJson(w_, share, ledger_.items);
+      }
+      w_.EndArray();
+    }
     w_.EndObject();
     return buffer_.GetString();
   }
@@ -211,6 +224,11 @@ class MapWriter {
       }
       w_.Key("assumed");
       w_.Bool(hold->assumed);
+      // Fair sharing: among its tenant's newest pods beyond its guarantee, so reclaimable.
+      if (!ledger_.tenants.empty()) {
+        w_.Key("borrowed");
+        w_.Bool(borrowed_.contains(hold->uid));
+      }
       WriteReportedDevices(node.facts.name, *hold, r.name);
       w_.EndObject();
     }
@@ -303,6 +321,8 @@ class MapWriter {
   // (node, namespace, pod) -> its attribution, into attribution_.
   std::map<std::tuple<std::string, std::string, std::string>, const AttributedPod*> reported_;
   std::map<std::string, std::vector<const PhysicalGpu*>> gpus_by_node_;
+  topology::FairShareLedger ledger_;
+  topology::BorrowedPods borrowed_;
 };
 
 }  // namespace gpu_map

@@ -7,13 +7,16 @@
 //
 // {"nodes":[{"name","pool","mode","product","model","gpus","migState","cordoned",
 //   "resources":[{"name","kind":"gpu"|"mig"|"shared","profile","allocatable","used",
-//     "holders":[{"tenant","namespace","pod","count","gpuIndex","assumed",
+//     "holders":[{"tenant","namespace","pod","count","gpuIndex","assumed","borrowed",
 //       "devices":[{"id","gpu","sharing"}]}]}],
 //   "draDevices":[{"device","type","profile","uuid","tenant","claim","allowMultipleAllocations",
 //     "shares":[{"tenant","claim","shareID","consumedCapacity":{<name>:<quantity>}}],
 //     "capacity":[{"name","value","consumed"}],"blocked","memorySlices"}],
 //   "physicalGpus":[{"id","sharing","tenants","pods"}]}],
-//  "tenants":[...], "pools":[...]}
+//  "tenants":[...], "pools":[...], "fairShare":[<extender/fair_share_view.h's JSON>, ...]}
+// Fair sharing, under a policy with it (both keys absent otherwise): a holder's `borrowed` says
+// it is among its tenant's newest pods beyond its guarantee (reclaimable by another tenant's
+// guaranteed pod); `fairShare` has one entry per fair-sharing tenant.
 // A DRA device's `tenant` and `claim` are those of the claim that holds it whole ("" when
 // none); the claims holding shares of a multi-allocatable device (DRAConsumableCapacity) are
 // its `shares`, and its `capacity` says what they consume of each capacity (empty for other

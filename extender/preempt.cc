@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "topology/disruption_budget.h"
 #include "topology/dra_extended.h"
+#include "topology/fair_share_check.h"
 #include "topology/preemption.h"
 #include "wire/extender_codec.h"
 #include "wire/k8s_codec.h"
@@ -35,6 +36,9 @@ struct Preemptor {
   topology::GpuDemand demand;
   topology::PodContext ctx;
   std::optional<topology::PodQuotaCheck> quota;
+  // Fair sharing, for a tenant that takes part: a pod within its guarantee may reclaim.
+  std::optional<topology::FairShareLedger> ledger;
+  std::optional<topology::PodShareCheck> share;
 };
 
 // One of kube-scheduler's victims on a node, and what tells us whose it is: the model's hold
@@ -127,14 +131,14 @@ class NodeDecision {
   topology::TenantRef TenantOf(absl::string_view ns) const {
     return topology::ResolveTenant(*state_.policy, ns, snapshot_.NamespaceLabels(ns));
   }
-  // Why the policy keeps this pod from evicting `v`; "" when it may.
-  std::string ProtectedBy(const Victim& v) const;
+  // Why the policy keeps this pod from evicting `v` on `node`; "" when it may.
+  std::string ProtectedBy(const Victim& v, const topology::NodeState& node) const;
   // kube-scheduler's victims for a pod that holds no GPU of ours (CPU only, or GPUs the
   // extender is not asked about): they stand unless one is another tenant's GPU pod the
   // policy protects from it.
   void DecideForOtherPod(const wire::PreemptionArgs::Node& proposed,
-                         const std::vector<Victim>& victims, PreemptNode& out,
-                         wire::NodeVictims& answer) const;
+                         const topology::NodeState& node, const std::vector<Victim>& victims,
+                         PreemptNode& out, wire::NodeVictims& answer) const;
   void DecideForGpuPod(const wire::PreemptionArgs::Node& proposed, const topology::NodeState& node,
                        const std::vector<Victim>& victims, PreemptNode& out,
                        wire::NodeVictims& answer) const;
@@ -145,9 +149,9 @@ class NodeDecision {
   const topology::ClusterSnapshot& snapshot_;
 };
 
-std::string NodeDecision::ProtectedBy(const Victim& v) const {
+std::string NodeDecision::ProtectedBy(const Victim& v, const topology::NodeState& node) const {
   if (v.hold) {
-    if (room_.MayPreempt(*v.hold)) return "";
+    if (room_.MayEvict(*v.hold, node)) return "";
   } else if (v.priority() < p_.pod.priority &&
              topology::MayPreempt(*state_.policy, p_.ctx.tenant, p_.pod.namespace_name,
                                   TenantOf(v.namespace_name()), v.namespace_name())) {
@@ -172,11 +176,12 @@ void NodeDecision::Decide(const wire::PreemptionArgs::Node& proposed, PreemptNod
   for (const Victim& v : *victims) {
     if (!v.resolved()) return drop(Unresolved(v.uid, proposed.name));
   }
-  if (p_.demand.empty()) return DecideForOtherPod(proposed, *victims, out, answer);
+  if (p_.demand.empty()) return DecideForOtherPod(proposed, *node, *victims, out, answer);
   DecideForGpuPod(proposed, *node, *victims, out, answer);
 }
 
 void NodeDecision::DecideForOtherPod(const wire::PreemptionArgs::Node& proposed,
+                                     const topology::NodeState& node,
                                      const std::vector<Victim>& victims, PreemptNode& out,
                                      wire::NodeVictims& answer) const {
   for (const Victim& v : victims) {
@@ -189,7 +194,7 @@ void NodeDecision::DecideForOtherPod(const wire::PreemptionArgs::Node& proposed,
       gpu = !demand.ok() || !demand->empty() || !v.facts->resource_claims.empty();
     }
     if (!gpu) continue;
-    if (std::string why = ProtectedBy(v); !why.empty()) {
+    if (std::string why = ProtectedBy(v, node); !why.empty()) {
       out.outcome = PreemptNode::Outcome::kDropped;
       out.reason = std::move(why);
       return;
@@ -217,6 +222,7 @@ void NodeDecision::DecideForGpuPod(const wire::PreemptionArgs::Node& proposed,
           ? topology::FitWithDra(p_.demand, p_.ctx, node, dra)
           : topology::Fit(p_.demand, p_.ctx, node.supply, node.occupancy),
       p_.quota ? &*p_.quota : nullptr, node);
+  fit = topology::ShareBeforeCapacity(fit, p_.share ? &*p_.share : nullptr, node);
   if (!fit.fits()) {
     // Said as the filter says it, so the audit line and kubectl agree.
     if (topology::PreemptionMayCure(fit)) fit = room_.Classify(fit, node);
@@ -227,7 +233,7 @@ void NodeDecision::DecideForGpuPod(const wire::PreemptionArgs::Node& proposed,
     // DRA-backed devices: kube-scheduler's DRA plugin chose the victims whose claims free them;
     // they stand if the policy lets this pod preempt every one.
     for (const Victim& v : victims) {
-      if (std::string why = ProtectedBy(v); !why.empty()) return drop(std::move(why));
+      if (std::string why = ProtectedBy(v, node); !why.empty()) return drop(std::move(why));
     }
     if (proposed.uids.empty()) return drop("no victims proposed");
     return KeepProposed(proposed, out, answer);
@@ -241,7 +247,7 @@ void NodeDecision::DecideForGpuPod(const wire::PreemptionArgs::Node& proposed,
   std::vector<const Victim*> others;
   for (const Victim& v : victims) {
     if (v.hold) continue;
-    if (std::string why = ProtectedBy(v); !why.empty()) return drop(std::move(why));
+    if (std::string why = ProtectedBy(v, node); !why.empty()) return drop(std::move(why));
     others.push_back(&v);
   }
   if (choice.victims.empty() && others.empty()) {
@@ -347,8 +353,18 @@ PreemptReply Preempt(absl::string_view body, const topology::ModelState* state) 
   auto tenant_of = [&](absl::string_view ns) {
     return topology::ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns));
   };
+  if (!p.demand.empty() && p.ctx.tenant.tenant && p.ctx.tenant.tenant->fair_share) {
+    p.ledger.emplace(topology::MakeLedger(snapshot, policy));
+    p.share.emplace(*p.ledger, policy, *p.ctx.tenant.tenant, p.demand,
+                    held ? *held : topology::TenantUsage(snapshot, policy, p.ctx.tenant.name));
+  }
   topology::PreemptionRoom room(p.demand, p.ctx, p.pod, held ? &*held : nullptr, snapshot.dra(),
                                 tenant_of);
+  if (p.share) {
+    room.EnableReclaim(snapshot, *p.ledger, [&](const topology::NodeState& node) {
+      return p.share->GuaranteedOn(node.supply, node.facts.labels);
+    });
+  }
   NodeDecision decision(p, room, *state);
   for (const wire::PreemptionArgs::Node& n : args->nodes) {
     PreemptNode out;

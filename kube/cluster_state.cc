@@ -18,7 +18,7 @@ std::shared_ptr<const topology::PodHold> MakeHold(const topology::PodFacts& pod,
                                                   std::optional<int> gpu_index, bool assumed) {
   return std::make_shared<const topology::PodHold>(
       topology::PodHold{PodKey(pod), pod.namespace_name, pod.name, std::move(demand), gpu_index,
-                        assumed, pod.priority, pod.labels, pod.device_report});
+                        assumed, pod.priority, pod.labels, pod.device_report, pod.created});
 }
 
 bool SameOccupancy(const topology::NodeOccupancy& a, const topology::NodeOccupancy& b) {
@@ -86,9 +86,40 @@ std::shared_ptr<const topology::NodeState> ClusterState::BuildNodeLocked(
   return RecountLocked(facts, /*from_scratch=*/false);
 }
 
+void ClusterState::PutPendingLocked(const std::string& uid, PendingRecord record) {
+  ErasePendingLocked(uid);
+  if (!record.usage.empty()) {
+    pending_sums_[record.facts.namespace_name].Add(record.usage);
+    pending_changed_ = true;
+  }
+  pending_.insert_or_assign(uid, std::move(record));
+}
+
+void ClusterState::ErasePendingLocked(const std::string& uid) {
+  auto it = pending_.find(uid);
+  if (it == pending_.end()) return;
+  if (!it->second.usage.empty()) {
+    auto sum = pending_sums_.find(it->second.facts.namespace_name);
+    if (sum != pending_sums_.end()) {
+      sum->second.Add(it->second.usage, -1);
+      if (sum->second.empty()) pending_sums_.erase(sum);
+    }
+    pending_changed_ = true;
+  }
+  pending_.erase(it);
+}
+
+std::shared_ptr<const topology::UsageByNamespace> ClusterState::PendingUsageLocked() {
+  if (!pending_published_ || pending_changed_) {
+    pending_published_ = std::make_shared<const topology::UsageByNamespace>(pending_sums_);
+  }
+  return pending_published_;
+}
+
 void ClusterState::PublishLocked(topology::ClusterSnapshot snapshot) {
   snapshot_ = std::make_shared<const topology::ClusterSnapshot>(std::move(snapshot));
   bound_pods_changed_ = false;
+  pending_changed_ = false;
   ++counters_.publications;
   if (!policy_ || !nodes_synced_ || !pods_synced_ ||
       (namespaces_required_ && !namespaces_synced_) || (dra_required_ && !dra_synced_)) {
@@ -117,6 +148,7 @@ void ClusterState::PublishNodesLocked(const absl::flat_hash_set<std::string>& to
   builder.SetDisruptionBudgets(budget_list_);
   builder.SetBoundPods(bound_pods_);
   builder.SetContractPods(contract_pods_);
+  builder.SetPendingUsage(PendingUsageLocked());
   PublishLocked(std::move(builder).Build());
 }
 
@@ -130,6 +162,7 @@ void ClusterState::RebuildAllLocked() {
   builder.SetDisruptionBudgets(budget_list_);
   builder.SetBoundPods(bound_pods_);
   builder.SetContractPods(contract_pods_);
+  builder.SetPendingUsage(PendingUsageLocked());
   PublishLocked(std::move(builder).Build());
 }
 
@@ -141,7 +174,7 @@ void ClusterState::RemovePodLocked(const std::string& uid,
     bound_.erase(it);
   }
   DropAssumptionLocked(uid, touched);
-  pending_.erase(uid);
+  ErasePendingLocked(uid);
   bound_pods_changed_ |= bound_pods_.Erase(uid);
   bound_pods_changed_ |= contract_pods_.Erase(uid);
 }
@@ -154,7 +187,7 @@ void ClusterState::AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std:
     UnindexFromNode(uid, it->second.node);
     bound_.erase(it);
   }
-  pending_.erase(uid);
+  ErasePendingLocked(uid);
   const bool terminal = pod.phase == "Succeeded" || pod.phase == "Failed";
   absl::StatusOr<topology::GpuDemand> demand = topology::ComputeDemandWithDra(pod, *policy_, *dra_);
   if (!demand.ok()) {
@@ -180,7 +213,8 @@ void ClusterState::AddPodLocked(topology::PodFacts pod, absl::flat_hash_set<std:
     IndexOnNode(uid, record.node);
     bound_.insert_or_assign(uid, std::move(record));
   } else {
-    pending_.insert_or_assign(uid, PendingRecord{std::move(pod), list_generation_});
+    topology::QuotaUsage usage = topology::PendingUsage(*demand, *policy_);
+    PutPendingLocked(uid, PendingRecord{std::move(pod), list_generation_, std::move(usage)});
   }
 }
 
@@ -302,7 +336,7 @@ void ClusterState::ReplacePods(absl::FunctionRef<void(PodSink)> list, uint64_t b
   if (first || demand_stale_) {
     demand_stale_ = false;
     RebuildAllLocked();
-  } else if (!touched.empty() || bound_pods_changed_) {
+  } else if (!touched.empty() || bound_pods_changed_ || PendingToPublishLocked()) {
     PublishNodesLocked(touched);
   }
 }
@@ -420,7 +454,9 @@ void ClusterState::DeletePod(const std::string& uid) {
   common::MutexLock lock(&mu_);
   absl::flat_hash_set<std::string> touched;
   RemovePodLocked(uid, touched);
-  if (!touched.empty() || bound_pods_changed_) PublishNodesLocked(touched);
+  if (!touched.empty() || bound_pods_changed_ || PendingToPublishLocked()) {
+    PublishNodesLocked(touched);
+  }
 }
 
 void ClusterState::UpsertNamespace(const std::string& name, topology::Labels labels) {
@@ -479,10 +515,20 @@ absl::StatusOr<topology::PlaceOutcome> ClusterState::Assume(const topology::PodF
   // The tenant's holdings include every earlier assumption: binds serialise on mu_ and each
   // publishes before releasing it, so concurrent binds cannot overshoot the quota together.
   topology::QuotaUsage held;
-  if (ctx->tenant.tenant && !ctx->tenant.tenant->quota.empty()) {
+  const bool fair_share = ctx->tenant.tenant && ctx->tenant.tenant->fair_share;
+  if (ctx->tenant.tenant && (!ctx->tenant.tenant->quota.empty() || fair_share)) {
     held = topology::TenantUsage(*snapshot_, *policy_, ctx->tenant.name);
   }
-  topology::PlaceOutcome placed = topology::Place(*demand, *ctx, *state, held, *dra_);
+  // Fair sharing: whether the pod borrows, and from capacity no other tenant is owed, against
+  // the same snapshot (earlier assumptions included).
+  std::optional<topology::FairShareLedger> ledger;
+  std::optional<topology::PodShareCheck> share;
+  if (fair_share) {
+    ledger.emplace(topology::MakeLedger(*snapshot_, *policy_));
+    share.emplace(*ledger, *policy_, *ctx->tenant.tenant, *demand, held);
+  }
+  topology::PlaceOutcome placed =
+      topology::Place(*demand, *ctx, *state, held, *dra_, share ? &*share : nullptr);
   if (!placed.placed()) return placed;
   IndexOnNode(uid, node);
   assumed_.Add(uid, {node,

@@ -138,6 +138,7 @@ class ClusterState {
   struct PendingRecord {
     topology::PodFacts facts;
     uint64_t listed = 0;
+    topology::QuotaUsage usage;  // what it asks, as fair sharing counts it (PendingUsage)
   };
 
   void RebuildAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -168,6 +169,16 @@ class ClusterState {
   // Drops uid's assumption, if any, and marks its node touched.
   bool DropAssumptionLocked(const std::string& uid, absl::flat_hash_set<std::string>& touched)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // pending_ with its per-namespace sums kept in step.
+  void PutPendingLocked(const std::string& uid, PendingRecord record)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ErasePendingLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The sums as the next snapshot publishes them (a copy only after they changed).
+  std::shared_ptr<const topology::UsageByNamespace> PendingUsageLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool PendingToPublishLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return pending_changed_ && policy_ && policy_->FairSharing();
+  }
 
   const topology::Catalog& catalog_;
   // mu_ serialises writers and guards everything below it except current_, which readers load
@@ -193,6 +204,11 @@ class ClusterState {
   topology::ContractPods contract_pods_ ABSL_GUARDED_BY(mu_);
   // Either directory changed since the last publication.
   bool bound_pods_changed_ ABSL_GUARDED_BY(mu_) = false;
+  // What pending pods ask per namespace (fair sharing's "owed"). Under a policy with fair
+  // sharing a change publishes a snapshot; without it the sums wait for the next publication.
+  topology::UsageByNamespace pending_sums_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const topology::UsageByNamespace> pending_published_ ABSL_GUARDED_BY(mu_);
+  bool pending_changed_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> uids_by_node_
       ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const topology::ClusterSnapshot::NamespaceMap> namespaces_ ABSL_GUARDED_BY(mu_) =

@@ -152,6 +152,12 @@ absl::string_view RuleCode(Rule rule) {
       return "dra-exceeds-node";
     case Rule::kDraExhausted:
       return "dra-exhausted";
+    case Rule::kTenantLimit:
+      return "tenant-limit";
+    case Rule::kGroupLimit:
+      return "group-limit";
+    case Rule::kBorrowOwed:
+      return "borrow-owed";
   }
   return "unknown";
 }
@@ -165,6 +171,11 @@ void FitResult::AppendReason(std::string& out) const {
       return absl::StrAppend(&out, "; preempting its own lower-priority pods here would free it");
     case PreemptionNote::kCannotHelp:
       return absl::StrAppend(&out, "; no pod here that it may preempt would free enough");
+    case PreemptionNote::kReclaim:
+      return absl::StrAppend(
+          &out,
+          "; it is within its tenant's guarantee: reclaiming GPUs other tenants borrowed "
+          "here would free it");
   }
 }
 
@@ -216,15 +227,20 @@ void FitResult::AppendRuleReason(std::string& out) const {
                              " gives ", capacity, " MiB");
     case Rule::kUnknownNode:
       return absl::StrAppend(&out, "node not yet known to gpu-tenancy");
-    case Rule::kTenantQuota: {
+    case Rule::kTenantQuota:
+    case Rule::kTenantLimit: {
       auto amount = [&](int64_t n) {
         if (resource != kQuotaGpuMemory) return absl::StrCat(n);
         return n % 1024 == 0 ? absl::StrCat(n / 1024, "Gi") : absl::StrCat(n, "Mi");
       };
-      return absl::StrAppend(&out, "tenant ", subject, " quota: ", resource, detail, " ",
-                             amount(capacity - free), " of ", amount(capacity), " held, ",
+      return absl::StrAppend(&out, "tenant ", subject,
+                             rule == Rule::kTenantLimit ? " limit: " : " quota: ", resource, detail,
+                             " ", amount(capacity - free), " of ", amount(capacity), " held, ",
                              amount(requested), " requested");
     }
+    case Rule::kGroupLimit:
+    case Rule::kBorrowOwed:
+      return absl::StrAppend(&out, detail);
     case Rule::kDraExceedsNode:
       if (capacity == 0) {
         absl::StrAppend(&out, resource, ": node has no DRA device of class ", subject);

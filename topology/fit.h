@@ -56,7 +56,18 @@ enum class Rule : uint8_t {
   // pods on the node; capacity: matching devices; detail: devices not counted and why, or "".
   kDraExceedsNode,
   kDraExhausted,
+  // Fair sharing (topology/fair_share.h). kTenantLimit: kTenantQuota's fields, for a tenant
+  // whose hard cap is its fair-sharing `limit`. kGroupLimit (a group of the tenant would pass
+  // its limit) and kBorrowOwed (the capacity a borrowed pod would take is owed to other
+  // tenants): subject: the tenant; detail: the whole reason (topology::ShareVerdict::Reason).
+  kTenantLimit,
+  kGroupLimit,
+  kBorrowOwed,
 };
+// The tenant's own cap, quota or fair-sharing limit: evicting its own pods may cure it.
+inline bool IsTenantCapRule(Rule rule) {
+  return rule == Rule::kTenantQuota || rule == Rule::kTenantLimit;
+}
 inline constexpr absl::string_view kQuotaGpuMemory = "GPU memory";
 
 // What preemption can do about a rejection (topology/preemption.h), said in its reason.
@@ -64,6 +75,7 @@ enum class PreemptionNote : uint8_t {
   kNone,
   kOwnPodsFreeQuota,  // over quota, but the tenant's own lower-priority pods here would free it
   kCannotHelp,        // full, and no pod here that this pod may preempt frees enough
+  kReclaim,           // full, but other tenants' borrowed pods here would free it
 };
 absl::string_view RuleCode(Rule rule);
 

@@ -46,6 +46,9 @@ struct PodHold {
   // What the node agent reported the kubelet gave it, as the pod carries it; whether it is
   // believed is decided against the node (topology/device_report.h).
   std::optional<DeviceReport> device_report;
+  // metadata.creationTimestamp (RFC 3339, so text order is time order); fair sharing's reclaim
+  // takes a tenant's newest borrowed pods first.
+  std::string created = {};
 };
 
 // True when the pod's GPU memory comes out of a shared GPU's heap on this node (it uses a

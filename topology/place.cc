@@ -6,7 +6,7 @@
 namespace topology {
 
 PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
-                   const QuotaUsage& tenant_held, const DraState& dra) {
+                   const QuotaUsage& tenant_held, const DraState& dra, PodShareCheck* share) {
   const NodeSupply& supply = node.supply;
   const NodeOccupancy& occupancy = node.occupancy;
   PlaceOutcome out;
@@ -21,12 +21,14 @@ PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeSta
     PodQuotaCheck quota(*pod.tenant.tenant, *pod.policy, demand, tenant_held);
     fit = QuotaBeforeCapacity(fit, &quota, node);
   }
+  fit = ShareBeforeCapacity(fit, share, node);
   if (!fit.fits()) {
     out.verdict = fit.verdict;
     out.rule = fit.rule;
     out.reason = fit.Reason();
     return out;
   }
+  if (share) out.placement.share = std::string(ShareKindName(share->last().kind));
   out.placement.gpu_index = ChooseSharedGpu(demand, supply, occupancy);
   for (const ResourceCount& device : demand.devices) {
     const OfferedResource* r = supply.Find(device);

@@ -14,6 +14,7 @@
 
 #include "absl/strings/string_view.h"
 #include "topology/demand.h"
+#include "topology/fair_share_check.h"
 #include "topology/fit.h"
 #include "topology/quota.h"
 #include "topology/snapshot.h"
@@ -28,6 +29,7 @@ struct Placement {
   std::string pool;
   std::optional<int> gpu_index;  // the shared GPU whose memory it was promised
   std::string mig_profile;       // first MIG profile requested, if any
+  std::string share = {};        // fair sharing: "guaranteed" or "borrowed"; "" otherwise
 };
 
 // Place's answer. It owns its strings: bind reports it after the snapshot it was decided on
@@ -42,9 +44,12 @@ struct PlaceOutcome {
 
 // `tenant_held` is what the pod's tenant holds (TenantUsage), read only when it has a quota;
 // `dra` is the snapshot's dra(): demand for DRA-backed extended resources (topology/
-// dra_extended.h) is counted on the node's DRA devices.
+// dra_extended.h) is counted on the node's DRA devices. `share` is the pod's fair-sharing
+// check for a tenant that takes part (topology/fair_share_check.h), else null: a borrowed pod
+// is placed only from capacity no other tenant is owed, and the placement says which it is.
 PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
-                   const QuotaUsage& tenant_held, const DraState& dra);
+                   const QuotaUsage& tenant_held, const DraState& dra,
+                   PodShareCheck* share = nullptr);
 
 }  // namespace topology
 

@@ -7,6 +7,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "topology/fair_share.h"
 
 namespace topology {
 namespace {
@@ -50,6 +52,18 @@ std::string ModeSet::ToString() const {
     if (Has(m)) names.push_back(name);
   }
   return names.empty() ? "none" : absl::StrJoin(names, ", ");
+}
+
+bool Policy::FairSharing() const {
+  return std::any_of(tenants.begin(), tenants.end(),
+                     [](const Tenant& t) { return t.fair_share.has_value(); });
+}
+
+const TenantGroup* Policy::FindGroup(absl::string_view name) const {
+  for (const TenantGroup& g : groups) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
 }
 
 const Tier* Policy::FindTier(absl::string_view name) const {
@@ -198,6 +212,7 @@ absl::Status Policy::Validate() const {
       }
     }
   }
+  RETURN_IF_ERROR(ValidateFairShare(*this));
   for (const auto& [key, patterns] :
        {std::pair<absl::string_view, const std::vector<std::string>*>{
             "admission.deviceClasses.gpu", &admission.gpu_device_classes},

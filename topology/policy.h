@@ -87,16 +87,42 @@ struct TenantQuota {
   }
 };
 
+// Fair sharing (policy keys guaranteed, limit, weight and group on a tenant): what the tenant
+// is owed, what it may hold by borrowing capacity others leave idle, and its part of that idle
+// capacity. Amounts are in quota units (TenantQuota). Items are governed cluster-wide: an item
+// any tenant or group names in `guaranteed` or `limit` is one every fair-sharing tenant is
+// guaranteed 0 of unless it says otherwise (topology/fair_share.h).
+struct FairShareTerms {
+  TenantQuota guaranteed;  // unset item: 0 when governed
+  TenantQuota limit;       // unset item: no limit of its own (groups' and the cluster's stand)
+  int64_t weight = 1;      // its part of idle capacity against its siblings', at least 1
+  std::string group;       // the TenantGroup it belongs to; "" for the top level
+};
+
+// A group of fair-sharing tenants (policy key groups[]), at any depth through `parent`.
+struct TenantGroup {
+  std::string name;
+  std::string parent;      // "" for the top level
+  TenantQuota guaranteed;  // unset item: the sum of its members' guarantees
+  TenantQuota limit;       // what its members may hold together; unset item: no limit
+  int64_t weight = 1;
+};
+
 struct Tenant {
   std::string name;
   std::string tier;
   std::vector<std::string> namespaces;
   Labels namespace_selector;  // matchLabels on the namespace; empty: not used
   TenantLimits limits;
+  // The tenant's hard cap, everywhere quotas are enforced: the policy's `quota`, or for a
+  // fair-sharing tenant its `limit` (the loader copies it here; a tenant states one or the other).
   TenantQuota quota;
   // PriorityClass names its pods may use (the validating webhook enforces it): priority decides
   // whom a pod may preempt, so it is part of the tenant's contract. Empty: any.
   std::vector<std::string> priority_classes;
+  // Set when the tenant takes part in fair sharing (it states guaranteed, limit, weight or
+  // group). Last, with an initializer, so brace-initialised tenants may leave it out.
+  std::optional<FairShareTerms> fair_share = {};
 };
 
 struct Pool {
@@ -218,6 +244,15 @@ struct Policy {
   NodeAgent node_agent;
   AdmissionAllowList admission;
   GuardPolicy guard;
+  // Fair sharing: the groups of tenants, and the cluster capacity the top level's guarantees
+  // are checked against at load (policy key fairSharing.capacity; unset: checked where a
+  // cluster is at hand, topology/fair_share.h CheckGuarantees: explain warns).
+  std::vector<TenantGroup> groups;
+  std::optional<TenantQuota> fair_share_capacity;
+
+  // True when some tenant takes part in fair sharing; false keeps every decision as without it.
+  bool FairSharing() const;
+  const TenantGroup* FindGroup(absl::string_view name) const;
 
   const Tier* FindTier(absl::string_view name) const;
   const Pool* FindPool(absl::string_view name) const;

@@ -50,7 +50,7 @@ FitResult QuotaBeforeCapacity(const FitResult& fit, PodQuotaCheck* quota, const 
 }
 
 bool PreemptionMayCure(const FitResult& rejection) {
-  return rejection.rule == Rule::kTenantQuota ||
+  return IsTenantCapRule(rejection.rule) ||
          (rejection.verdict == Verdict::kUnschedulable && rejection.rule != Rule::kUnknownNode);
 }
 
@@ -111,27 +111,57 @@ std::optional<QuotaUsage> PreemptionRoom::OwnUsage(const PodHold& hold,
   return HoldUsage(hold.demand, node.supply, node.facts.labels, *pod_.policy);
 }
 
+void PreemptionRoom::EnableReclaim(const ClusterSnapshot& snapshot, const FairShareLedger& ledger,
+                                   GuaranteedOn guaranteed_on) {
+  reclaim_.emplace(ReclaimState{&snapshot, &ledger, std::move(guaranteed_on), std::nullopt});
+}
+
+const BorrowedPod* PreemptionRoom::Reclaimable(const PodHold& hold) const {
+  if (!reclaim_ || hold.assumed) return nullptr;
+  if (!preemptor_.uid.empty() && hold.uid == preemptor_.uid) return nullptr;
+  if (!reclaim_->borrowed) {
+    reclaim_->borrowed = FindBorrowedPods(*reclaim_->snapshot, *pod_.policy, *reclaim_->ledger);
+  }
+  auto it = reclaim_->borrowed->find(hold.uid);
+  if (it == reclaim_->borrowed->end() || it->second.tenant == pod_.tenant.name) return nullptr;
+  return &it->second;
+}
+
+bool PreemptionRoom::MayEvict(const PodHold& hold, const NodeState& node) const {
+  return MayPreempt(hold) ||
+         (reclaim_ && reclaim_->guaranteed_on(node) && Reclaimable(hold) != nullptr);
+}
+
 FitResult PreemptionRoom::Classify(FitResult rejection, const NodeState& node) const {
   // Devices that DRA claims hold are freed when their pods go, which this model does not
   // follow: kube-scheduler's own DRA plugin picks those victims (extender/preempt.h).
-  if (uses_dra_ && rejection.rule != Rule::kTenantQuota) return rejection;
-  bool helps = false;
-  // Most nodes hold nothing this pod may preempt: found without copying the node.
-  auto first = std::find_if(node.holds.begin(), node.holds.end(),
-                            [&](const auto& hold) { return MayPreempt(*hold); });
-  if (first != node.holds.end()) {
+  if (uses_dra_ && !IsTenantCapRule(rejection.rule)) return rejection;
+  // Whether evicting every pod `may` admits makes room.
+  auto helps_with = [&](auto may) {
+    // Most nodes hold nothing this pod may evict: found without copying the node.
+    auto first = std::find_if(node.holds.begin(), node.holds.end(),
+                              [&](const auto& hold) { return may(*hold); });
+    if (first == node.holds.end()) return false;
     Working w(node, uses_dra_);
     for (auto it = first; it != node.holds.end(); ++it) {
-      if (it != first && !MayPreempt(**it)) continue;
+      if (it != first && !may(**it)) continue;
       std::optional<QuotaUsage> own = OwnUsage(**it, node);
       w.Move(**it, own ? &*own : nullptr, -1);
     }
     std::string unused;
-    helps = Fits(w, unused);
+    return Fits(w, unused);
+  };
+  const bool quota = IsTenantCapRule(rejection.rule);
+  bool helps = helps_with([&](const PodHold& hold) { return MayPreempt(hold); });
+  bool reclaim = false;
+  // Over its cap the pod is above its guarantee too: reclaim is for capacity alone.
+  if (!helps && !quota && reclaim_ && reclaim_->guaranteed_on(node)) {
+    helps = reclaim = helps_with(
+        [&](const PodHold& hold) { return MayPreempt(hold) || Reclaimable(hold) != nullptr; });
   }
-  const bool quota = rejection.rule == Rule::kTenantQuota;
   rejection.verdict = helps ? Verdict::kUnschedulable : Verdict::kUnresolvable;
-  rejection.preemption = helps && quota     ? PreemptionNote::kOwnPodsFreeQuota
+  rejection.preemption = reclaim            ? PreemptionNote::kReclaim
+                         : helps && quota   ? PreemptionNote::kOwnPodsFreeQuota
                          : !helps && !quota ? PreemptionNote::kCannotHelp
                                             : PreemptionNote::kNone;
   return rejection;
@@ -148,11 +178,16 @@ PreemptionChoice PreemptionRoom::Choose(const NodeState& node,
   struct Candidate {
     const PodHold* hold;
     std::optional<QuotaUsage> own;  // what it frees of the preemptor's tenant's quota
+    const BorrowedPod* borrowed;    // reclaimable: another tenant's borrowed pod
     bool violates = false;
   };
+  const bool reclaiming = reclaim_ && reclaim_->guaranteed_on(node);
   std::vector<Candidate> candidates;
   for (const auto& hold : node.holds) {
-    if (MayPreempt(*hold)) candidates.push_back({hold.get(), OwnUsage(*hold, node)});
+    const BorrowedPod* borrowed = reclaiming ? Reclaimable(*hold) : nullptr;
+    if (borrowed || MayPreempt(*hold)) {
+      candidates.push_back({hold.get(), OwnUsage(*hold, node), borrowed});
+    }
   }
   auto move = [&](const Candidate& c, int sign) {
     w.Move(*c.hold, c.own ? &*c.own : nullptr, sign);
@@ -162,10 +197,18 @@ PreemptionChoice PreemptionRoom::Choose(const NodeState& node,
   choice.blocked.clear();
   choice.possible = true;
   // The most important first, as kube-scheduler orders them: higher priority first (holds come
-  // sorted by namespace and name, which breaks ties the same way every time).
+  // sorted by namespace and name, which breaks ties the same way every time). Borrowed pods
+  // come last, so they are the first to go: the tenant nearest its fair share first, and each
+  // tenant's oldest before its newest.
   std::stable_sort(
       candidates.begin(), candidates.end(),
       [](const Candidate& a, const Candidate& b) { return a.hold->priority > b.hold->priority; });
+  auto reprieved_first = [](const Candidate& a, const Candidate& b) {
+    if (!a.borrowed || !b.borrowed) return !a.borrowed && b.borrowed;
+    return std::tie(a.borrowed->above_fair_share, a.borrowed->created) <
+           std::tie(b.borrowed->above_fair_share, b.borrowed->created);
+  };
+  std::stable_sort(candidates.begin(), candidates.end(), reprieved_first);
   std::vector<BudgetedPod> budgeted;
   budgeted.reserve(candidates.size());
   for (const Candidate& c : candidates) {
@@ -174,17 +217,22 @@ PreemptionChoice PreemptionRoom::Choose(const NodeState& node,
   std::vector<bool> violations = BudgetViolations(budgeted, budgets);
   for (size_t i = 0; i < candidates.size(); ++i) candidates[i].violates = violations[i];
   // Reprieve: put each back and keep it unless the preemptor stops fitting; pods whose eviction
-  // breaks a budget get the first chance to stay.
+  // breaks a budget get the first chance to stay, then the rest, then the borrowed in order.
   std::string unused;
+  auto reprieve = [&](const Candidate& c) {
+    move(c, +1);
+    if (Fits(w, unused)) return;
+    move(c, -1);
+    choice.victims.push_back(c.hold);
+    choice.pdb_violations += c.violates;
+  };
   for (bool violating : {true, false}) {
     for (const Candidate& c : candidates) {
-      if (c.violates != violating) continue;
-      move(c, +1);
-      if (Fits(w, unused)) continue;
-      move(c, -1);
-      choice.victims.push_back(c.hold);
-      choice.pdb_violations += c.violates;
+      if (!c.borrowed && c.violates == violating) reprieve(c);
     }
+  }
+  for (const Candidate& c : candidates) {
+    if (c.borrowed) reprieve(c);
   }
   std::sort(choice.victims.begin(), choice.victims.end(), [](const PodHold* a, const PodHold* b) {
     return std::tie(a->namespace_name, a->name, a->uid) <
@@ -201,7 +249,7 @@ bool PreemptionRoom::Fits(const Working& w, std::string& why) const {
     QuotaVerdict verdict = CheckQuota(pod_.tenant.tenant->quota, held,
                                       UsageOf(demand_, w.base.facts.labels, *pod_.policy));
     if (!verdict.ok) {
-      why = QuotaReason(pod_.tenant.name, verdict);
+      why = TenantCapRejection(*pod_.tenant.tenant, verdict).Reason();
       return false;
     }
   }

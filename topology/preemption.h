@@ -14,7 +14,12 @@
 //   - the victims (PreemptionRoom::Choose), chosen as kube-scheduler chooses its own (remove
 //     every pod that may go, then reprieve the most important ones first: budget-violating
 //     before the rest, higher priority before lower) but judged by our fit and quota, so the
-//     set is one the preemptor really fits after.
+//     set is one the preemptor really fits after;
+//   - fair sharing's reclaim (EnableReclaim): a pod within its tenant's guarantee may also
+//     evict other tenants' borrowed pods (topology/fair_share.h), whatever their priority,
+//     never a pod within its own tenant's guarantee. Borrowed pods go before anyone else: those
+//     of the tenant furthest above its fair share first, its newest first. The rule above
+//     stays for every other pod.
 //
 //   PreemptionRoom room(demand, ctx, pod, &held, snapshot.dra(), tenant_of);
 //   FitResult r = room.Classify(rejection, node);        // filter, bind, explain
@@ -32,6 +37,7 @@
 #include "topology/demand.h"
 #include "topology/disruption_budget.h"
 #include "topology/dra.h"
+#include "topology/fair_share.h"
 #include "topology/fit.h"
 #include "topology/policy.h"
 #include "topology/quota.h"
@@ -93,8 +99,21 @@ class PreemptionRoom {
   bool MayPreempt(const PodHold& hold) const;
   bool uses_dra() const { return uses_dra_; }
 
+  // Fair sharing's reclaim for a preemptor whose tenant takes part: on nodes where
+  // `guaranteed_on` says the pod is within its tenant's guarantee, other tenants' borrowed pods
+  // (FindBorrowedPods over `snapshot` and `ledger`, found on first need) may go too. The
+  // snapshot and the ledger must outlive the room.
+  using GuaranteedOn = std::function<bool(const NodeState& node)>;
+  void EnableReclaim(const ClusterSnapshot& snapshot, const FairShareLedger& ledger,
+                     GuaranteedOn guaranteed_on);
+  // MayPreempt, or a borrowed pod this pod may reclaim on `node`.
+  bool MayEvict(const PodHold& hold, const NodeState& node) const;
+
  private:
   struct Working;
+  // The borrowed pod `hold` is, when this pod may reclaim it (on a node where it is within its
+  // guarantee); null otherwise.
+  const BorrowedPod* Reclaimable(const PodHold& hold) const;
   // What `hold` frees of the preemptor's tenant's quota: nullopt for another tenant's pod, or
   // when the tenant has no quota.
   std::optional<QuotaUsage> OwnUsage(const PodHold& hold, const NodeState& node) const;
@@ -108,6 +127,13 @@ class PreemptionRoom {
   const DraState& dra_;
   TenantOf tenant_of_;
   bool uses_dra_;
+  struct ReclaimState {
+    const ClusterSnapshot* snapshot;
+    const FairShareLedger* ledger;
+    GuaranteedOn guaranteed_on;
+    std::optional<BorrowedPods> borrowed;  // found on first need
+  };
+  mutable std::optional<ReclaimState> reclaim_;
 };
 
 }  // namespace topology

@@ -156,6 +156,12 @@ std::string QuotaReason(absl::string_view tenant, const QuotaVerdict& v) {
   return QuotaRejection(tenant, v).Reason();
 }
 
+FitResult TenantCapRejection(const Tenant& tenant, const QuotaVerdict& verdict) {
+  FitResult r = QuotaRejection(tenant.name, verdict);
+  if (!r.fits() && tenant.fair_share) r.rule = Rule::kTenantLimit;
+  return r;
+}
+
 PodQuotaCheck::PodQuotaCheck(const Tenant& tenant, const Policy& policy, const GpuDemand& demand,
                              QuotaUsage held)
     : tenant_(tenant), policy_(policy), demand_(demand), held_(std::move(held)) {}
@@ -170,8 +176,8 @@ FitResult PodQuotaCheck::Check(const NodeSupply& supply, const Labels& node_labe
                         r ? absl::string_view(r->mig_profile) : absl::string_view());
   }
   if (!last_ || offer_ != last_offer_) {
-    last_ = QuotaRejection(
-        tenant_.name, CheckQuota(tenant_.quota, held_, UsageOf(demand_, node_labels, policy_)));
+    last_ = TenantCapRejection(
+        tenant_, CheckQuota(tenant_.quota, held_, UsageOf(demand_, node_labels, policy_)));
     std::swap(last_offer_, offer_);
   }
   return *last_;

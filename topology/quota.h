@@ -83,6 +83,9 @@ FitResult QuotaRejection(absl::string_view tenant, const QuotaVerdict& verdict);
 
 // "tenant acme quota: nvidia.com/mig-3g.40gb 2 of 2 held, 1 requested"; memory in Mi or Gi.
 std::string QuotaReason(absl::string_view tenant, const QuotaVerdict& verdict);
+// QuotaRejection for the tenant's hard cap as the policy names it: Rule::kTenantLimit ("tenant
+// vision limit: ...") for a fair-sharing tenant, whose cap is its limit, else kTenantQuota.
+FitResult TenantCapRejection(const Tenant& tenant, const QuotaVerdict& verdict);
 
 // One pod's quota check across many nodes (a filter's candidates, or bind's one). What the pod
 // adds to its tenant's holdings depends on how a node offers the resources it asks for, and

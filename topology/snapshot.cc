@@ -8,12 +8,14 @@
 #include "absl/strings/str_cat.h"
 #include "topology/device_report.h"
 #include "topology/dra_extended.h"
+#include "topology/fair_share.h"
 
 namespace topology {
 
 ClusterSnapshot::ClusterSnapshot()
     : namespaces_(std::make_shared<const NamespaceMap>()),
       usage_(std::make_shared<const UsageByNamespace>()),
+      pending_usage_(std::make_shared<const UsageByNamespace>()),
       dra_(std::make_shared<const DraState>()),
       budgets_(std::make_shared<const std::vector<DisruptionBudget>>()) {
   static const std::shared_ptr<const ShardTable> kEmpty = [] {
@@ -112,12 +114,35 @@ void SnapshotBuilder::Account(const NodeState& node, int sign) {
   }
 }
 
+namespace {
+
+// Whether two supplies offer the same quota capacity (OfferedCapacity reads only these), so
+// a node rebuilt for a pod event costs no recount.
+bool SameOffer(const NodeSupply& a, const NodeSupply& b) {
+  if (a.resources.size() != b.resources.size() || a.gpu_memory_mib != b.gpu_memory_mib ||
+      a.replicas_per_gpu != b.replicas_per_gpu) {
+    return false;
+  }
+  for (size_t i = 0; i < a.resources.size(); ++i) {
+    const OfferedResource& x = a.resources[i];
+    const OfferedResource& y = b.resources[i];
+    if (x.name != y.name || x.kind != y.kind || x.allocatable != y.allocatable ||
+        x.mig_profile != y.mig_profile || x.memory_mib != y.memory_mib) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void SnapshotBuilder::Put(std::shared_ptr<const NodeState> node) {
   ClusterSnapshot::Shard& shard = Mutable(ClusterSnapshot::ShardOf(node->facts.name));
   const std::string& name = node->facts.name;  // lives in *node, which the entry keeps alive
   auto old = shard.find(name);
   if (old == shard.end()) {
     Account(*node, +1);
+    next_.offered_capacity_.Add(OfferedCapacity(node->supply));
     shard.emplace(name, std::move(node));
     ++next_.node_count_;
     return;
@@ -125,6 +150,10 @@ void SnapshotBuilder::Put(std::shared_ptr<const NodeState> node) {
   if (old->second->usage != node->usage) {
     Account(*old->second, -1);
     Account(*node, +1);
+  }
+  if (!SameOffer(old->second->supply, node->supply)) {
+    next_.offered_capacity_.Add(OfferedCapacity(old->second->supply), -1);
+    next_.offered_capacity_.Add(OfferedCapacity(node->supply));
   }
   old->second = std::move(node);
 }
@@ -135,6 +164,7 @@ void SnapshotBuilder::Remove(absl::string_view name) {
   auto it = shard.find(name);
   if (it == shard.end()) return;
   Account(*it->second, -1);
+  next_.offered_capacity_.Add(OfferedCapacity(it->second->supply), -1);
   if (Mutable(index).erase(std::string(name))) --next_.node_count_;
 }
 
@@ -143,6 +173,11 @@ void AddHold(NodeState& state, std::shared_ptr<const PodHold> hold, const Policy
   QuotaUsage usage = HoldUsage(hold->demand, state.supply, state.facts.labels, policy);
   if (!usage.empty()) state.usage[hold->namespace_name].Add(usage);
   state.holds.push_back(std::move(hold));
+}
+
+QuotaUsage PendingUsage(const GpuDemand& demand, const Policy& policy) {
+  static const Labels kNoLabels;
+  return UsageOf(demand, kNoLabels, policy);
 }
 
 QuotaUsage TenantUsage(const ClusterSnapshot& snapshot, const Policy& policy,
@@ -204,8 +239,16 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
     AddHold(it->second,
             std::make_shared<PodHold>(PodHold{
                 pod.uid, pod.namespace_name, pod.name, *std::move(demand), RecordedGpuIndex(pod),
-                /*assumed=*/false, pod.priority, pod.labels, pod.device_report}),
+                /*assumed=*/false, pod.priority, pod.labels, pod.device_report, pod.created}),
             policy);
+  }
+  // Pods no node holds yet: what fair sharing counts as owed to their tenants.
+  auto pending = std::make_shared<UsageByNamespace>();
+  for (const PodFacts& pod : data.pods) {
+    if (!pod.node_name.empty() || pod.phase == "Succeeded" || pod.phase == "Failed") continue;
+    absl::StatusOr<GpuDemand> demand = ComputeDemandWithDra(pod, policy, *dra);
+    if (!demand.ok() || demand->empty()) continue;
+    (*pending)[pod.namespace_name].Add(PendingUsage(*demand, policy));
   }
   BoundPods bound_pods;
   ContractPods contract_pods;
@@ -227,6 +270,7 @@ ClusterSnapshot BuildSnapshot(const ClusterData& data, const Catalog& catalog, c
   builder.SetNamespaces(std::make_shared<const ClusterSnapshot::NamespaceMap>(
       data.namespace_labels.begin(), data.namespace_labels.end()));
   builder.SetDra(std::move(dra));
+  builder.SetPendingUsage(std::move(pending));
   builder.SetDisruptionBudgets(
       std::make_shared<const std::vector<DisruptionBudget>>(data.disruption_budgets));
   return std::move(builder).Build();

@@ -115,6 +115,11 @@ class ClusterSnapshot {
   const std::shared_ptr<const NamespaceMap>& namespaces() const { return namespaces_; }
   // Every node's usage summed per namespace, kept up to date as nodes are put and removed.
   const UsageByNamespace& usage() const { return *usage_; }
+  // What pods no node holds yet ask for, per namespace, counted as UsageOf counts a pod on a
+  // node without labels (fair sharing's "owed": topology/fair_share.h).
+  const UsageByNamespace& pending_usage() const { return *pending_usage_; }
+  // What every node offers in quota units (OfferedCapacity), kept up to date like usage().
+  const QuotaUsage& offered_capacity() const { return offered_capacity_; }
   // Published DRA devices, claims and device classes (empty without DRA).
   const DraState& dra() const { return *dra_; }
   const std::vector<DisruptionBudget>& disruption_budgets() const { return *budgets_; }
@@ -133,6 +138,8 @@ class ClusterSnapshot {
   size_t node_count_ = 0;
   std::shared_ptr<const NamespaceMap> namespaces_;
   std::shared_ptr<const UsageByNamespace> usage_;
+  std::shared_ptr<const UsageByNamespace> pending_usage_;
+  QuotaUsage offered_capacity_;
   std::shared_ptr<const DraState> dra_;
   std::shared_ptr<const std::vector<DisruptionBudget>> budgets_;
   BoundPods bound_pods_;  // a copy shares everything with its source
@@ -149,6 +156,9 @@ class SnapshotBuilder {
     next_.namespaces_ = std::move(namespaces);
   }
   void SetDra(std::shared_ptr<const DraState> dra) { next_.dra_ = std::move(dra); }
+  void SetPendingUsage(std::shared_ptr<const UsageByNamespace> pending) {
+    next_.pending_usage_ = std::move(pending);
+  }
   void SetDisruptionBudgets(std::shared_ptr<const std::vector<DisruptionBudget>> budgets) {
     next_.budgets_ = std::move(budgets);
   }
@@ -175,6 +185,10 @@ void SortHolds(std::vector<std::shared_ptr<const PodHold>>& holds);
 
 // Reads the GPU index a bind recorded on the pod, if any.
 std::optional<int> RecordedGpuIndex(const PodFacts& pod);
+
+// What a pod no node holds yet asks for, in quota units: UsageOf with no node labels (how a
+// node would count nvidia.com/gpu is not known yet). Empty for a pod without GPU demand.
+QuotaUsage PendingUsage(const GpuDemand& demand, const Policy& policy);
 
 // Builds supply for every node and occupancy from the pods bound to them. A pod whose demand
 // cannot be computed (bad quantity) is skipped and reported in `skipped`, never fatal: one

@@ -45,6 +45,9 @@ inline constexpr absl::string_view kTenantAnnotation = "gpu-tenancy.io/tenant";
 inline constexpr absl::string_view kTierAnnotation = "gpu-tenancy.io/tier";
 inline constexpr absl::string_view kPoolAnnotation = "gpu-tenancy.io/pool";
 inline constexpr absl::string_view kMigProfileAnnotation = "gpu-tenancy.io/mig-profile";
+// Fair sharing: "guaranteed" or "borrowed", how bind placed a fair-sharing tenant's pod
+// (topology/fair_share.h). A record of the decision; what is borrowed now is recomputed.
+inline constexpr absl::string_view kShareAnnotation = "gpu-tenancy.io/share";
 inline constexpr absl::string_view kGpuIndexAnnotation = "gpu-tenancy.io/gpu-index";
 inline constexpr absl::string_view kSchedulingPolicyAnnotation = "gpu-tenancy.io/scheduling-policy";
 // Ours, written by the node agent from the kubelet's PodResources API (topology/device_ids.h):

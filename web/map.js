@@ -70,14 +70,19 @@ function deviceTitle(d) {
 function holderSlot(holder, colours, tenantFilter, devices = []) {
   const classes = ['slot', colourOf(holder.tenant, colours)];
   if (holder.assumed) classes.push('assumed');
+  // Fair sharing: among its tenant's pods beyond its guarantee, so another tenant may reclaim it.
+  if (holder.borrowed) classes.push('borrowed');
   if (tenantFilter && holder.tenant !== tenantFilter) classes.push('dimmed');
   const pod = `${holder.namespace}/${holder.pod}`;
   const gpu = known(holder.gpuIndex) ? `, GPU ${holder.gpuIndex}` : '';
-  const binding = holder.assumed ? ' (being bound)' : '';
+  const binding = (holder.assumed ? ' (being bound)' : '') +
+    (holder.borrowed ? ' (borrowed: reclaimable)' : '');
   const ids = devices.map((d) => `\n${deviceTitle(d)}`).join('');
   return el('div', { class: classes.join(' '), 'data-tenant': holder.tenant, 'data-pod': pod,
+    'data-borrowed': holder.borrowed ? 'true' : 'false',
     title: `${holder.tenant}: ${pod}${gpu}${binding}${ids}` },
   el('strong', {}, holder.tenant), el('br'), holder.pod,
+  holder.borrowed ? [el('br'), el('em', { class: 'borrowed-mark' }, 'borrowed')] : [],
   devices.flatMap((d) => [el('br'), el('code', { class: 'device-id', 'data-device-id': d.id,
     title: deviceTitle(d) }, shortId(d.id))]));
 }
@@ -214,6 +219,26 @@ function drawDevices(devices, colours) {
         el('td', {}, heldBy(d)))))));
 }
 
+// Fair sharing (the map's fairShare, absent without it): per tenant and quota item, what it is
+// guaranteed, may hold, holds, borrows, lends, and its weighted fair share of the cluster.
+function drawFairShare(shares, colours) {
+  const section = $('#fair-share');
+  section.hidden = !shares || !shares.length;
+  if (section.hidden) return;
+  const amount = (v) => (known(v) ? String(Math.round(v * 100) / 100) : '–');
+  const head = el('tr', {}, ...['Tenant', 'Group', 'Weight', 'Resource', 'Guaranteed', 'Limit',
+    'Holds', 'Borrows', 'Lends', 'Fair share'].map((h) => el('th', { scope: 'col' }, h)));
+  const rows = shares.flatMap((s) => s.items.map((i) => el('tr',
+    { 'data-tenant': s.tenant, 'data-resource': i.resource },
+    el('td', {}, el('span', { class: `chip ${colourOf(s.tenant, colours)}` }, s.tenant)),
+    el('td', {}, s.group || '–'), el('td', {}, String(s.weight)), el('td', {}, i.resource),
+    el('td', {}, amount(i.guaranteed)), el('td', {}, amount(i.limit)),
+    el('td', {}, amount(i.held)), el('td', { class: 'borrows' }, amount(i.borrowed)),
+    el('td', { class: 'lends' }, amount(i.lent)), el('td', {}, amount(i.fairShare)))));
+  section.replaceChildren(el('h2', {}, 'Fair sharing'),
+    el('table', { class: 'fair-share' }, el('thead', {}, head), el('tbody', {}, ...rows)));
+}
+
 function draw() {
   if (!latest) return;
   const tenant = $('#tenant-filter').value;
@@ -222,6 +247,7 @@ function draw() {
   $('#legend').replaceChildren(
     ...latest.tenants.map((t) => el('li', { class: `chip ${colours.get(t)}` }, t)),
     el('li', { class: 'chip free-chip' }, 'free'));
+  drawFairShare(latest.fairShare, colours);
   const shown = latest.nodes.filter((n) =>
     (!pool || n.pool === pool) && (!tenant || holdsTenant(n, tenant)));
   $('#nodes').replaceChildren(...shown.map((n) => drawNode(n, colours, tenant)));

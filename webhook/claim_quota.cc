@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "topology/dra_claim_quota.h"
+#include "topology/fair_share.h"
 #include "webhook/claim_rule_checks.h"
 #include "webhook/quota_rules.h"
 #include "wire/dra_codec.h"
@@ -160,7 +161,7 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
                      const topology::ClusterSnapshot& snapshot, const ClaimQuotaContext& context,
                      bool dry_run, std::vector<Violation>& violations,
                      std::vector<std::string>& warnings) {
-  if (!tenant.tenant || tenant.tenant->quota.empty()) return;
+  if (!tenant.tenant || (tenant.tenant->quota.empty() && !tenant.tenant->fair_share)) return;
   absl::StatusOr<topology::DraClaim> claim = wire::ParseResourceClaim(object, "request.object");
   // An unreadable claim is left to the API server's validation; nothing to count. A claim
   // kube-scheduler made for a pod's extended resource counts like any other: the pod's own
@@ -180,6 +181,13 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   in.key = ClaimKey(namespace_name, claim->name);
   in.requested = count.usage;
   in.now_unix = context.now_unix;
+  // Fair sharing: above its guarantee a claim borrows only what no other tenant is owed.
+  if (topology::ShareVerdict share =
+          topology::ClassifyClaim(snapshot, policy, tenant, in.observed, in.requested);
+      !share.ok()) {
+    violations.push_back(MakeViolation(kTenantQuotaRule, share.Reason(tenant.name)));
+    return;
+  }
 
   ClaimQuotaDecision decision;
   if (context.update) {

@@ -271,6 +271,12 @@ TEST(PlacementAnnotationsTest, WritesWhatThePlacementKnows) {
       {"everything",
        {"n", "x", "y", "z", 3, "3g.40gb"},
        {{t, "x"}, {tier, "y"}, {pool, "z"}, {gpu, "3"}, {mig, "3g.40gb"}}},
+      {"fair sharing: borrowed",
+       {"n", "batch", "trusted", "gpu-exclusive", std::nullopt, "", "borrowed"},
+       {{t, "batch"},
+        {tier, "trusted"},
+        {pool, "gpu-exclusive"},
+        {std::string(topology::kShareAnnotation), "borrowed"}}},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
