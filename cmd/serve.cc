@@ -32,6 +32,7 @@
 #include "kube/config.h"
 #include "server/file_watch.h"
 #include "server/server.h"
+#include "topology/fair_share.h"
 #include "wire/extender_codec.h"
 
 namespace cmd {
@@ -120,6 +121,23 @@ server::Reply AllocationsReply(const kube::ClusterState& state) {
       200, extender::AllocationsJson(*current, extender::Allocations(*current)), {}};
 }
 
+// The policy checks fair-sharing guarantees at load only against a stated fairSharing.capacity;
+// once the cluster is at hand (a fixed cluster at start, any synced one at a reload), a policy
+// that promises more than it offers is named in the log (the audit's fair-share-guarantees-fit
+// item follows it from then on).
+void WarnIfGuaranteesOvercommit(const kube::ClusterState& state) {
+  std::shared_ptr<const topology::ModelState> current = state.Current();
+  if (!current) return;
+  const topology::FairShareLedger ledger =
+      topology::MakeLedger(*current->snapshot, *current->policy);
+  if (ledger.tenants.empty()) return;
+  if (absl::Status fits = topology::CheckGuarantees(*current->policy, ledger.capacity);
+      !fits.ok()) {
+    common::Log(common::LogLevel::kWarn, "fair-sharing guarantees overcommit the cluster",
+                {{"reason", fits.message()}});
+  }
+}
+
 // Reads the policy file again when it changes; a bad one is logged and the current one kept.
 std::unique_ptr<server::FileWatcher> WatchPolicy(const std::string& path, ServeCluster& cluster) {
   return std::make_unique<server::FileWatcher>(
@@ -134,6 +152,7 @@ std::unique_ptr<server::FileWatcher> WatchPolicy(const std::string& path, ServeC
         }
         cluster.SetPolicy(std::make_shared<const topology::Policy>(*std::move(next)));
         common::Log(common::LogLevel::kInfo, "policy reloaded", {{"file", path}});
+        WarnIfGuaranteesOvercommit(cluster.state());
       });
 }
 
@@ -231,6 +250,7 @@ int RunServe(const std::vector<std::string>& args) {
   std::unique_ptr<server::FileWatcher> policy_watch;
   if (flags.Has("policy")) policy_watch = WatchPolicy(flags.Get("policy"), cluster);
   cluster.Start();
+  WarnIfGuaranteesOvercommit(cluster.state());
   (*srv)->Start();
   std::cout << "ready tls_port=" << (*srv)->tls_port() << " metrics_port=" << (*srv)->metrics_port()
             << std::endl;

@@ -13,6 +13,7 @@
 #include "topology/mig_drift.h"
 #include "views/audit.h"
 #include "views/audit_contract.h"
+#include "views/audit_fair_share.h"
 
 namespace views {
 namespace {
@@ -513,6 +514,8 @@ const std::vector<AuditCheck>& AuditChecks() {
        MetricsAttributable},
       {"contract-held", "Every placed GPU pod and allocated claim keeps the policy now",
        ContractHeld},
+      {"fair-share-guarantees-fit", "Fair-sharing guarantees fit in what the cluster offers",
+       FairShareGuaranteesFit},
   };
   return *checks;
 }

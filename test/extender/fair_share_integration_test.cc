@@ -3,9 +3,15 @@
 // train-1 and train-2 on node-a within its guarantee, train-3 on node-b borrowed; batch,
 // guaranteed none, holds 2 on node-b, borrowed; speech, guaranteed 4, waits with asr for 2),
 // answering filter and preempt calls shaped like kube-scheduler's captured v1.36 ones.
+#include <chrono>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/serve_process.h"
@@ -175,6 +181,59 @@ TEST_F(FairShareScenarioTest, MetricsSayWhoBorrowsAndWhoLends) {
     EXPECT_EQ(item["limit"].GetInt64(), 8);
   }
   EXPECT_TRUE(found) << allocations.body;
+}
+
+// A policy that promises more than the cluster offers (6 + 6 GPUs guaranteed on 8) loads: the
+// policy cannot see the cluster. serve can, and names the overcommit in its log at start and at
+// each reload that keeps it; a reload that fits says nothing of it.
+TEST(FairShareGuaranteesTest, ServeNamesGuaranteesTheClusterCannotHold) {
+  testing_support::TempDir dir;
+  const std::string fitting = ReadTestData("fair_share/policy.yaml");
+  const std::string overcommitted =
+      absl::StrReplaceAll(fitting, {{"guaranteed: {gpus: 4}", "guaranteed: {gpus: 6}"}});
+  ASSERT_NE(overcommitted, fitting);
+  const std::string policy = dir.File("policy.yaml");
+  std::ofstream(policy) << overcommitted;
+  const std::string log = dir.File("serve.log");
+  absl::StatusOr<std::unique_ptr<ServeProcess>> serve = ServeProcess::Start(
+      {"--cluster-file", std::string(GT_TESTDATA_DIR) + "/fair_share/cluster.json", "--policy",
+       policy},
+      log);
+  ASSERT_TRUE(serve.ok()) << serve.status();
+  auto read_log = [&] {
+    std::ifstream in(log);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  auto warnings = [&] {
+    const std::string text = read_log();
+    int n = 0;
+    for (size_t at = text.find("guarantees overcommit"); at != std::string::npos;
+         at = text.find("guarantees overcommit", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  auto wait_for = [&](auto done) {
+    for (int i = 0; i < 300 && !done(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return done();
+  };
+  ASSERT_TRUE(wait_for([&] { return warnings() == 1; })) << read_log();
+  const std::string text = read_log();
+  // The group of vision and speech is the top level's member that overcommits.
+  EXPECT_TRUE(
+      absl::StrContains(text, "add up to 12 (research 12), above the cluster's capacity of 8"))
+      << text;
+
+  // A reload that fits: logged as reloaded, no new warning.
+  std::ofstream(policy) << fitting;
+  ASSERT_TRUE(wait_for([&] { return absl::StrContains(read_log(), "policy reloaded"); }))
+      << read_log();
+  EXPECT_EQ(warnings(), 1) << read_log();
+  // One that overcommits again is named again.
+  std::ofstream(policy) << overcommitted << "# again\n";
+  EXPECT_TRUE(wait_for([&] { return warnings() == 2; })) << read_log();
+  EXPECT_EQ((*serve)->Terminate(), 0);
 }
 
 }  // namespace

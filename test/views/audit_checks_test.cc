@@ -1,8 +1,11 @@
+#include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/config_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/views/audit_fixture.h"
@@ -57,6 +60,17 @@ topology::NodeFacts Recording(topology::NodeFacts node, const std::string& uid,
   node.reported_gpus = topology::NodeGpus{{{"GPU-0", {}}, {"GPU-1", {}}}, {}, {}};
   if (!gpu.empty()) node.reported_gpus->pods.push_back({uid, {{"nvidia.com/gpu", {gpu}}}});
   return node;
+}
+
+// The fair-sharing scenario's policy (test/testdata/fair_share): vision and speech guaranteed
+// 4 GPUs each.
+void FairSharePolicy(topology::Policy& policy) {
+  std::ifstream in(std::string(GT_TESTDATA_DIR) + "/fair_share/policy.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<topology::Policy> loaded = common::LoadPolicy(text.str());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  policy = *std::move(loaded);
 }
 
 struct CheckCase {
@@ -451,6 +465,30 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
        CheckStatus::kFail,
        {"pod/acme/sneaky"}},
       {"not judged warns", "contract-held", {}, {}, nullptr, nullptr, CheckStatus::kWarn, {}},
+      {"no fair sharing passes",
+       "fair-share-guarantees-fit",
+       {ExclusiveNode("excl", 1)},
+       {},
+       nullptr,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"guarantees of 4 + 4 GPUs on 8 pass",
+       "fair-share-guarantees-fit",
+       {ExclusiveNode("excl-a", 4), ExclusiveNode("excl-b", 4)},
+       {},
+       FairSharePolicy,
+       nullptr,
+       CheckStatus::kPass,
+       {}},
+      {"guarantees of 4 + 4 GPUs on 4 fail",
+       "fair-share-guarantees-fit",
+       {ExclusiveNode("excl-a", 4)},
+       {},
+       FairSharePolicy,
+       nullptr,
+       CheckStatus::kFail,
+       {"policy"}},
   };
   std::set<std::string> covered_pass, covered_fail;
   for (const CheckCase& c : cases) {
