@@ -138,7 +138,8 @@ TEST_F(DraExtendedTest, CountsTheNodesFreeDevicesOfTheClass) {
               Rule::kNoGpu);
   }
   const NodeState full = DraNode("full");
-  FitResult r = FitWithDra(Demand({{"nvidia.com/gpu", 1}}), Context(policy_, "acme"), full, dra);
+  const GpuDemand one_gpu = Demand({{"nvidia.com/gpu", 1}});  // outlives the result's views
+  FitResult r = FitWithDra(one_gpu, Context(policy_, "acme"), full, dra);
   EXPECT_EQ(r.rule, Rule::kDraExhausted);
   EXPECT_EQ(r.code(), "dra-exhausted");
   EXPECT_EQ(r.subject, "gpu.nvidia.com");

@@ -91,8 +91,9 @@ TEST_F(DraSharedFitTest, ExtendedResourcesOnSharedGpus) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    FitResult r = FitWithDra(Demand({{"nvidia.com/gpu", row.count}}), Context(policy_, row.ns),
-                             DraOnlyNode(row.node), dra);
+    // A FitResult's views point into its inputs: the demand outlives the result.
+    const GpuDemand demand = Demand({{"nvidia.com/gpu", row.count}});
+    FitResult r = FitWithDra(demand, Context(policy_, row.ns), DraOnlyNode(row.node), dra);
     EXPECT_EQ(r.verdict, row.verdict);
     if (row.reason) {
       EXPECT_EQ(r.Reason(), row.reason);

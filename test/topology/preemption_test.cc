@@ -147,7 +147,9 @@ TEST_F(PreemptionTest, QuotaComesBeforeCapacity) {
   }
   // An unresolvable fit stands whatever the quota says.
   PodQuotaCheck over(acme, policy_, one, QuotaUsage{{}, {{"3g.40gb", 1}}});
-  FitResult wrong_pool = Fit(Demand({{"nvidia.com/gpu.shared", 1}}), ctx, Supply("ts"), {});
+  const GpuDemand shared = Demand({{"nvidia.com/gpu.shared", 1}});  // outlive the result's views
+  const NodeSupply ts = Supply("ts");
+  FitResult wrong_pool = Fit(shared, ctx, ts, {});
   EXPECT_EQ(QuotaBeforeCapacity(wrong_pool, &over, full).rule, Rule::kTierPool);
   EXPECT_EQ(QuotaBeforeCapacity(exhausted, nullptr, full).rule, Rule::kExhausted);
 }
