@@ -64,7 +64,7 @@ TEST(AuditCommandTest, MixedFleetTextNamesEachTenantsDeal) {
   CommandResult r = Audit("mixed-fleet.yaml");
   // mig-c is still being reconfigured: that item fails, so the exit code says so.
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("checklist: 9 pass, 1 warn, 1 fail"));
+  EXPECT_THAT(r.out, HasSubstr("checklist: 10 pass, 1 warn, 1 fail"));
   EXPECT_THAT(r.out, HasSubstr("\ntenant acme\n  tier: untrusted (may use exclusive, mig)\n"));
   EXPECT_THAT(r.out,
               HasSubstr("pod research/notebook-1 on ts-a: 1 x nvidia.com/gpu.shared (GPU 0)\n"
