@@ -145,16 +145,19 @@ Result Run(const Target& target, const std::string& name, const std::string& pat
     const Clock::time_point end = start + std::chrono::duration_cast<Clock::duration>(
                                               std::chrono::duration<double>(opt.seconds));
     const double interval = rate_per_s > 0 ? opt.threads / rate_per_s : 0;  // seconds, per thread
+    // Each thread sends at least one timed request, however late its first turn comes: on a
+    // busy machine a short window could otherwise pass with none, which says nothing about
+    // the server.
     for (long k = 0;; ++k) {
       Clock::time_point sent = Clock::now();
       if (interval > 0) {
         Clock::time_point scheduled =
             start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
                         interval * (static_cast<double>(k) + id / double(opt.threads))));
-        if (scheduled >= end) break;
+        if (scheduled >= end && k > 0) break;
         if (scheduled > sent) std::this_thread::sleep_until(scheduled);
         sent = scheduled;
-      } else if (sent >= end) {
+      } else if (sent >= end && k > 0) {
         break;
       }
       auto r = client->Post(path.c_str(), body, "application/json");
