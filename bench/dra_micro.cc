@@ -13,8 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "kube/dra_store.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
+#include "topology/dra/store.h"
 
 namespace dra_micro {
 
@@ -58,7 +58,7 @@ topology::DraClaim Claim(const std::string& node, int index, bool allocated) {
 }
 
 struct Fleet {
-  kube::DraStore store;
+  topology::DraStore store;
   topology::DraClaim flipping;  // a held claim, allocated and released in turn
   size_t devices = 0;
 };

@@ -32,9 +32,9 @@
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "kube/cluster_state.h"
-#include "kube/dra_store.h"
 #include "topology/catalog.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
+#include "topology/dra/store.h"
 #include "wire/dra_codec.h"
 
 namespace dra_replay {
@@ -167,7 +167,7 @@ std::vector<std::string> ClaimEvents(int index, int nodes, bool dynamic_mig) {
 
 struct Cluster {
   kube::ClusterState state{common::BuiltinCatalog()};
-  kube::DraStore store;
+  topology::DraStore store;
   std::vector<std::string> events;  // in replay order
 };
 

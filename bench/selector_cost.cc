@@ -2,7 +2,7 @@
 // allocator. kube-scheduler's allocator evaluates, for every device it considers, the class's
 // selectors and then the request's, stopping at the first false. Its own benchmark needs a
 // Kubernetes tree; the stand-in here is the project's evaluator of the same CEL subset
-// (topology/dra_selector.h), each expression compiled once and evaluated per device as the
+// (topology/dra/selector.h), each expression compiled once and evaluated per device as the
 // allocator does. cel-go's per-program cost differs from ours, so the ratios (same run, same
 // devices) are what to read, not the nanoseconds.
 //
@@ -30,8 +30,8 @@
 #include "absl/strings/str_format.h"
 #include "common/config_loader.h"
 #include "common/json.h"
-#include "topology/dra.h"
-#include "topology/dra_selector.h"
+#include "topology/dra/model.h"
+#include "topology/dra/selector.h"
 #include "webhook/claim_selectors.h"
 #include "wire/dra_codec.h"
 
@@ -195,7 +195,7 @@ int Main(int nodes, int rounds, bool smoke, const std::string& md_path) {
       "## Injected selectors' cost to an allocator-like evaluation (selector_cost)\n\n",
       "`bench/selector_cost.cc`: for every device, the class's selectors and then the request's, "
       "stopping at the first false, as kube-scheduler's allocator does; evaluated by the "
-      "project's own CEL evaluator (`topology/dra_selector.h`), a stand-in for cel-go, so read "
+      "project's own CEL evaluator (`topology/dra/selector.h`), a stand-in for cel-go, so read "
       "the ratios. ",
       devices.size(),
       " devices (the captured NVIDIA ResourceSlice: a 1g.10gb and a 3g.40gb MIG "

@@ -2,7 +2,7 @@
 // semantics for the subset the parser accepts. What the names of an expression mean is the
 // host's business: plain data binds variables to JSON-like values (cel/data.h), DRA selectors
 // expose one device whose attribute and capacity maps are read lazily, without building them
-// (topology/dra_selector.h). Pure: no I/O; evaluation never throws and recurses at most as
+// (topology/dra/selector.h). Pure: no I/O; evaluation never throws and recurses at most as
 // deep as the tree (capped by the parser).
 //
 //   class MyHost : public cel::CelHost { ... };   // Variable, Select, ... as the values need

@@ -1,5 +1,5 @@
 // The parse half of CEL (cel/eval.h evaluates the tree, for the DRA selectors of
-// topology/dra_selector.h and plain data in cel/data.h): CEL text to a small tree, for the
+// topology/dra/selector.h and plain data in cel/data.h): CEL text to a small tree, for the
 // subset of CEL that Kubernetes objects carry in practice. Anything outside the subset, and any
 // syntax error, is reported as the reason the expression cannot be evaluated; nothing here
 // throws or recurses without bound (nesting is capped at kMaxCelDepth). Two dialects share the

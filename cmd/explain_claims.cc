@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "topology/dra_capacity.h"
+#include "topology/dra/capacity.h"
 #include "webhook/claim_selectors.h"
 
 namespace cmd {

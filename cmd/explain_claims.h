@@ -2,7 +2,7 @@
 // several claims may hold at once (DRAConsumableCapacity), every claim that holds a share of
 // it, with its tenant and what it consumes; for a claim not yet allocated, per node, whether
 // free devices pass its class's selectors, the tenant's limits and its capacity asks
-// (topology/dra_claim_fit.h). Claims are placed by kube-scheduler's DRA allocator, not by the
+// (topology/dra/claim_fit.h). Claims are placed by kube-scheduler's DRA allocator, not by the
 // extender, so these rows explain rather than decide.
 #ifndef GPU_TENANCY_CMD_EXPLAIN_CLAIMS_H_
 #define GPU_TENANCY_CMD_EXPLAIN_CLAIMS_H_
@@ -14,8 +14,8 @@
 
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
-#include "topology/dra.h"
-#include "topology/dra_claim_fit.h"
+#include "topology/dra/claim_fit.h"
+#include "topology/dra/model.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
 #include "topology/snapshot.h"

@@ -9,11 +9,11 @@
 #include "common/json.h"
 #include "common/prometheus_text.h"
 #include "extender/device_attribution.h"
-#include "extender/dra_partitions.h"
 #include "extender/fair_share_view.h"
 #include "extender/inventory.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "topology/dra/partitions.h"
 #include "topology/policy.h"
 
 namespace extender {
@@ -186,13 +186,13 @@ void WriteMemorySlices(common::JsonWriter& w, const topology::DraDevice& d,
                        const std::string& set) {
   w.Key("memorySlices");
   w.StartArray();
-  for (int i : MemorySlices(d, set)) w.Int(i);
+  for (int i : topology::MemorySlices(d, set)) w.Int(i);
   w.EndArray();
 }
 
 // {"device", "migProfile", "memorySlices"} of one placement on `gpu`, then the caller's keys.
 void StartPlacement(common::JsonWriter& w, const topology::DraDevice& d,
-                    const PartitionedGpu& gpu) {
+                    const topology::PartitionedGpu& gpu) {
   w.StartObject();
   w.Key("device");
   common::WriteString(w, d.name);
@@ -208,7 +208,7 @@ void StartPlacement(common::JsonWriter& w, const topology::DraDevice& d,
 void WritePartitionedGpus(common::JsonWriter& w, const topology::ModelState& state) {
   w.Key("partitionedGpus");
   w.StartArray();
-  for (const PartitionedGpu& gpu : PartitionedGpus(state.snapshot->dra())) {
+  for (const topology::PartitionedGpu& gpu : topology::PartitionedGpus(state.snapshot->dra())) {
     w.StartObject();
     for (auto [key, value] : {std::pair{"node", &gpu.node},
                               {"driver", &gpu.driver},
@@ -219,7 +219,7 @@ void WritePartitionedGpus(common::JsonWriter& w, const topology::ModelState& sta
     }
     w.Key("held");
     w.StartArray();
-    for (const HeldPlacement& h : gpu.held) {
+    for (const topology::HeldPlacement& h : gpu.held) {
       StartPlacement(w, *h.device, gpu);
       if (h.claim) {
         w.Key("claim");

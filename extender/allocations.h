@@ -11,7 +11,7 @@
 //     devices (driver, pool, name, UUID, MIG profile, memory) with the pods it is reserved for;
 //     a partitionable device also names the GPU (counter set) it is a slice of and its memory
 //     slices, and `partitionedGpus` lists per such GPU the placements held, blocked and still
-//     cuttable (extender/dra_partitions.h).
+//     cuttable (topology/dra/partitions.h).
 // Both are computed from the same records the scheduler decides on, so they cannot disagree
 // with the free counts in /metrics. Pure: no I/O.
 #ifndef GPU_TENANCY_EXTENDER_ALLOCATIONS_H_
@@ -26,7 +26,7 @@
 
 #include "common/prometheus_text.h"
 #include "rapidjson/rapidjson.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
 #include "topology/occupancy.h"
 #include "topology/quota.h"
 #include "topology/snapshot.h"

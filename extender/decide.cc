@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "base/status_macros.h"
-#include "topology/dra_extended.h"
+#include "topology/dra/extended_resources.h"
 #include "topology/fair_share_check.h"
 #include "topology/quota.h"
 

@@ -10,13 +10,13 @@
 
 #include "absl/strings/numbers.h"
 #include "extender/device_attribution.h"
-#include "extender/dra_partitions.h"
 #include "extender/fair_share_view.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "topology/device_report.h"
-#include "topology/dra_capacity.h"
-#include "topology/dra_counters.h"
+#include "topology/dra/capacity.h"
+#include "topology/dra/counters.h"
+#include "topology/dra/partitions.h"
 #include "topology/fair_share.h"
 #include "topology/policy.h"
 #include "topology/wellknown.h"
@@ -264,7 +264,7 @@ class MapWriter {
     w_.Key("memorySlices");
     w_.StartArray();
     if (!d.consumes_counters.empty()) {
-      for (int i : MemorySlices(d, d.consumes_counters.front().counter_set)) w_.Int(i);
+      for (int i : topology::MemorySlices(d, d.consumes_counters.front().counter_set)) w_.Int(i);
     }
     w_.EndArray();
     w_.EndObject();

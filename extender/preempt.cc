@@ -6,7 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "topology/disruption_budget.h"
-#include "topology/dra_extended.h"
+#include "topology/dra/extended_resources.h"
 #include "topology/fair_share_check.h"
 #include "topology/preemption.h"
 #include "wire/extender_codec.h"

@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "fuzz/fuzz_util.h"
-#include "topology/dra.h"
-#include "topology/dra_selector.h"
+#include "topology/dra/model.h"
+#include "topology/dra/selector.h"
 #include "topology/quantity.h"
 
 namespace {

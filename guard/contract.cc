@@ -7,7 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "topology/dra_class_offer.h"
+#include "topology/dra/class_offer.h"
 #include "topology/fit.h"
 #include "topology/occupancy.h"
 #include "topology/quota.h"

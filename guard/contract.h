@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
 #include "topology/snapshot.h"

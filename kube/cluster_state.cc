@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
-#include "topology/dra_extended.h"
+#include "topology/dra/extended_resources.h"
 #include "topology/fit.h"
 
 namespace kube {

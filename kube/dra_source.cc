@@ -62,12 +62,12 @@ std::string ChooseDraVersion(const common::JsonValue& api_group) {
   return "";
 }
 
-common::ClaimAudit ClaimAuditEvent(const ClaimTransition& transition,
+common::ClaimAudit ClaimAuditEvent(const topology::ClaimTransition& transition,
                                    const topology::DraState& devices,
                                    const topology::ModelState* current) {
   const topology::DraClaim& claim = *transition.claim;
   common::ClaimAudit r;
-  r.change = transition.kind == ClaimTransition::Kind::kAllocated
+  r.change = transition.kind == topology::ClaimTransition::Kind::kAllocated
                  ? common::ClaimAudit::Change::kAllocated
              : transition.deleted ? common::ClaimAudit::Change::kClaimDeleted
                                   : common::ClaimAudit::Change::kAllocationRemoved;
@@ -235,7 +235,8 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
                     items, "ResourceClaim",
                     [](const common::JsonValue& v) { return wire::ParseResourceClaim(v); });
                 common::MutexLock lock(&mu_);
-                std::vector<ClaimTransition> changes = store_.ReplaceClaims(std::move(claims));
+                std::vector<topology::ClaimTransition> changes =
+                    store_.ReplaceClaims(std::move(claims));
                 // The first list is where watching starts: what it holds was allocated before.
                 if (!claims_baseline_) changes.clear();
                 claims_baseline_ = true;
@@ -243,7 +244,7 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
               },
               [this](absl::string_view type, const common::JsonValue& object) {
                 common::MutexLock lock(&mu_);
-                std::vector<ClaimTransition> changes;
+                std::vector<topology::ClaimTransition> changes;
                 if (type == "DELETED") {
                   ObjectName n = NamespaceAndName(object);
                   changes = store_.DeleteClaim(n.namespace_name, n.name);
@@ -308,9 +309,9 @@ ReflectorHandler DraSource::HandlerFor(Kind kind) {
       }};
 }
 
-void DraSource::PublishLocked(Kind kind, std::vector<ClaimTransition> transitions) {
+void DraSource::PublishLocked(Kind kind, std::vector<topology::ClaimTransition> transitions) {
   listed_[kind] = true;
-  for (ClaimTransition& t : transitions) unpublished_.push_back(std::move(t));
+  for (topology::ClaimTransition& t : transitions) unpublished_.push_back(std::move(t));
   // Until every kind is listed a state would be partial (claims without the slices that say
   // which devices they hold), so the first publication waits for the last list.
   if (!std::all_of(std::begin(listed_), std::end(listed_), [](bool b) { return b; })) return;
@@ -322,13 +323,13 @@ void DraSource::PublishLocked(Kind kind, std::vector<ClaimTransition> transition
   synced_.store(true);
 }
 
-void DraSource::Audit(const std::vector<ClaimTransition>& transitions,
+void DraSource::Audit(const std::vector<topology::ClaimTransition>& transitions,
                       const topology::DraState& before, const topology::DraState& after) {
   if (transitions.empty() || !audit_ || (gate_ && !gate_())) return;
   std::shared_ptr<const topology::ModelState> current = state_.Current();
-  for (const ClaimTransition& t : transitions) {
+  for (const topology::ClaimTransition& t : transitions) {
     // A release names the devices as they were published while the claim held them.
-    const bool allocated = t.kind == ClaimTransition::Kind::kAllocated;
+    const bool allocated = t.kind == topology::ClaimTransition::Kind::kAllocated;
     audit_->Write(ClaimAuditEvent(t, allocated ? after : before, current.get()));
   }
 }

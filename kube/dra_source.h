@@ -2,7 +2,8 @@
 // discovery first (GET /apis/resource.k8s.io picks the newest of v1, v1beta2 and v1beta1 the
 // server offers), then one reflector each for ResourceSlices, ResourceClaims, DeviceClasses and
 // ResourceClaimTemplates in that version. Once all four have been listed, every change rebuilds
-// the DraState from the store (kube/dra_store.h) and publishes it with ClusterState::ReplaceDra.
+// the DraState from the store (topology/dra/store.h) and publishes it with
+// ClusterState::ReplaceDra.
 //
 // An API server without the group (404 on discovery, or none of those versions) is a cluster
 // without DRA: an empty state is published at once, so nothing waits for it, and discovery is
@@ -33,9 +34,9 @@
 #include "common/mutex.h"
 #include "kube/api.h"
 #include "kube/cluster_state.h"
-#include "kube/dra_store.h"
 #include "kube/reflector.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
+#include "topology/dra/store.h"
 
 namespace kube {
 
@@ -47,7 +48,7 @@ std::string ChooseDraVersion(const common::JsonValue& api_group);
 // the DraState current when it happened: the new one for an allocation, the one before it for a
 // release), the pods it is reserved for, and the tenant and tier of its namespace when
 // `current` (the published model) is known.
-common::ClaimAudit ClaimAuditEvent(const ClaimTransition& transition,
+common::ClaimAudit ClaimAuditEvent(const topology::ClaimTransition& transition,
                                    const topology::DraState& devices,
                                    const topology::ModelState* current);
 
@@ -80,10 +81,11 @@ class DraSource {
   ReflectorHandler HandlerFor(Kind kind);
   // Under mu_: marks `kind` listed and, once all are, publishes the store and audits
   // `transitions` (resolved against the state before and after).
-  void PublishLocked(Kind kind, std::vector<ClaimTransition> transitions)
+  void PublishLocked(Kind kind, std::vector<topology::ClaimTransition> transitions)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Audit(const std::vector<ClaimTransition>& transitions, const topology::DraState& before,
-             const topology::DraState& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Audit(const std::vector<topology::ClaimTransition>& transitions,
+             const topology::DraState& before, const topology::DraState& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Api& client_;
   ClusterState& state_;
@@ -104,12 +106,12 @@ class DraSource {
   std::function<bool()> gate_ ABSL_GUARDED_BY(mu_);
   std::string version_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Reflector>> reflectors_ ABSL_GUARDED_BY(mu_);
-  DraStore store_ ABSL_GUARDED_BY(mu_);
+  topology::DraStore store_ ABSL_GUARDED_BY(mu_);
   bool listed_[kKinds] ABSL_GUARDED_BY(mu_) = {};
   // the first claim list was taken as the baseline
   bool claims_baseline_ ABSL_GUARDED_BY(mu_) = false;
   // seen before every kind was listed
-  std::vector<ClaimTransition> unpublished_ ABSL_GUARDED_BY(mu_);
+  std::vector<topology::ClaimTransition> unpublished_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const topology::DraState> published_ ABSL_GUARDED_BY(mu_) =
       std::make_shared<const topology::DraState>();
 };

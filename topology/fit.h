@@ -51,7 +51,7 @@ enum class Rule : uint8_t {
   // instances "nvidia.com/mig-" with the profile as detail); requested; free: what the quota
   // leaves (negative when a lowered quota is already passed); capacity: the quota.
   kTenantQuota,
-  // DRA extended resources (topology/dra_extended.h). resource: the name the pod asks;
+  // DRA extended resources (topology/dra/extended_resources.h). resource: the name the pod asks;
   // subject: the device class; requested; free: matching devices neither claimed nor asked by
   // pods on the node; capacity: matching devices; detail: devices not counted and why, or "".
   kDraExceedsNode,

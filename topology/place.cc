@@ -1,6 +1,6 @@
 #include "topology/place.h"
 
-#include "topology/dra_extended.h"
+#include "topology/dra/extended_resources.h"
 #include "topology/preemption.h"
 
 namespace topology {

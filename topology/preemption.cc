@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "topology/device_report.h"
-#include "topology/dra_extended.h"
+#include "topology/dra/extended_resources.h"
 #include "topology/occupancy.h"
 
 namespace topology {

@@ -36,7 +36,7 @@
 #include "absl/strings/string_view.h"
 #include "topology/demand.h"
 #include "topology/disruption_budget.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
 #include "topology/fair_share.h"
 #include "topology/fit.h"
 #include "topology/policy.h"

@@ -2,7 +2,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "topology/dra_extended.h"
+#include "topology/dra/extended_resources.h"
 #include "topology/wellknown.h"
 
 namespace topology {

@@ -17,7 +17,7 @@
 #include "topology/catalog.h"
 #include "topology/demand.h"
 #include "topology/disruption_budget.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
 #include "topology/facts.h"
 #include "topology/fit.h"
 #include "topology/occupancy.h"

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "topology/dra_claim_quota.h"
+#include "topology/dra/claim_quota.h"
 #include "topology/fair_share.h"
 #include "webhook/claim_rule_checks.h"
 #include "webhook/quota_rules.h"

@@ -9,7 +9,7 @@
 #include "cel/parse.h"
 #include "common/json.h"
 #include "rapidjson/document.h"
-#include "topology/dra_class_offer.h"
+#include "topology/dra/class_offer.h"
 
 namespace webhook {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "topology/dra_class_offer.h"
+#include "topology/dra/class_offer.h"
 
 namespace webhook {
 namespace {

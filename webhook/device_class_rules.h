@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
 #include "topology/policy.h"
 #include "webhook/verdict.h"
 

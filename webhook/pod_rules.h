@@ -45,7 +45,7 @@
 #include "absl/types/span.h"
 #include "common/json.h"
 #include "topology/demand.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
 #include "topology/facts.h"
 #include "topology/policy.h"
 #include "topology/snapshot.h"

@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "topology/dra_extended.h"
+#include "topology/dra/extended_resources.h"
 #include "webhook/claim_selectors.h"
 #include "webhook/pod_rule_checks.h"
 #include "webhook/pod_rules.h"

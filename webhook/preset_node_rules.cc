@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "topology/dra_extended.h"
+#include "topology/dra/extended_resources.h"
 #include "topology/preemption.h"
 #include "topology/quota.h"
 #include "webhook/device_class_rules.h"

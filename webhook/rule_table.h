@@ -17,7 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "common/json.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
 #include "topology/policy.h"
 #include "topology/quota.h"
 #include "topology/snapshot.h"

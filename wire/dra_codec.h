@@ -1,4 +1,4 @@
-// resource.k8s.io JSON to the DRA model (topology/dra.h): ResourceSlice, ResourceClaim and
+// resource.k8s.io JSON to the DRA model (topology/dra/model.h): ResourceSlice, ResourceClaim and
 // DeviceClass, in the v1, v1beta2 and v1beta1 shapes (docs/wire/dra.md). Errors are
 // InvalidArgument naming the JSON path that was wrong, e.g.
 // "resourceslice.spec.pool.name: missing".
@@ -25,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/json.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
 
 namespace wire {
 

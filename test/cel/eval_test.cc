@@ -1,7 +1,7 @@
 // The one evaluator with a host of its own: what a host's lazily read map (kObject) takes part
 // in (selection, has(), `in`, size(), equality, errors absorbed by && and ||), the host's
 // functions, and the functions every host gets (semver(), compareTo on versions and
-// quantities). Plain data (data_test.cc) and DRA devices (test/topology/dra_selector_test.cc) are
+// quantities). Plain data (data_test.cc) and DRA devices (test/topology/dra/selector_test.cc) are
 // the two hosts the product uses; this one is deliberately neither, so the hooks are seen to be
 // all the evaluator asks of a host.
 #include "cel/eval.h"

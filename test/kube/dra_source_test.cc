@@ -302,8 +302,8 @@ TEST(DraVersionTest, AReleaseOfAnUnpublishedDeviceStillNamesIt) {
   result.pool = "node-z";
   result.device = "gpu-3";
   claim.results.push_back(result);
-  kube::ClaimTransition t{kube::ClaimTransition::Kind::kReleased,
-                          std::make_shared<const topology::DraClaim>(claim), false};
+  topology::ClaimTransition t{topology::ClaimTransition::Kind::kReleased,
+                              std::make_shared<const topology::DraClaim>(claim), false};
   common::ClaimAudit r = kube::ClaimAuditEvent(t, topology::DraState{}, nullptr);
   EXPECT_EQ(r.change, common::ClaimAudit::Change::kAllocationRemoved);
   ASSERT_EQ(r.devices.size(), 1u);

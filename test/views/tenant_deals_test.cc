@@ -3,7 +3,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/topology/dra_devices.h"
+#include "test/topology/dra/devices.h"
 #include "test/views/audit_fixture.h"
 #include "views/audit.h"
 

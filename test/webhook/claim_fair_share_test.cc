@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
 #include "gtest/gtest.h"
-#include "test/topology/dra_devices.h"
+#include "test/topology/dra/devices.h"
 #include "test/webhook/webhook_test_util.h"
 #include "webhook/review.h"
 

@@ -11,8 +11,8 @@
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
 #include "test/webhook/webhook_test_util.h"
-#include "topology/dra.h"
-#include "topology/dra_selector.h"
+#include "topology/dra/model.h"
+#include "topology/dra/selector.h"
 #include "wire/dra_codec.h"
 
 namespace claim_selectors_eval_test {

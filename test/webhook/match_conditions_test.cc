@@ -19,7 +19,7 @@
 #include "cel/data.h"
 #include "common/config_loader.h"
 #include "gtest/gtest.h"
-#include "test/topology/dra_devices.h"
+#include "test/topology/dra/devices.h"
 #include "test/webhook/cel_json.h"
 #include "test/webhook/random_admission.h"
 #include "test/webhook/webhook_test_util.h"

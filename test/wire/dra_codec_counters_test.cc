@@ -11,8 +11,8 @@
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
-#include "topology/dra.h"
-#include "topology/dra_counters.h"
+#include "topology/dra/counters.h"
+#include "topology/dra/model.h"
 #include "wire/dra_codec.h"
 
 namespace wire {

@@ -7,7 +7,7 @@
 #include "common/json.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
-#include "topology/dra.h"
+#include "topology/dra/model.h"
 #include "wire/dra_codec.h"
 
 namespace wire {
