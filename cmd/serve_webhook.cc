@@ -1,16 +1,54 @@
 #include "cmd/serve_webhook.h"
 
+#include <memory>
+#include <optional>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "wire/extender_codec.h"
 
 namespace cmd {
 
-bool MayReserveQuota(absl::string_view body) {
+namespace {
+
+// The string values of every "namespace" key in a JSON text, in order; nullopt when one is not
+// a plain string (escapes: not a name kube-apiserver accepts, so not worth reading here).
+std::optional<std::vector<absl::string_view>> NamespacesNamed(absl::string_view body) {
+  constexpr absl::string_view kKey = "\"namespace\"";
+  std::vector<absl::string_view> names;
+  for (size_t at = body.find(kKey); at != absl::string_view::npos; at = body.find(kKey, at)) {
+    size_t i = at + kKey.size();
+    at = i;
+    while (i < body.size() && absl::ascii_isspace(static_cast<unsigned char>(body[i]))) ++i;
+    if (i == body.size() || body[i] != ':') continue;  // "namespace" as a value, not a key
+    ++i;
+    while (i < body.size() && absl::ascii_isspace(static_cast<unsigned char>(body[i]))) ++i;
+    if (i == body.size() || body[i] != '"') return std::nullopt;
+    const size_t end = body.find_first_of("\"\\", i + 1);
+    if (end == absl::string_view::npos || body[end] != '"') return std::nullopt;
+    names.push_back(body.substr(i + 1, end - i - 1));
+  }
+  return names;
+}
+
+}  // namespace
+
+bool MayReserveQuota(absl::string_view body, const topology::Policy& policy,
+                     const topology::ClusterSnapshot& snapshot) {
   // The kind as a JSON string value, wherever it stands and however the JSON is spaced;
   // "ResourceClaimTemplate" and the pod field "resourceClaims" do not match.
-  return absl::StrContains(body, "ResourceClaim\"");
+  if (!absl::StrContains(body, "ResourceClaim\"")) return false;
+  std::optional<std::vector<absl::string_view>> names = NamespacesNamed(body);
+  if (!names || names->empty()) return true;
+  for (absl::string_view ns : *names) {
+    if (webhook::ClaimCountsAgainstRecord(
+            topology::ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 WebhookService::WebhookService(const kube::ClusterState& state, webhook::RecordUpdate records,
@@ -26,10 +64,14 @@ std::vector<server::PostRoute> WebhookService::Routes() {
         path, [this, kind = kind](absl::string_view body) { return Review(body, kind); },
         /*waits_on_io=*/audit_ != nullptr};
     if (!audit_ && records_ && kind == webhook::ReviewKind::kValidate) {
-      // A claim's quota reservation is a round trip to the API server, and only a
-      // ResourceClaim's validation makes one; every other review (pods, templates, all
-      // mutations) is answered on the connection's loop, sparing two thread wake-ups.
-      route.waits_on_io = server::WaitsOnIo(MayReserveQuota);
+      // A claim's quota reservation is a round trip to the API server, and only the validation
+      // of a ResourceClaim of a tenant with a record makes one; every other review (pods,
+      // templates, all mutations, claims of tenants without a quota) is answered on the
+      // connection's loop, sparing two thread wake-ups.
+      route.waits_on_io = server::WaitsOnIo([this](absl::string_view body) {
+        std::shared_ptr<const topology::ModelState> s = state_.Current();
+        return !s || MayReserveQuota(body, *s->policy, *s->snapshot);
+      });
     }
     routes.push_back(std::move(route));
   }

@@ -24,10 +24,14 @@
 
 namespace cmd {
 
-// Whether an AdmissionReview body may be a ResourceClaim's, the only kind whose review reserves
-// quota in a usage record (a call to the API server). True also for some that are not; never
-// false for one kube-apiserver sends.
-bool MayReserveQuota(absl::string_view body);
+// Whether an AdmissionReview body's validation may reserve quota in a usage record (a call to
+// the API server): a ResourceClaim's, in a namespace whose tenant counts claims against a record
+// (webhook::ClaimCountsAgainstRecord). A scan of the body, not a parse: every namespace it names
+// is resolved, and a claim that names none may. True also for some that turn out not to; never
+// false for one that does under the same policy and snapshot (a policy reload between the two
+// can make one review call out from the loop).
+bool MayReserveQuota(absl::string_view body, const topology::Policy& policy,
+                     const topology::ClusterSnapshot& snapshot);
 
 class WebhookService {
  public:

@@ -156,12 +156,16 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
   return held;
 }
 
+bool ClaimCountsAgainstRecord(const topology::TenantRef& tenant) {
+  return tenant.tenant && (!tenant.tenant->quota.empty() || tenant.tenant->fair_share);
+}
+
 void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespace_name,
                      const topology::Policy& policy, const topology::TenantRef& tenant,
                      const topology::ClusterSnapshot& snapshot, const ClaimQuotaContext& context,
                      bool dry_run, std::vector<Violation>& violations,
                      std::vector<std::string>& warnings) {
-  if (!tenant.tenant || (tenant.tenant->quota.empty() && !tenant.tenant->fair_share)) return;
+  if (!ClaimCountsAgainstRecord(tenant)) return;
   absl::StatusOr<topology::DraClaim> claim = wire::ParseResourceClaim(object, "request.object");
   // An unreadable claim is left to the API server's validation; nothing to count. A claim
   // kube-scheduler made for a pod's extended resource counts like any other: the pod's own

@@ -134,6 +134,10 @@ struct ClaimQuotaContext {
   ClaimCountCache* counts = nullptr;  // unset: every claim counted afresh
 };
 
+// Whether a claim of this tenant is counted against a usage record: the tenant has a quota, or
+// a fair share whose borrowing the record keeps. CheckClaimQuota does nothing for any other.
+bool ClaimCountsAgainstRecord(const topology::TenantRef& tenant);
+
 // The quota check of a ResourceClaim CREATE in namespace `namespace_name` (`object` is the
 // claim, kube-scheduler's own for a pod's extended resource included). Adds nothing for a
 // tenant without a quota or a claim within the quota; else the tenant-quota violation. A dry

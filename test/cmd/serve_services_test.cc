@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "cmd/inputs.h"
 #include "cmd/serve_cluster.h"
@@ -156,29 +157,52 @@ TEST(WebhookServiceTest, BeforeTheClusterIsKnownItFailsClosed) {
   EXPECT_TRUE(absl::StrContains(reply.body, "cache not synced")) << reply.body;
 }
 
-TEST(WebhookServiceTest, WithUsageRecordsOnlyAClaimsValidationGoesToAWorker) {
+TEST(WebhookServiceTest, WithUsageRecordsOnlyAQuotaTenantsClaimValidationGoesToAWorker) {
   std::unique_ptr<ServeCluster> cluster = DemoCluster();
   webhook::RecordUpdate records = [](const std::string&, const auto&, bool) {
     return absl::OkStatus();
   };
   WebhookService webhooks(cluster->state(), records, nullptr, [] { return int64_t{0}; });
   std::vector<server::PostRoute> routes = webhooks.Routes();
+  // The captured claim reviews are of team-a; the demo's acme has a quota, research has none.
+  auto in = [](std::string body, const std::string& ns) {
+    return absl::StrReplaceAll(body, {{"\"team-a\"", absl::StrCat("\"", ns, "\"")}});
+  };
   const std::string claim = testing_support::Testdata("dra/01-mutate-ResourceClaim.CREATE.json");
   // Mutation never reserves quota: every review of it runs on the loop.
   const server::PostRoute& mutate = Route(routes, "/webhook/mutate");
   EXPECT_FALSE(mutate.waits_on_io);
-  EXPECT_FALSE(mutate.waits_on_io.For(claim));
-  // Validation: the captured reviews kube-apiserver sent; the claims' may reserve quota.
+  EXPECT_FALSE(mutate.waits_on_io.For(in(claim, "acme")));
+  // Validation: the captured reviews kube-apiserver sent; only claims of a tenant whose claims
+  // count against a usage record may reserve quota.
   const server::PostRoute& validate = Route(routes, "/webhook/validate");
   EXPECT_TRUE(validate.waits_on_io);
-  EXPECT_TRUE(validate.waits_on_io.For(claim));
+  EXPECT_TRUE(validate.waits_on_io.For(in(claim, "acme")));
   EXPECT_TRUE(validate.waits_on_io.For(
-      testing_support::Testdata("dra/07-mutate-ResourceClaim.UPDATE.json")));
+      in(testing_support::Testdata("dra/07-mutate-ResourceClaim.UPDATE.json"), "acme")));
+  EXPECT_FALSE(validate.waits_on_io.For(in(claim, "research")));
+  EXPECT_FALSE(validate.waits_on_io.For(claim));  // team-a: no tenant, so no quota
   EXPECT_FALSE(validate.waits_on_io.For(
-      testing_support::Testdata("dra/03-mutate-ResourceClaimTemplate.CREATE.json")));
-  EXPECT_FALSE(
-      validate.waits_on_io.For(testing_support::Testdata("dra/05-mutate-Pod.CREATE.json")));
+      in(testing_support::Testdata("dra/03-mutate-ResourceClaimTemplate.CREATE.json"), "acme")));
+  EXPECT_FALSE(validate.waits_on_io.For(
+      in(testing_support::Testdata("dra/05-mutate-Pod.CREATE.json"), "acme")));
   EXPECT_FALSE(validate.waits_on_io.For(AcmeSharedReview()));
+}
+
+TEST(WebhookServiceTest, AClaimReviewWhoseNamespaceCannotBeReadGoesToAWorker) {
+  std::unique_ptr<ServeCluster> cluster = DemoCluster();
+  std::shared_ptr<const topology::ModelState> s = cluster->state().Current();
+  ASSERT_TRUE(s);
+  auto may = [&](const std::string& body) {
+    return MayReserveQuota(body, *s->policy, *s->snapshot);
+  };
+  const std::string head = R"({"request":{"kind":{"kind":"ResourceClaim"},)";
+  EXPECT_TRUE(may(head + R"("object":{}}})"));                                         // names none
+  EXPECT_TRUE(may(head + R"("namespace" : "research", "x":{"namespace":"acme"}}})"));  // one may
+  EXPECT_FALSE(may(head + R"("namespace" : "research"}})"));
+  EXPECT_TRUE(may(head + R"("namespace":"res\u0065arch"}})"));  // escaped: unread
+  EXPECT_TRUE(may(head + R"("namespace":7}})"));                // not a string
+  EXPECT_FALSE(may(head + R"("labels":["namespace"],"namespace":"research"}})"));
 }
 
 TEST(ServeClusterTest, AFixedClusterIsReadyAndRepublishesAReloadedPolicy) {
