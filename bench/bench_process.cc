@@ -71,19 +71,28 @@ ChildProcess::~ChildProcess() {
   if (stdout_fd_ >= 0) close(stdout_fd_);
 }
 
-double ProcessCpuSeconds(pid_t pid) {
+std::map<std::string, double> ThreadCpuSecondsByName(pid_t pid) {
+  std::map<std::string, double> by_name;
   const std::string dir = absl::StrCat("/proc/", pid, "/task");
   DIR* tasks = opendir(dir.c_str());
-  if (!tasks) return 0;
-  double total_ns = 0;
+  if (!tasks) return by_name;
   while (dirent* entry = readdir(tasks)) {
     if (entry->d_name[0] == '.') continue;
-    std::ifstream in(absl::StrCat(dir, "/", entry->d_name, "/schedstat"));
+    const std::string task = absl::StrCat(dir, "/", entry->d_name);
+    std::ifstream stat(task + "/schedstat");
+    std::ifstream comm(task + "/comm");
     double on_cpu_ns = 0;
-    if (in >> on_cpu_ns) total_ns += on_cpu_ns;
+    std::string name;
+    if (stat >> on_cpu_ns && std::getline(comm, name)) by_name[name] += on_cpu_ns / 1e9;
   }
   closedir(tasks);
-  return total_ns / 1e9;
+  return by_name;
+}
+
+double ProcessCpuSeconds(pid_t pid) {
+  double total = 0;
+  for (const auto& [name, seconds] : ThreadCpuSecondsByName(pid)) total += seconds;
+  return total;
 }
 
 double MachineBusySeconds() {

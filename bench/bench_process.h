@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ class ChildProcess {
 // scheduler's nanosecond counters (/proc/PID/task/*/schedstat). Threads that have ended are not
 // counted, so compare two readings of a process whose threads live as long as it does.
 double ProcessCpuSeconds(pid_t pid);
+// The same per thread name (/proc/PID/task/*/comm), summed over the threads of each name.
+std::map<std::string, double> ThreadCpuSecondsByName(pid_t pid);
 
 // CPU time every core has spent outside idle and iowait since boot, in seconds (/proc/stat).
 double MachineBusySeconds();

@@ -115,8 +115,26 @@ struct Webhook {
   size_t errors = 0;
   std::string first_error;
   double cpu_seconds = 0, wall_seconds = 0;
+  std::array<double, 4> cpu_by_role{};  // kRoleNames' order
   size_t reviews = 0, pods = 0;
 };
+
+// What the webhook process's threads do (common::NameThisThread): the event loops read, parse
+// and answer reviews (on the loop when no I/O is needed), workers run the reviews that call the
+// API server, watches follow kube-apiserver, and the rest elect, guard and record.
+constexpr std::array<const char*, 4> kRoleNames = {"event loops", "workers", "watches", "other"};
+size_t RoleOf(absl::string_view thread) {
+  if (thread == "loop") return 0;
+  if (thread == "worker" || thread == "op-handler") return 1;
+  if (absl::StartsWith(thread, "w-") || absl::StartsWith(thread, "dra-")) return 2;
+  return 3;
+}
+std::array<double, 4> CpuByRole(pid_t pid) {
+  std::array<double, 4> out{};
+  for (const auto& [name, seconds] : bench::ThreadCpuSecondsByName(pid))
+    out[RoleOf(name)] += seconds;
+  return out;
+}
 
 double Percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -214,6 +232,7 @@ PhaseCpu RunPhase(Webhook& w, const std::vector<PodLoad>& loads, const Options& 
   std::vector<std::thread> threads;
   for (int i = 0; i < opt.creators; ++i) threads.emplace_back(creator, i);
   while (connected.load() < opt.creators) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::array<double, 4> roles_before = CpuByRole(w.pid);
   PhaseCpu before{bench::ProcessCpuSeconds(w.pid), bench::ProcessCpuSeconds(serve_pid),
                   bench::ProcessCpuSeconds(getpid()), bench::MachineBusySeconds(), 0};
   start = Clock::now();
@@ -224,6 +243,9 @@ PhaseCpu RunPhase(Webhook& w, const std::vector<PodLoad>& loads, const Options& 
                 bench::ProcessCpuSeconds(getpid()) - before.bench,
                 bench::MachineBusySeconds() - before.machine,
                 std::chrono::duration<double>(Clock::now() - start).count()};
+  const std::array<double, 4> roles_after = CpuByRole(w.pid);
+  for (size_t r = 0; r < roles_after.size(); ++r)
+    w.cpu_by_role[r] += roles_after[r] - roles_before[r];
   for (PerThread& p : per) {
     for (int kind = 0; kind < kKinds; ++kind) {
       w.latency_us[kind].insert(w.latency_us[kind].end(), p.latency_us[kind].begin(),
@@ -397,6 +419,16 @@ std::string Report(const Run& run, const Options& opt) {
     absl::StrAppend(&md, "| ", w.name, " | ",
                     absl::StrFormat("%.1f", w.wall_seconds > 0 ? w.pods / w.wall_seconds : 0),
                     " | ", Us(cpu * 1e6), " | ", &w == &floor ? "" : Ratio(cpu, floor_cpu), " |\n");
+  }
+  absl::StrAppend(&md, "\nCPU per review by what the webhook process's threads do:\n\n| webhook |");
+  for (const char* role : kRoleNames) absl::StrAppend(&md, " ", role, " |");
+  absl::StrAppend(&md, "\n|---|---|---|---|---|\n");
+  for (const Webhook& w : run.webhooks) {
+    absl::StrAppend(&md, "| ", w.name, " |");
+    for (double seconds : w.cpu_by_role) {
+      absl::StrAppend(&md, " ", Us(w.reviews ? seconds / w.reviews * 1e6 : 0), " |");
+    }
+    absl::StrAppend(&md, "\n");
   }
   absl::StrAppend(&md, "\n| target | measured | |\n|---|---|---|\n");
   for (size_t i = 1; i < run.webhooks.size(); ++i) {

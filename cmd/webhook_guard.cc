@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/prometheus_text.h"
+#include "common/thread_name.h"
 #include "webhook/match_conditions.h"
 #include "webhook/match_conditions_check.h"
 
@@ -41,7 +42,10 @@ void WebhookGuard::Start(std::shared_ptr<const topology::Policy> policy) {
     policy_ = std::move(policy);
     recheck_ = true;
   }
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    common::NameThisThread("webhook-guard");
+    Run();
+  });
 }
 
 void WebhookGuard::Recheck(std::shared_ptr<const topology::Policy> policy) {

@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "kube/node_ops.h"
 #include "rapidjson/stringbuffer.h"
 
@@ -56,7 +57,10 @@ ContractGuard::~ContractGuard() { Stop(); }
 
 void ContractGuard::Start() {
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    common::NameThisThread("guard");
+    Run();
+  });
 }
 
 void ContractGuard::Stop() {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "topology/policy.h"
 #include "wire/dra_codec.h"
 
@@ -110,7 +111,10 @@ void DraSource::SetAuditLog(common::AuditLog* audit, std::function<bool()> gate)
 }
 
 void DraSource::Start() {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    common::NameThisThread("dra-discovery");
+    Run();
+  });
 }
 
 void DraSource::Stop() {

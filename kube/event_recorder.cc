@@ -4,13 +4,17 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "kube/objects.h"
 
 namespace kube {
 
 EventRecorder::EventRecorder(Api& client, size_t max_pending)
     : client_(client), max_pending_(max_pending) {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    common::NameThisThread("events");
+    Run();
+  });
 }
 
 EventRecorder::~EventRecorder() {

@@ -7,6 +7,7 @@
 #include "absl/time/time.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "kube/objects.h"
 
 namespace kube {
@@ -70,7 +71,10 @@ bool LeaderElector::is_leader() const {
 }
 
 void LeaderElector::Start() {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    common::NameThisThread("leader");
+    Run();
+  });
 }
 
 void LeaderElector::Stop() {

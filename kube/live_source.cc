@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "wire/disruption_budget_codec.h"
 #include "wire/k8s_codec.h"
 
@@ -157,6 +158,7 @@ void LiveSource::Start() {
   budgets_->Start();
   if (dra_) dra_->Start();
   expiry_thread_ = std::thread([this] {
+    common::NameThisThread("assume-expiry");
     while (true) {
       {
         common::MutexLock lock(&mu_);

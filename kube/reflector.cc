@@ -6,8 +6,10 @@
 
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/thread_name.h"
 
 namespace kube {
 namespace {
@@ -66,7 +68,16 @@ Reflector::Reflector(Api& client, std::string path, ReflectorHandler handler,
 Reflector::~Reflector() { Stop(); }
 
 void Reflector::Start() {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    // "w-pods", "w-claims": the watched resource, the path's last segment, resource.k8s.io's
+    // kinds without their common prefix (a name keeps 15 bytes).
+    absl::string_view resource = path_;
+    resource = resource.substr(0, resource.find('?'));
+    resource = resource.substr(resource.rfind('/') + 1);
+    absl::ConsumePrefix(&resource, "resource");
+    common::NameThisThread(absl::StrCat("w-", resource));
+    Run();
+  });
 }
 
 void Reflector::Stop() {

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "server/tls_socket.h"
 #include "wire/extender_codec.h"
 
@@ -135,7 +136,10 @@ void EventLoop::Start(std::vector<EventLoop*> deal_to) {
       asio::co_spawn(loop_, Accept(port), asio::detached);
     }
   }
-  thread_ = std::thread([this] { loop_.run(); });
+  thread_ = std::thread([this] {
+    common::NameThisThread("loop");
+    loop_.run();
+  });
 }
 
 void EventLoop::RequestStop() {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/thread_name.h"
 
 namespace server {
 
@@ -12,7 +13,10 @@ FileWatcher::FileWatcher(std::vector<std::string> paths, std::chrono::millisecon
   // The baseline is what the files are now, not when the thread first runs: a change made
   // while the thread starts (a busy machine can take a while) is then still a change.
   seen_ = Fingerprint();
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    common::NameThisThread("file-watch");
+    Run();
+  });
 }
 
 FileWatcher::~FileWatcher() {

@@ -3,11 +3,14 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <latch>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "server/event_loop.h"
 
 namespace server {
@@ -138,12 +141,31 @@ absl::StatusOr<std::unique_ptr<Listener>> Listener::BindOperatorPort(
   return Bind(std::move(o), nullptr, {}, std::move(routes));
 }
 
+namespace {
+
+// Names each of a new pool's `threads` threads: one job per thread, every job waiting until all
+// have started, so no thread can take two of them. The latch is shared: the last job may still
+// be waking the others when this returns.
+void NameEveryThread(boost::asio::thread_pool& pool, size_t threads, const char* name) {
+  auto started = std::make_shared<std::latch>(static_cast<std::ptrdiff_t>(threads));
+  for (size_t i = 0; i < threads; ++i) {
+    boost::asio::post(pool, [started, name] {
+      common::NameThisThread(name);
+      started->arrive_and_wait();
+    });
+  }
+  started->wait();
+}
+
+}  // namespace
+
 void Listener::Start() {
   if (impl_->started.exchange(true)) return;
   if (impl_->options.port >= 0) {
-    impl_->workers.emplace(static_cast<size_t>(std::max(1, impl_->options.worker_threads)));
+    const size_t workers = static_cast<size_t>(std::max(1, impl_->options.worker_threads));
+    NameEveryThread(impl_->workers.emplace(workers), workers, "worker");
   }
-  if (impl_->operators) impl_->operators->handler.emplace(1);
+  if (impl_->operators) NameEveryThread(impl_->operators->handler.emplace(1), 1, "op-handler");
   // The TLS loops deal the TLS port's connections among themselves; the operator loop keeps
   // its own.
   std::vector<EventLoop*> tls_loops;

@@ -3,15 +3,18 @@
 // serves it, or a v1beta1-only server), follows claims as kube-scheduler allocates and they are
 // deleted (in /debug/allocations, the tenant's DRA gauge and the audit log), relists after a
 // 410, and serves a cluster without the group as one without DRA.
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/json.h"
@@ -188,6 +191,30 @@ TEST_F(ServeDraLiveTest, ClaimsFollowTheWatchIntoTheInventoryAndTheAuditLog) {
       SampleValue(serve_->Get("/metrics").body, "gpu_tenancy_watch_restarts_total").value_or(0), 1);
   EXPECT_TRUE(absl::StrContains(ReadAll(dir_.File("serve.log")), "too old resource version"));
   EXPECT_EQ(serve_->Terminate(), 0);
+}
+
+// The names `top -H` and perf show, one per thread role: what bench/dra_floor splits CPU by.
+std::multiset<std::string> ThreadNames(pid_t pid) {
+  std::multiset<std::string> names;
+  const std::string dir = absl::StrCat("/proc/", pid, "/task");
+  for (const std::filesystem::directory_entry& task : std::filesystem::directory_iterator(dir)) {
+    std::string name = ReadAll((task.path() / "comm").string());
+    names.insert(std::string(absl::StripSuffix(name, "\n")));
+  }
+  return names;
+}
+
+TEST_F(ServeDraLiveTest, EachThreadIsNamedForItsRole) {
+  StartApi({"v1"});
+  StartServe();
+  const std::multiset<std::string> names = ThreadNames(serve_->pid());
+  for (const char* role : {"loop", "worker", "op-handler", "w-nodes", "w-pods", "w-namespaces",
+                           "w-poddisruption", "w-slices", "w-claims", "w-claimtemplate",
+                           "w-deviceclasses", "assume-expiry", "guard", "webhook-guard"}) {
+    EXPECT_GE(names.count(role), 1u) << role << " among " << absl::StrJoin(names, ", ");
+  }
+  EXPECT_EQ(names.count("gpu-tenancy"), 1u)
+      << "only the main thread keeps the program's name: " << absl::StrJoin(names, ", ");
 }
 
 TEST_F(ServeDraLiveTest, AV1beta1OnlyServerIsReadInItsShape) {
