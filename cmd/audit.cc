@@ -4,7 +4,7 @@
 // webhook's device-access rule) and the webhook configurations, from the cluster file or listed
 // live; the extender entries from --scheduler-config; the mig-parted config from
 // --mig-parted-config.
-#include "views/audit.h"
+#include "cmd/audit.h"
 
 #include <iostream>
 #include <memory>
@@ -19,6 +19,7 @@
 #include "common/flag_table.h"
 #include "common/json.h"
 #include "kube/api_client.h"
+#include "views/audit.h"
 #include "views/audit_render.h"
 #include "wire/k8s_codec.h"
 
@@ -52,32 +53,43 @@ const common::JsonValue* Items(const common::JsonValue& doc) {
 
 }  // namespace
 
+const common::FlagTable& AuditFlags() { return kAuditFlags; }
+
+absl::StatusOr<AuditOptions> ParseAuditOptions(const ParsedFlags& flags) {
+  AuditOptions out;
+  RETURN_IF_ERROR(CheckNoArguments(flags));
+  ASSIGN_OR_RETURN(out.output,
+                   ParseOutputFormat(flags, {OutputFormat::kText, OutputFormat::kJson,
+                                             OutputFormat::kHtml, OutputFormat::kMarkdown}));
+  ASSIGN_OR_RETURN(out.inputs, ParseInputOptions(flags));
+  RETURN_IF_ERROR(CheckOneClusterSource(flags));
+  ASSIGN_OR_RETURN(out.api_server, ParseKubeOptions(flags));
+  ASSIGN_OR_RETURN(out.sources, ParseAuditSourceFiles(flags));
+  return out;
+}
+
 int RunAudit(const std::vector<std::string>& args) {
-  ParsedFlags parsed;
-  if (std::optional<int> exit_code = kAuditFlags.ParseOrExit(args, parsed)) return *exit_code;
-  const ParsedFlags* flags = &parsed;
-  if (!flags->positional.empty()) {
-    return kAuditFlags.Refuse(absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument \"", flags->positional[0], "\"")));
-  }
-  absl::StatusOr<std::string> format = OutputFormat(*flags, {"text", "json", "html", "markdown"});
-  if (!format.ok()) return kAuditFlags.Refuse(format.status());
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
+  ParsedFlags flags;
+  if (std::optional<int> exit_code = kAuditFlags.ParseOrExit(args, flags)) return *exit_code;
+  absl::StatusOr<AuditOptions> options = ParseAuditOptions(flags);
+  if (!options.ok()) return kAuditFlags.Refuse(options.status());
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(options->inputs);
   if (!policy.ok()) return Fail(policy.status());
 
   views::AuditInputs in;
-  absl::StatusOr<AuditSources> sources = LoadAuditSources(*flags);
+  absl::StatusOr<AuditSources> sources = LoadAuditSources(options->sources);
   if (!sources.ok()) return Fail(sources.status());
   in.mig_parted = sources->mig_parted.get();
   in.wiring.extenders = sources->extenders;
   std::shared_ptr<const topology::ModelState> state;
-  if (flags->Has("cluster-file") || flags->Has("demo")) {
-    absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
+  if (options->inputs.has_cluster()) {
+    absl::StatusOr<topology::ClusterData> cluster = ReadCluster(options->inputs);
     if (!cluster.ok()) return Fail(cluster.status());
     // The same text again, for what the snapshot does not keep of pods, claims and webhooks.
     absl::StatusOr<std::string> text =
-        flags->Has("cluster-file") ? ReadFile(flags->Get("cluster-file"))
-                                   : absl::StatusOr<std::string>(std::string(DemoClusterText()));
+        !options->inputs.cluster_file.empty()
+            ? ReadFile(options->inputs.cluster_file)
+            : absl::StatusOr<std::string>(std::string(DemoClusterText()));
     absl::StatusOr<rapidjson::Document> doc =
         text.ok() ? wire::ParseObjectText(*text)
                   : absl::StatusOr<rapidjson::Document>(text.status());
@@ -90,25 +102,30 @@ int RunAudit(const std::vector<std::string>& args) {
         topology::BuildSnapshot(*cluster, common::BuiltinCatalog(), *policy));
     state = std::move(model);
   } else {
-    absl::StatusOr<std::shared_ptr<const topology::ModelState>> live = ListLive(*flags, *policy);
+    absl::StatusOr<std::shared_ptr<const topology::ModelState>> live =
+        ListLive(options->api_server, *policy);
     if (!live.ok()) return Fail(live.status());
     state = *std::move(live);
     // What the model keeps no trace of is listed again: pod and claim specs, the webhooks.
-    absl::StatusOr<std::unique_ptr<kube::ApiClient>> api = LiveApiClient(*flags);
+    absl::StatusOr<std::unique_ptr<kube::ApiClient>> api = LiveApiClient(options->api_server);
     if (!api.ok()) return Fail(api.status());
     LiveAuditInputs(**api, *policy, in);
   }
   in.state = state.get();
   in.contract = ContractFindings(guard::CheckAll(*state->snapshot, *state->policy));
   views::AuditReport report = views::BuildAuditReport(in);
-  if (*format == "json") {
-    std::cout << views::AuditJson(report) << "\n";
-  } else if (*format == "html") {
-    std::cout << views::AuditHtml(report);
-  } else if (*format == "markdown") {
-    std::cout << views::AuditMarkdown(report);
-  } else {
-    std::cout << views::AuditText(report);
+  switch (options->output) {
+    case OutputFormat::kJson:
+      std::cout << views::AuditJson(report) << "\n";
+      break;
+    case OutputFormat::kHtml:
+      std::cout << views::AuditHtml(report);
+      break;
+    case OutputFormat::kMarkdown:
+      std::cout << views::AuditMarkdown(report);
+      break;
+    default:
+      std::cout << views::AuditText(report);
   }
   return report.failed > 0 ? 1 : 0;
 }

@@ -11,6 +11,8 @@
 // are checked through their pod template, as the pods they would create. Namespace objects in the
 // manifests lend their labels to later objects (tenant selectors read them); --namespace-labels
 // gives or overrides them. Exit code: 1 when anything is denied, 2 for usage or parse errors.
+#include "cmd/check.h"
+
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -52,8 +54,6 @@ const common::FlagTable kCheckFlags{
      {"cluster-file", "FILE",
       "kubectl get namespaces,nodes,pods -A -o json: tenant quotas are\n"
       "checked against what each tenant holds there"}}};
-
-using NamespaceLabels = std::map<std::string, topology::Labels, std::less<>>;
 
 // "team-a=gpu-tenancy.io/tenant=bank,env=prod"
 absl::Status ParseNamespaceLabels(absl::string_view flag, NamespaceLabels& out) {
@@ -283,37 +283,44 @@ class Checker {
 
 }  // namespace
 
-int RunCheck(const std::vector<std::string>& args) {
-  ParsedFlags parsed;
-  if (std::optional<int> exit_code = kCheckFlags.ParseOrExit(args, parsed)) return *exit_code;
-  const ParsedFlags* flags = &parsed;
-  if (!flags->Has("policy") && !flags->Has("demo")) {
-    return kCheckFlags.Refuse(absl::InvalidArgumentError("--policy FILE (or --demo) is required"));
+const common::FlagTable& CheckFlags() { return kCheckFlags; }
+
+absl::StatusOr<CheckOptions> ParseCheckOptions(const ParsedFlags& flags) {
+  CheckOptions out;
+  ASSIGN_OR_RETURN(out.inputs, ParseInputOptions(flags));
+  if (out.inputs.policy_file.empty() && !out.inputs.demo) {
+    return absl::InvalidArgumentError("--policy FILE (or --demo) is required");
   }
-  if (flags->positional.empty()) {
-    return kCheckFlags.Refuse(absl::InvalidArgumentError("give at least one MANIFEST"));
-  }
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
-  if (!policy.ok()) return Fail(policy.status());
-  NamespaceLabels labels;
-  auto it = flags->values.find("namespace-labels");
-  if (it != flags->values.end()) {
+  out.manifests = flags.positional;
+  if (out.manifests.empty()) return absl::InvalidArgumentError("give at least one MANIFEST");
+  if (auto it = flags.values.find("namespace-labels"); it != flags.values.end()) {
     for (const std::string& value : it->second) {
-      absl::Status parsed = ParseNamespaceLabels(value, labels);
-      if (!parsed.ok()) return kCheckFlags.Refuse(parsed);
+      RETURN_IF_ERROR(ParseNamespaceLabels(value, out.namespace_labels));
     }
   }
-  std::string ns = flags->Get("namespace", "default");
+  if (flags.Has("namespace")) {
+    ASSIGN_OR_RETURN(out.default_namespace, NonEmptyFlag(flags, "namespace", "a namespace"));
+  }
+  return out;
+}
 
+int RunCheck(const std::vector<std::string>& args) {
+  ParsedFlags flags;
+  if (std::optional<int> exit_code = kCheckFlags.ParseOrExit(args, flags)) return *exit_code;
+  absl::StatusOr<CheckOptions> options = ParseCheckOptions(flags);
+  if (!options.ok()) return kCheckFlags.Refuse(options.status());
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(options->inputs);
+  if (!policy.ok()) return Fail(policy.status());
   std::optional<topology::ClusterSnapshot> cluster;
-  if (flags->Has("cluster-file")) {
-    absl::StatusOr<topology::ClusterData> data = LoadClusterFlag(*flags);
+  if (!options->inputs.cluster_file.empty()) {
+    absl::StatusOr<topology::ClusterData> data = ReadCluster(options->inputs);
     if (!data.ok()) return kCheckFlags.Refuse(data.status());
     cluster = topology::BuildSnapshot(*data, common::BuiltinCatalog(), *policy);
   }
-  Checker checker(*policy, ns, std::move(labels), cluster ? &*cluster : nullptr);
+  Checker checker(*policy, options->default_namespace, std::move(options->namespace_labels),
+                  cluster ? &*cluster : nullptr);
   bool ok = true;
-  for (const std::string& file : flags->positional) {
+  for (const std::string& file : options->manifests) {
     absl::StatusOr<std::vector<rapidjson::Document>> docs = ReadManifests(file);
     if (!docs.ok()) {
       std::cerr << "error: " << file << ": " << docs.status().message() << std::endl;

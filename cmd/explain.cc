@@ -5,6 +5,8 @@
 // selectors, the tenant's limits and its capacity asks. For a tenant in fair sharing it shows
 // where the tenant stands in the cluster (guaranteed, held, borrowed, lent, its fair share) and,
 // on each node that fits, whether the pod would be placed within its guarantee or borrow.
+#include "cmd/explain.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -399,20 +401,32 @@ void PrintJson(const extender::PodDecision& d, const std::optional<BoundDevices>
 
 }  // namespace
 
+const common::FlagTable& ExplainFlags() { return kExplainFlags; }
+
+absl::StatusOr<ExplainOptions> ParseExplainOptions(const ParsedFlags& flags) {
+  ExplainOptions out;
+  RETURN_IF_ERROR(CheckNoArguments(flags));
+  ASSIGN_OR_RETURN(out.output,
+                   ParseOutputFormat(flags, {OutputFormat::kText, OutputFormat::kJson}));
+  ASSIGN_OR_RETURN(out.pod, NonEmptyFlag(flags, "pod", "a file or NAMESPACE/NAME"));
+  if (out.pod.empty()) return absl::InvalidArgumentError("--pod is required");
+  ASSIGN_OR_RETURN(out.inputs, ParseInputOptions(flags));
+  if (!out.inputs.has_cluster()) {
+    return absl::InvalidArgumentError("give --cluster-file FILE (or --demo)");
+  }
+  return out;
+}
+
 int RunExplain(const std::vector<std::string>& args) {
-  ParsedFlags parsed;
-  if (std::optional<int> exit_code = kExplainFlags.ParseOrExit(args, parsed)) return *exit_code;
-  const ParsedFlags* flags = &parsed;
-  absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "json"});
-  if (!output.ok()) return kExplainFlags.Refuse(output.status());
-  const std::string format = *output;
-  if (!flags->Has("pod"))
-    return kExplainFlags.Refuse(absl::InvalidArgumentError("--pod is required"));
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
+  ParsedFlags flags;
+  if (std::optional<int> exit_code = kExplainFlags.ParseOrExit(args, flags)) return *exit_code;
+  absl::StatusOr<ExplainOptions> options = ParseExplainOptions(flags);
+  if (!options.ok()) return kExplainFlags.Refuse(options.status());
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(options->inputs);
   if (!policy.ok()) return Fail(policy.status());
-  absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
+  absl::StatusOr<topology::ClusterData> cluster = ReadCluster(options->inputs);
   if (!cluster.ok()) return kExplainFlags.Refuse(cluster.status());
-  absl::StatusOr<topology::PodFacts> pod = FindPod(flags->Get("pod"), *cluster);
+  absl::StatusOr<topology::PodFacts> pod = FindPod(options->pod, *cluster);
   if (!pod.ok()) return Fail(pod.status());
 
   std::vector<std::string> skipped;
@@ -458,10 +472,10 @@ int RunExplain(const std::vector<std::string>& args) {
     plan::RecutInput recut = plan::RecutInputFromCluster(snapshot, *policy, {unbound});
     advice = plan::RecutAdvice(recut, plan::ProposeRecuts(recut.problem));
   }
-  const std::optional<BoundDevices> bound = BoundDevicesOf(flags->Get("pod"), *cluster, snapshot);
+  const std::optional<BoundDevices> bound = BoundDevicesOf(options->pod, *cluster, snapshot);
   const std::optional<std::vector<guard::ContractViolation>> contract =
-      ContractOf(flags->Get("pod"), *cluster, snapshot, *policy);
-  if (format == "json") {
+      ContractOf(options->pod, *cluster, snapshot, *policy);
+  if (options->output == OutputFormat::kJson) {
     PrintJson(*decision, bound, contract, claims, nodes, advice, share);
   } else {
     PrintText(*decision, bound, contract, claims, nodes, advice, share);

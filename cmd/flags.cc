@@ -49,18 +49,6 @@ absl::Status SplitHostPort(absl::string_view flag, const std::string& text, std:
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> OutputFormat(const ParsedFlags& flags,
-                                         const std::vector<std::string>& formats) {
-  std::string format = flags.Get("output", "text");
-  if (std::find(formats.begin(), formats.end(), format) != formats.end()) return format;
-  std::string allowed;
-  for (size_t i = 0; i < formats.size(); ++i) {
-    if (i > 0) allowed += i + 1 == formats.size() ? " or " : ", ";
-    allowed += formats[i];
-  }
-  return absl::InvalidArgumentError(absl::StrCat("-o must be ", allowed));
-}
-
 sigset_t BlockShutdownSignals() {
   signal(SIGPIPE, SIG_IGN);
   sigset_t signals;

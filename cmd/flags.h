@@ -1,12 +1,12 @@
 // What the subcommands share around their flag tables (common/flag_table.h): reading files
-// and addresses named by flags, the output format, and the shutdown signals.
+// and addresses named by flags, and the shutdown signals. The typed options they share are in
+// cmd/options.h.
 #ifndef GPU_TENANCY_CMD_FLAGS_H_
 #define GPU_TENANCY_CMD_FLAGS_H_
 
 #include <signal.h>
 
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -21,11 +21,6 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 // Prints "error: ..." to stderr; returns 2, a command's exit code for a failure it explains.
 // (Usage errors: each command's FlagTable::Refuse.)
 int Fail(const absl::Status& status);
-
-// The -o / --output value, "text" when not given; InvalidArgument ("-o must be text or
-// json") when it is not one of `formats`.
-absl::StatusOr<std::string> OutputFormat(const ParsedFlags& flags,
-                                         const std::vector<std::string>& formats);
 
 // Ignores SIGPIPE (a peer that hangs up turns a write into EPIPE: OpenSSL's socket BIO sends
 // without MSG_NOSIGNAL) and blocks SIGTERM and SIGINT in the calling thread, and so in every

@@ -22,9 +22,9 @@ namespace cmd {
 absl::string_view DemoClusterText() { return EmbeddedDemoCluster(); }
 absl::string_view DemoPolicyText() { return EmbeddedDemoPolicy(); }
 
-absl::StatusOr<topology::Policy> LoadPolicyFlag(const ParsedFlags& flags) {
-  if (flags.Has("policy")) {
-    std::string path = flags.Get("policy");
+absl::StatusOr<topology::Policy> ReadPolicy(const InputOptions& inputs) {
+  if (!inputs.policy_file.empty()) {
+    const std::string& path = inputs.policy_file;
     ASSIGN_OR_RETURN(std::string text, ReadFile(path));
     absl::StatusOr<topology::Policy> policy = common::LoadPolicy(text);
     if (!policy.ok()) {
@@ -32,13 +32,13 @@ absl::StatusOr<topology::Policy> LoadPolicyFlag(const ParsedFlags& flags) {
     }
     return policy;
   }
-  if (flags.Has("demo")) return common::LoadPolicy(DemoPolicyText());
+  if (inputs.demo) return common::LoadPolicy(DemoPolicyText());
   return topology::Policy::AllowAll();
 }
 
-absl::StatusOr<topology::ClusterData> LoadClusterFlag(const ParsedFlags& flags) {
-  if (flags.Has("cluster-file")) {
-    std::string path = flags.Get("cluster-file");
+absl::StatusOr<topology::ClusterData> ReadCluster(const InputOptions& inputs) {
+  if (!inputs.cluster_file.empty()) {
+    const std::string& path = inputs.cluster_file;
     ASSIGN_OR_RETURN(std::string text, ReadFile(path));
     absl::StatusOr<topology::ClusterData> data = wire::ParseClusterText(text);
     if (!data.ok()) {
@@ -46,7 +46,7 @@ absl::StatusOr<topology::ClusterData> LoadClusterFlag(const ParsedFlags& flags) 
     }
     return data;
   }
-  if (flags.Has("demo")) return wire::ParseClusterText(DemoClusterText());
+  if (inputs.demo) return wire::ParseClusterText(DemoClusterText());
   return absl::InvalidArgumentError("give --cluster-file FILE (or --demo)");
 }
 
@@ -92,10 +92,10 @@ absl::StatusOr<std::vector<views::SchedulerExtender>> SchedulerExtenders(const s
 
 }  // namespace
 
-absl::StatusOr<AuditSources> LoadAuditSources(const ParsedFlags& flags) {
+absl::StatusOr<AuditSources> LoadAuditSources(const AuditSourceFiles& files) {
   AuditSources out;
-  if (flags.Has("mig-parted-config")) {
-    const std::string path = flags.Get("mig-parted-config");
+  if (!files.mig_parted_config.empty()) {
+    const std::string& path = files.mig_parted_config;
     absl::StatusOr<std::string> text = ReadFile(path);
     absl::StatusOr<topology::MigPartedFile> parsed =
         text.ok() ? wire::ParseMigPartedConfig(*text)
@@ -106,23 +106,27 @@ absl::StatusOr<AuditSources> LoadAuditSources(const ParsedFlags& flags) {
     }
     out.mig_parted = std::make_shared<const topology::MigPartedFile>(*std::move(parsed));
   }
-  if (flags.Has("scheduler-config")) {
-    ASSIGN_OR_RETURN(out.extenders, SchedulerExtenders(flags.Get("scheduler-config")));
+  if (!files.scheduler_config.empty()) {
+    ASSIGN_OR_RETURN(out.extenders, SchedulerExtenders(files.scheduler_config));
   }
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<kube::ApiClient>> LiveApiClient(const ParsedFlags& flags) {
-  ASSIGN_OR_RETURN(kube::ApiConfig config,
-                   flags.Has("kubeconfig")
-                       ? kube::LoadKubeconfig(flags.Get("kubeconfig"), flags.Get("context"))
-                       : kube::InClusterConfig());
+absl::StatusOr<kube::ApiConfig> ApiConfigOf(const KubeOptions& api_server) {
+  return api_server.kubeconfig.empty()
+             ? kube::InClusterConfig()
+             : kube::LoadKubeconfig(api_server.kubeconfig, api_server.context);
+}
+
+absl::StatusOr<std::unique_ptr<kube::ApiClient>> LiveApiClient(const KubeOptions& api_server) {
+  ASSIGN_OR_RETURN(kube::ApiConfig config, ApiConfigOf(api_server));
   return kube::ApiClient::Create(config);
 }
 
 absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
-    const ParsedFlags& flags, topology::Policy policy, std::vector<topology::PodFacts>* pending) {
-  ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> api, LiveApiClient(flags));
+    const KubeOptions& api_server, topology::Policy policy,
+    std::vector<topology::PodFacts>* pending) {
+  ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> api, LiveApiClient(api_server));
   auto state = std::make_shared<kube::ClusterState>(common::BuiltinCatalog());
   state->SetPolicy(std::make_shared<const topology::Policy>(std::move(policy)));
   kube::LiveSource source(*api, *state);

@@ -1,6 +1,6 @@
 // gpu-tenancy node-agent: the DaemonSet that tells kube-apiserver which devices the kubelet gave
 // each GPU pod on its node (agent/node_agent.h), on start and then every --interval.
-#include "agent/node_agent.h"
+#include "cmd/node_agent.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -12,10 +12,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "agent/node_agent.h"
 #include "agent/pod_resources_client.h"
 #include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/inputs.h"
 #include "common/log.h"
 #include "kube/api_client.h"
 #include "kube/config.h"
@@ -23,8 +25,6 @@
 
 namespace cmd {
 namespace {
-
-constexpr char kDefaultSocket[] = "/var/lib/kubelet/pod-resources/kubelet.sock";
 
 const common::FlagTable kNodeAgentFlags{
     {"gpu-tenancy node-agent --node NAME [--pod-resources-socket PATH] [--interval DURATION]\n"
@@ -48,59 +48,49 @@ const common::FlagTable kNodeAgentFlags{
       "none)"},
      {"log-level", "LEVEL", "debug, info, warn or error (default info)"}}};
 
-struct AgentOptions {
-  agent::NodeAgentOptions round;
-  std::string socket = kDefaultSocket;
-  absl::Duration interval = absl::Seconds(10);
-  bool once = false;
-  std::string metrics_host;
-  int metrics_port = -1;  // -1: no metrics port
-};
+}  // namespace
 
-absl::StatusOr<AgentOptions> ParseOptions(const ParsedFlags& flags) {
-  AgentOptions o;
+const common::FlagTable& NodeAgentFlags() { return kNodeAgentFlags; }
+
+absl::StatusOr<NodeAgentCommandOptions> ParseNodeAgentOptions(const ParsedFlags& flags) {
+  NodeAgentCommandOptions o;
+  RETURN_IF_ERROR(CheckNoArguments(flags));
+  ASSIGN_OR_RETURN(o.log_level, ParseLogLevelFlag(flags));
   const char* node_env = std::getenv("NODE_NAME");
   o.round.node = flags.Get("node", node_env ? node_env : "");
   if (o.round.node.empty()) {
     return absl::InvalidArgumentError("--node is required (or set NODE_NAME from spec.nodeName)");
   }
-  o.socket = flags.Get("pod-resources-socket", kDefaultSocket);
-  absl::StatusOr<absl::Duration> interval =
-      common::DurationFlag(flags, "interval", o.interval, absl::Seconds(1), absl::Hours(1), "10s");
-  if (!interval.ok()) return interval.status();
-  o.interval = *interval;
-  absl::StatusOr<absl::Duration> timeout =
-      common::DurationFlag(flags, "kubelet-timeout", o.round.kubelet_timeout,
-                           absl::Milliseconds(100), absl::Minutes(1), "5s");
-  if (!timeout.ok()) return timeout.status();
-  o.round.kubelet_timeout = *timeout;
+  if (flags.Has("pod-resources-socket")) {
+    ASSIGN_OR_RETURN(o.socket, NonEmptyFlag(flags, "pod-resources-socket", "a path"));
+  }
+  ASSIGN_OR_RETURN(o.interval, common::DurationFlag(flags, "interval", o.interval, absl::Seconds(1),
+                                                    absl::Hours(1), "10s"));
+  ASSIGN_OR_RETURN(o.round.kubelet_timeout,
+                   common::DurationFlag(flags, "kubelet-timeout", o.round.kubelet_timeout,
+                                        absl::Milliseconds(100), absl::Minutes(1), "5s"));
   o.once = flags.Has("once");
-  std::string metrics = flags.Get("metrics-listen", "0.0.0.0:8080");
-  if (metrics != "off") {
+  ASSIGN_OR_RETURN(o.api_server, ParseKubeOptions(flags));
+  const std::string metrics = flags.Get("metrics-listen", "0.0.0.0:8080");
+  if (metrics == "off") {
+    o.metrics_port = -1;
+  } else {
     RETURN_IF_ERROR(SplitHostPort("--metrics-listen", metrics, o.metrics_host, o.metrics_port));
   }
   return o;
 }
 
-}  // namespace
-
 int RunNodeAgent(const std::vector<std::string>& args) {
   ParsedFlags flags;
   if (std::optional<int> exit_code = kNodeAgentFlags.ParseOrExit(args, flags)) return *exit_code;
-  if (flags.Has("log-level")) {
-    absl::StatusOr<common::LogLevel> level = common::ParseLogLevel(flags.Get("log-level"));
-    if (!level.ok()) return kNodeAgentFlags.Refuse(level.status());
-    common::SetLogLevel(*level);
-  }
-  absl::StatusOr<AgentOptions> options = ParseOptions(flags);
+  absl::StatusOr<NodeAgentCommandOptions> options = ParseNodeAgentOptions(flags);
   if (!options.ok()) return kNodeAgentFlags.Refuse(options.status());
+  if (options->log_level) common::SetLogLevel(*options->log_level);
   // Blocked before any thread starts (gRPC and the API client start their own), so SIGTERM
   // reaches the sigtimedwait below instead of killing the process from one of theirs.
   sigset_t signals{};
   if (!options->once) signals = BlockShutdownSignals();
-  absl::StatusOr<kube::ApiConfig> config =
-      flags.Has("kubeconfig") ? kube::LoadKubeconfig(flags.Get("kubeconfig"), flags.Get("context"))
-                              : kube::InClusterConfig();
+  absl::StatusOr<kube::ApiConfig> config = ApiConfigOf(options->api_server);
   if (!config.ok()) return Fail(config.status());
   absl::StatusOr<std::unique_ptr<kube::ApiClient>> api = kube::ApiClient::Create(*config);
   if (!api.ok()) return Fail(api.status());

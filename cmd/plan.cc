@@ -5,9 +5,9 @@
 // With --from-cluster it proposes MIG re-cuts for the pending MIG pods of a cluster instead
 // (plan/mig_recut.h), as mig-parted configs and the `reconfigure` commands that apply them.
 //
-// The decisions and their renderings are plan/'s; this file parses flags, reads the input and
-// prints.
-#include "plan/plan.h"
+// The decisions and their renderings are plan/'s; this file parses its options, reads the
+// input and prints.
+#include "cmd/plan.h"
 
 #include <iostream>
 #include <memory>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
@@ -24,6 +25,7 @@
 #include "common/plan_input.h"
 #include "plan/document.h"
 #include "plan/mig_recut.h"
+#include "plan/plan.h"
 #include "plan/recut_document.h"
 #include "plan/recut_input.h"
 #include "plan/render.h"
@@ -57,17 +59,13 @@ const common::FlagTable kPlanFlags{
       "gpu-tenancy.io/gpu-memory)"},
      {"output", "FORMAT", "text, yaml or json (default text)", 'o'}}};
 
-int PrintRecuts(const ParsedFlags& flags, const std::string& format) {
-  if (flags.Has("input")) {
-    return kPlanFlags.Refuse(
-        absl::InvalidArgumentError("--input and --from-cluster are two different plans"));
-  }
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(flags);
+int PrintRecuts(const PlanOptions& options) {
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(options.inputs);
   if (!policy.ok()) return Fail(policy.status());
   std::shared_ptr<const topology::ClusterSnapshot> snapshot;
   std::vector<topology::PodFacts> pods;
-  if (flags.Has("cluster-file") || flags.Has("demo")) {
-    absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(flags);
+  if (options.inputs.has_cluster()) {
+    absl::StatusOr<topology::ClusterData> cluster = ReadCluster(options.inputs);
     if (!cluster.ok()) return kPlanFlags.Refuse(cluster.status());
     std::vector<std::string> skipped;
     snapshot = std::make_shared<const topology::ClusterSnapshot>(
@@ -76,50 +74,63 @@ int PrintRecuts(const ParsedFlags& flags, const std::string& format) {
     pods = std::move(cluster->pods);
   } else {
     absl::StatusOr<std::shared_ptr<const topology::ModelState>> live =
-        ListLive(flags, *policy, &pods);
+        ListLive(options.api_server, *policy, &pods);
     if (!live.ok()) return Fail(live.status());
     snapshot = (*live)->snapshot;
   }
   plan::RecutInput input = plan::RecutInputFromCluster(*snapshot, *policy, pods);
   plan::RecutProposal proposal = plan::ProposeRecuts(input.problem);
   const int exit_code = proposal.unserved.empty() ? 0 : 1;
-  if (format == "json") {
+  if (options.output == OutputFormat::kJson) {
     std::cout << plan::RenderJsonTree(plan::RecutTree(input, proposal)) << "\n";
     return exit_code;
   }
-  absl::StatusOr<std::string> out = format == "yaml"
-                                        ? plan::RenderYamlTree(plan::RecutTree(input, proposal))
-                                        : plan::RecutText(input, proposal);
+  const bool yaml = options.output == OutputFormat::kYaml;
+  absl::StatusOr<std::string> out = yaml ? plan::RenderYamlTree(plan::RecutTree(input, proposal))
+                                         : plan::RecutText(input, proposal);
   if (!out.ok()) return Fail(out.status());
-  if (format == "yaml") std::cout << "# gpu-tenancy plan --from-cluster\n";
+  if (yaml) std::cout << "# gpu-tenancy plan --from-cluster\n";
   std::cout << *out;
   return exit_code;
 }
 
 }  // namespace
 
-int RunPlan(const std::vector<std::string>& args) {
-  ParsedFlags parsed;
-  if (std::optional<int> exit_code = kPlanFlags.ParseOrExit(args, parsed)) return *exit_code;
-  const ParsedFlags* flags = &parsed;
-  absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "yaml", "json"});
-  if (!output.ok()) return kPlanFlags.Refuse(output.status());
-  const std::string format = *output;
-  if (!flags->positional.empty()) {
-    return kPlanFlags.Refuse(absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument \"", flags->positional.front(), "\"")));
+const common::FlagTable& PlanFlags() { return kPlanFlags; }
+
+absl::StatusOr<PlanOptions> ParsePlanOptions(const ParsedFlags& flags) {
+  PlanOptions out;
+  RETURN_IF_ERROR(CheckNoArguments(flags));
+  ASSIGN_OR_RETURN(out.output, ParseOutputFormat(flags, {OutputFormat::kText, OutputFormat::kYaml,
+                                                         OutputFormat::kJson}));
+  ASSIGN_OR_RETURN(out.input, NonEmptyFlag(flags, "input", "a file"));
+  out.from_cluster = flags.Has("from-cluster");
+  if (out.from_cluster && flags.Has("input")) {
+    return absl::InvalidArgumentError("--input and --from-cluster are two different plans");
   }
-  if (flags->Has("from-cluster")) return PrintRecuts(*flags, format);
-  for (const char* flag : {"cluster-file", "demo", "kubeconfig", "context"}) {
-    if (flags->Has(flag)) {
-      return kPlanFlags.Refuse(
-          absl::InvalidArgumentError(absl::StrCat("--", flag, " needs --from-cluster")));
+  if (!out.from_cluster) {
+    for (const char* flag : {"cluster-file", "demo", "kubeconfig", "context"}) {
+      if (flags.Has(flag)) {
+        return absl::InvalidArgumentError(absl::StrCat("--", flag, " needs --from-cluster"));
+      }
+    }
+    if (out.input.empty()) {
+      return absl::InvalidArgumentError("--input or --from-cluster is required");
     }
   }
-  if (!flags->Has("input")) {
-    return kPlanFlags.Refuse(absl::InvalidArgumentError("--input or --from-cluster is required"));
-  }
-  std::string path = flags->Get("input");
+  ASSIGN_OR_RETURN(out.inputs, ParseInputOptions(flags));
+  RETURN_IF_ERROR(CheckOneClusterSource(flags));
+  ASSIGN_OR_RETURN(out.api_server, ParseKubeOptions(flags));
+  return out;
+}
+
+int RunPlan(const std::vector<std::string>& args) {
+  ParsedFlags flags;
+  if (std::optional<int> exit_code = kPlanFlags.ParseOrExit(args, flags)) return *exit_code;
+  absl::StatusOr<PlanOptions> options = ParsePlanOptions(flags);
+  if (!options.ok()) return kPlanFlags.Refuse(options.status());
+  if (options->from_cluster) return PrintRecuts(*options);
+  const std::string& path = options->input;
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return Fail(text.status());
   absl::StatusOr<plan::PlanInput> input = common::ParsePlanInput(*text);
@@ -127,7 +138,7 @@ int RunPlan(const std::vector<std::string>& args) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(path, ": ", input.status().message())));
   }
   // Without --policy this is Policy::AllowAll(), whose annotation is the default one.
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(options->inputs);
   if (!policy.ok()) return Fail(policy.status());
   input->memory_annotation = policy->memory_annotation;
 
@@ -137,14 +148,14 @@ int RunPlan(const std::vector<std::string>& args) {
     return made.status().code() == absl::StatusCode::kResourceExhausted ? 1 : 2;
   }
   plan::PlanDocument doc = plan::BuildDocument(*std::move(made));
-  if (format == "json") {
+  if (options->output == OutputFormat::kJson) {
     std::cout << plan::RenderJson(doc) << "\n";
     return 0;
   }
-  absl::StatusOr<std::string> out =
-      format == "yaml" ? plan::RenderYaml(doc) : plan::RenderText(doc);
+  const bool yaml = options->output == OutputFormat::kYaml;
+  absl::StatusOr<std::string> out = yaml ? plan::RenderYaml(doc) : plan::RenderText(doc);
   if (!out.ok()) return Fail(out.status());
-  if (format == "yaml") std::cout << "# gpu-tenancy plan of " << path << "\n";
+  if (yaml) std::cout << "# gpu-tenancy plan of " << path << "\n";
   std::cout << *out;
   return 0;
 }

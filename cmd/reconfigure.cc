@@ -1,7 +1,9 @@
 // gpu-tenancy reconfigure: changes one node's MIG geometry through the gate of
 // kube/reconfigure_gate.h (cordon, traffic check, drain, apply, wait, validate, smoke,
-// uncordon; rollback on failure). This file parses flags, loads the mig-parted config, wires
-// Ctrl-C to the gate and prints the report as text or JSON.
+// uncordon; rollback on failure). This file parses its options, loads the mig-parted config,
+// wires Ctrl-C to the gate and prints the report as text or JSON.
+#include "cmd/reconfigure.h"
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -16,8 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/inputs.h"
 #include "common/audit_log.h"
 #include "common/config_loader.h"
 #include "common/flag_table.h"
@@ -161,9 +165,10 @@ void PrintPlan(const kube::GateReport& r) {
   for (const std::string& p : r.evictions) std::cout << "    " << p << "\n";
 }
 
-absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ParsedFlags& flags, kube::Api& api) {
-  if (flags.Has("mig-parted-config")) {
-    std::string path = flags.Get("mig-parted-config");
+absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ReconfigureOptions& options,
+                                                    kube::Api& api) {
+  if (!options.mig_parted_file.empty()) {
+    const std::string& path = options.mig_parted_file;
     absl::StatusOr<std::string> text = ReadFile(path);
     if (!text.ok()) return text.status();
     absl::StatusOr<topology::MigPartedFile> f = wire::ParseMigPartedConfig(*text);
@@ -173,13 +178,9 @@ absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ParsedFlags& flags, ku
     }
     return f;
   }
-  std::string ref = flags.Get("mig-parted-configmap", "gpu-operator/default-mig-parted-config");
-  std::vector<std::string> parts = absl::StrSplit(ref, '/');
-  if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--mig-parted-configmap \"", ref, "\" is not NAMESPACE/NAME"));
-  }
-  absl::StatusOr<std::string> cm = kube::GetConfigMap(api, parts[0], parts[1]);
+  const std::string ref = absl::StrCat(options.configmap_namespace, "/", options.configmap_name);
+  absl::StatusOr<std::string> cm =
+      kube::GetConfigMap(api, options.configmap_namespace, options.configmap_name);
   if (!cm.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("--mig-parted-configmap ", ref, ": ", cm.status().message()));
@@ -194,57 +195,80 @@ absl::StatusOr<topology::MigPartedFile> LoadConfigs(const ParsedFlags& flags, ku
 
 }  // namespace
 
+const common::FlagTable& ReconfigureFlags() { return kReconfigureFlags; }
+
+absl::StatusOr<ReconfigureOptions> ParseReconfigureOptions(const ParsedFlags& flags) {
+  ReconfigureOptions out;
+  ASSIGN_OR_RETURN(out.output,
+                   ParseOutputFormat(flags, {OutputFormat::kText, OutputFormat::kJson}));
+  if (flags.positional.size() != 1) {
+    return absl::InvalidArgumentError(flags.positional.empty() ? "NODE is required"
+                                                               : "exactly one NODE, please");
+  }
+  kube::GateOptions& gate = out.gate;
+  gate.node = flags.positional.front();
+  ASSIGN_OR_RETURN(gate.target, NonEmptyFlag(flags, "to", "a config name"));
+  if (gate.target.empty()) return absl::InvalidArgumentError("--to is required");
+  if (flags.Has("mig-parted-config") && flags.Has("mig-parted-configmap")) {
+    return absl::InvalidArgumentError(
+        "--mig-parted-config and --mig-parted-configmap exclude each other");
+  }
+  ASSIGN_OR_RETURN(out.mig_parted_file, NonEmptyFlag(flags, "mig-parted-config", "a file"));
+  if (flags.Has("mig-parted-configmap")) {
+    const std::string ref = flags.Get("mig-parted-configmap");
+    std::vector<std::string> parts = absl::StrSplit(ref, '/');
+    if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mig-parted-configmap \"", ref, "\" is not NAMESPACE/NAME"));
+    }
+    out.configmap_namespace = parts[0];
+    out.configmap_name = parts[1];
+  }
+  ASSIGN_OR_RETURN(out.api_server, ParseKubeOptions(flags));
+  gate.dry_run = flags.Has("dry-run");
+  gate.skip_traffic_check = flags.Has("skip-traffic-check");
+  ASSIGN_OR_RETURN(gate.smoke_image, NonEmptyFlag(flags, "smoke-image", "an image"));
+  if (flags.Has("smoke-namespace")) {
+    if (gate.smoke_image.empty()) {
+      return absl::InvalidArgumentError("--smoke-namespace needs --smoke-image");
+    }
+    ASSIGN_OR_RETURN(gate.smoke_namespace, NonEmptyFlag(flags, "smoke-namespace", "a namespace"));
+  }
+  ASSIGN_OR_RETURN(gate.timeout,
+                   common::DurationFlag(flags, "timeout", absl::Minutes(30), absl::Milliseconds(1),
+                                        absl::Hours(24), "30m"));
+  ASSIGN_OR_RETURN(gate.settle,
+                   common::DurationFlag(flags, "settle", absl::Minutes(2), absl::Milliseconds(1),
+                                        absl::Hours(24), "90s"));
+  ASSIGN_OR_RETURN(std::optional<common::LogLevel> level, ParseLogLevelFlag(flags));
+  if (level) out.log_level = *level;
+  if (flags.Has("audit-log")) {
+    ASSIGN_OR_RETURN(out.audit_log, NonEmptyFlag(flags, "audit-log", "a file or \"-\""));
+  }
+  return out;
+}
+
 int RunReconfigure(const std::vector<std::string>& args) {
-  ParsedFlags parsed;
-  if (std::optional<int> exit_code = kReconfigureFlags.ParseOrExit(args, parsed)) return *exit_code;
-  const ParsedFlags* flags = &parsed;
-  absl::StatusOr<std::string> output = OutputFormat(*flags, {"text", "json"});
-  if (!output.ok()) return kReconfigureFlags.Refuse(output.status());
-  const std::string format = *output;
-  if (flags->positional.size() != 1) {
-    return kReconfigureFlags.Refuse(absl::InvalidArgumentError(
-        flags->positional.empty() ? "NODE is required" : "exactly one NODE, please"));
-  }
-  if (!flags->Has("to"))
-    return kReconfigureFlags.Refuse(absl::InvalidArgumentError("--to is required"));
-  if (flags->Has("mig-parted-config") && flags->Has("mig-parted-configmap")) {
-    return kReconfigureFlags.Refuse(absl::InvalidArgumentError(
-        "--mig-parted-config and --mig-parted-configmap exclude each other"));
-  }
-  kube::GateOptions options;
-  options.node = flags->positional.front();
-  options.target = flags->Get("to");
-  options.dry_run = flags->Has("dry-run");
-  options.skip_traffic_check = flags->Has("skip-traffic-check");
-  options.smoke_image = flags->Get("smoke-image");
-  options.smoke_namespace = flags->Get("smoke-namespace", "default");
-  absl::StatusOr<absl::Duration> timeout = common::DurationFlag(
-      *flags, "timeout", absl::Minutes(30), absl::Milliseconds(1), absl::Hours(24), "30m");
-  if (!timeout.ok()) return kReconfigureFlags.Refuse(timeout.status());
-  absl::StatusOr<absl::Duration> settle = common::DurationFlag(
-      *flags, "settle", absl::Minutes(2), absl::Milliseconds(1), absl::Hours(24), "90s");
-  if (!settle.ok()) return kReconfigureFlags.Refuse(settle.status());
-  options.timeout = *timeout;
-  options.settle = *settle;
-  absl::StatusOr<common::LogLevel> level = common::ParseLogLevel(flags->Get("log-level", "warn"));
-  if (!level.ok()) return kReconfigureFlags.Refuse(level.status());
-  common::SetLogLevel(*level);
+  ParsedFlags flags;
+  if (std::optional<int> exit_code = kReconfigureFlags.ParseOrExit(args, flags)) return *exit_code;
+  absl::StatusOr<ReconfigureOptions> parsed = ParseReconfigureOptions(flags);
+  if (!parsed.ok()) return kReconfigureFlags.Refuse(parsed.status());
+  ReconfigureOptions& command = *parsed;
+  kube::GateOptions& options = command.gate;
+  common::SetLogLevel(command.log_level);
 
   std::unique_ptr<common::AuditLog> audit;
-  if (flags->Has("audit-log")) {
+  if (!command.audit_log.empty()) {
     absl::StatusOr<std::unique_ptr<common::AuditLog>> opened =
-        common::AuditLog::Open(flags->Get("audit-log"));
+        common::AuditLog::Open(command.audit_log);
     if (!opened.ok()) return Fail(opened.status());
     audit = *std::move(opened);
   }
-  absl::StatusOr<kube::ApiConfig> config =
-      flags->Has("kubeconfig")
-          ? kube::LoadKubeconfig(flags->Get("kubeconfig"), flags->Get("context"))
-          : kube::InClusterConfig();
+  absl::StatusOr<kube::ApiConfig> config = ApiConfigOf(command.api_server);
   if (!config.ok()) return Fail(config.status());
   absl::StatusOr<std::unique_ptr<kube::ApiClient>> api = kube::ApiClient::Create(*config);
   if (!api.ok()) return Fail(api.status());
-  absl::StatusOr<topology::MigPartedFile> configs = LoadConfigs(*flags, **api);
+  absl::StatusOr<topology::MigPartedFile> configs = LoadConfigs(command, **api);
   if (!configs.ok()) return Fail(configs.status());
   options.configs = *std::move(configs);
   if (options.configs.Find(options.target) == nullptr) {
@@ -255,7 +279,7 @@ int RunReconfigure(const std::vector<std::string>& args) {
 
   kube::ReconfigureGate gate(**api, common::BuiltinCatalog(), kube::Clock::Real());
   gate.SetAuditLog(audit.get());
-  bool text = format == "text";
+  const bool text = command.output == OutputFormat::kText;
   gate.OnStep([text](const kube::StepRecord& s) {
     // Text: progress as it happens; JSON keeps stdout for the report and logs steps to stderr.
     (text ? std::cout : std::cerr) << StepLine(s) << std::flush;

@@ -3,12 +3,15 @@
 // configs are its output (--layout scheduler, --layout default-scheduler), and
 // test/deploy/scheduler_config_test.cc fails when they drift from it, so adding a GPU model to
 // the catalog cannot leave its MIG profiles unscheduled by the extender.
+#include "cmd/scheduler_config.h"
+
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
@@ -231,42 +234,51 @@ std::string ExtenderStanza(const std::vector<topology::ManagedResource>& resourc
 
 }  // namespace
 
+const common::FlagTable& SchedulerConfigFlags() { return kSchedulerConfigFlags; }
+
+absl::StatusOr<SchedulerConfigOptions> ParseSchedulerConfigOptions(const ParsedFlags& flags) {
+  SchedulerConfigOptions out;
+  RETURN_IF_ERROR(CheckNoArguments(flags));
+  const std::string layout = flags.Get("layout", "stanza");
+  if (layout == "scheduler") {
+    out.layout = SchedulerConfigLayout::kScheduler;
+  } else if (layout == "default-scheduler") {
+    out.layout = SchedulerConfigLayout::kDefaultScheduler;
+  } else if (layout != "stanza") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--layout must be stanza, scheduler or default-scheduler, not \"", layout, "\""));
+  }
+  ASSIGN_OR_RETURN(out.inputs, ParseInputOptions(flags));
+  return out;
+}
+
 int RunSchedulerConfig(const std::vector<std::string>& args) {
-  ParsedFlags parsed;
-  if (std::optional<int> exit_code = kSchedulerConfigFlags.ParseOrExit(args, parsed))
+  ParsedFlags flags;
+  if (std::optional<int> exit_code = kSchedulerConfigFlags.ParseOrExit(args, flags))
     return *exit_code;
-  const ParsedFlags* flags = &parsed;
-  if (!flags->positional.empty()) {
-    return kSchedulerConfigFlags.Refuse(
-        absl::InvalidArgumentError(absl::StrCat("unexpected argument ", flags->positional[0])));
-  }
-  const std::string layout = flags->Get("layout", "stanza");
-  if (layout != "stanza" && layout != "scheduler" && layout != "default-scheduler") {
-    return kSchedulerConfigFlags.Refuse(absl::InvalidArgumentError(absl::StrCat(
-        "--layout must be stanza, scheduler or default-scheduler, not \"", layout, "\"")));
-  }
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
+  absl::StatusOr<SchedulerConfigOptions> options = ParseSchedulerConfigOptions(flags);
+  if (!options.ok()) return kSchedulerConfigFlags.Refuse(options.status());
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(options->inputs);
   if (!policy.ok()) {
     return Fail(absl::InvalidArgumentError(absl::StrCat("--policy: ", policy.status().message())));
   }
   const topology::Catalog& catalog = common::BuiltinCatalog();
   std::vector<topology::ManagedResource> resources = topology::ManagedResources(catalog, *policy);
-  std::string narrowed_to;
-  if (flags->Has("cluster-file")) {
-    absl::StatusOr<topology::ClusterData> cluster = LoadClusterFlag(*flags);
+  const std::string& narrowed_to = options->inputs.cluster_file;
+  if (!narrowed_to.empty()) {
+    absl::StatusOr<topology::ClusterData> cluster = ReadCluster(options->inputs);
     if (!cluster.ok()) {
       return Fail(
           absl::InvalidArgumentError(absl::StrCat("--cluster-file: ", cluster.status().message())));
     }
     resources = topology::AdvertisedOnly(resources, cluster->nodes);
-    narrowed_to = flags->Get("cluster-file");
   }
   std::vector<std::string> models;
   for (const topology::GpuModel& model : catalog.models()) models.push_back(model.model);
 
-  if (layout == "scheduler") {
+  if (options->layout == SchedulerConfigLayout::kScheduler) {
     std::cout << kSchedulerHeader << ExtenderStanza(resources, models, kCaFile, narrowed_to);
-  } else if (layout == "default-scheduler") {
+  } else if (options->layout == SchedulerConfigLayout::kDefaultScheduler) {
     std::cout << kDefaultSchedulerHeader << ExtenderStanza(resources, models, kCaData, narrowed_to);
   } else {
     std::cout << kStanzaHeader << ExtenderStanza(resources, models, kCaData, narrowed_to);

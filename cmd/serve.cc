@@ -89,10 +89,7 @@ void PrintDemoHelp(const std::string& ca_for_curl, int tls_port, int metrics_por
 absl::StatusOr<std::unique_ptr<ServeCluster>> FollowApiServer(
     const ServeOptions& options, std::shared_ptr<const topology::Policy> policy,
     common::AuditLog* audit) {
-  ASSIGN_OR_RETURN(kube::ApiConfig config,
-                   options.kubeconfig.empty()
-                       ? kube::InClusterConfig()
-                       : kube::LoadKubeconfig(options.kubeconfig, options.context));
+  ASSIGN_OR_RETURN(kube::ApiConfig config, ApiConfigOf(options.api_server));
   ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> client, kube::ApiClient::Create(config));
   return ServeCluster::Live(std::move(client), config.namespace_name, options, std::move(policy),
                             audit);
@@ -175,9 +172,9 @@ int RunServe(const std::vector<std::string>& args) {
     if (!ca.ok()) return Fail(ca.status());
     ca_for_curl = *ca;
   }
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(flags);
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(options->inputs);
   if (!policy.ok()) return Fail(policy.status());
-  absl::StatusOr<AuditSources> audit_sources = LoadAuditSources(flags);
+  absl::StatusOr<AuditSources> audit_sources = LoadAuditSources(options->audit_sources);
   if (!audit_sources.ok()) return Fail(audit_sources.status());
   std::unique_ptr<common::AuditLog> audit;
   if (!options->audit_log.empty()) {
@@ -195,7 +192,7 @@ int RunServe(const std::vector<std::string>& args) {
     if (!live.ok()) return Fail(live.status());
     opened_cluster = *std::move(live);
   } else {
-    absl::StatusOr<topology::ClusterData> data = LoadClusterFlag(flags);
+    absl::StatusOr<topology::ClusterData> data = ReadCluster(options->inputs);
     if (!data.ok()) return table.Refuse(data.status());
     opened_cluster = ServeCluster::Fixed(*std::move(data), shared_policy);
   }
@@ -248,7 +245,9 @@ int RunServe(const std::vector<std::string>& args) {
   if (!srv.ok()) return Fail(srv.status());
 
   std::unique_ptr<server::FileWatcher> policy_watch;
-  if (flags.Has("policy")) policy_watch = WatchPolicy(flags.Get("policy"), cluster);
+  if (!options->inputs.policy_file.empty()) {
+    policy_watch = WatchPolicy(options->inputs.policy_file, cluster);
+  }
   cluster.Start();
   WarnIfGuaranteesOvercommit(cluster.state());
   (*srv)->Start();

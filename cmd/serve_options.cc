@@ -179,16 +179,17 @@ absl::Status MergeServeConfigFile(ParsedFlags& flags) {
 
 absl::StatusOr<ServeOptions> ParseServeOptions(const ParsedFlags& flags) {
   ServeOptions out;
-  if (flags.Has("log-level")) {
-    ASSIGN_OR_RETURN(out.log_level, common::ParseLogLevel(flags.Get("log-level")));
-  }
+  RETURN_IF_ERROR(CheckNoArguments(flags));
+  ASSIGN_OR_RETURN(out.log_level, ParseLogLevelFlag(flags));
   const bool demo = flags.Has("demo");
   RETURN_IF_ERROR(ParseServerOptions(flags, demo, out));
-  out.cluster = flags.Has("cluster-file") ? ClusterSource::kFile
-                : demo                    ? ClusterSource::kDemo
-                                          : ClusterSource::kLive;
-  out.kubeconfig = flags.Get("kubeconfig");
-  out.context = flags.Get("context");
+  ASSIGN_OR_RETURN(out.inputs, ParseInputOptions(flags));
+  RETURN_IF_ERROR(CheckOneClusterSource(flags));
+  ASSIGN_OR_RETURN(out.api_server, ParseKubeOptions(flags));
+  ASSIGN_OR_RETURN(out.audit_sources, ParseAuditSourceFiles(flags));
+  out.cluster = !out.inputs.cluster_file.empty() ? ClusterSource::kFile
+                : out.inputs.demo                ? ClusterSource::kDemo
+                                                 : ClusterSource::kLive;
   ASSIGN_OR_RETURN(out.assume_ttl,
                    common::DurationFlag(flags, "assume-ttl", out.assume_ttl, absl::Milliseconds(1),
                                         absl::InfiniteDuration(), "30s"));

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cmd/flags.h"
+#include "cmd/options.h"
 #include "common/log.h"
 #include "server/server.h"
 
@@ -31,8 +32,9 @@ enum class ClusterSource {
 struct ServeOptions {
   server::Options server;  // listeners, limits, certificate files
   ClusterSource cluster = ClusterSource::kLive;
-  std::string kubeconfig;  // kLive; empty: in-cluster
-  std::string context;     // empty: the kubeconfig's current-context
+  InputOptions inputs;             // the policy; the cluster file or the demo's (kFile, kDemo)
+  KubeOptions api_server;          // kLive
+  AuditSourceFiles audit_sources;  // what the audit page compares with
   // How long a bind's assumption waits for the watch to confirm it.
   absl::Duration assume_ttl = absl::Seconds(30);
   absl::Duration resync = absl::Minutes(5);  // every object listed again this often

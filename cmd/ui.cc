@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
@@ -84,23 +85,31 @@ server::UiHandlers MakeUiHandlers(
   return h;
 }
 
+const common::FlagTable& UiFlags() { return kUiFlags; }
+
+absl::StatusOr<UiOptions> ParseUiOptions(const ParsedFlags& flags) {
+  UiOptions out;
+  RETURN_IF_ERROR(CheckNoArguments(flags));
+  RETURN_IF_ERROR(SplitHostPort("--listen", flags.Get("listen", "127.0.0.1:8090"), out.listen_host,
+                                out.listen_port));
+  ASSIGN_OR_RETURN(out.inputs, ParseInputOptions(flags));
+  return out;
+}
+
 int RunUi(const std::vector<std::string>& args) {
-  ParsedFlags parsed;
-  if (std::optional<int> exit_code = kUiFlags.ParseOrExit(args, parsed)) return *exit_code;
-  const ParsedFlags* flags = &parsed;
-  std::string host;
-  int port = 0;
-  absl::Status where =
-      SplitHostPort("--listen", flags->Get("listen", "127.0.0.1:8090"), host, port);
-  if (!where.ok()) return kUiFlags.Refuse(where);
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
+  ParsedFlags flags;
+  if (std::optional<int> exit_code = kUiFlags.ParseOrExit(args, flags)) return *exit_code;
+  absl::StatusOr<UiOptions> options = ParseUiOptions(flags);
+  if (!options.ok()) return kUiFlags.Refuse(options.status());
+  const std::string& host = options->listen_host;
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(options->inputs);
   if (!policy.ok()) return Fail(policy.status());
 
   sigset_t signals = BlockShutdownSignals();
 
   server::OperatorPortOptions at;
   at.host = host;
-  at.port = port;
+  at.port = options->listen_port;
   absl::StatusOr<std::unique_ptr<server::Listener>> listener = server::Listener::BindOperatorPort(
       std::move(at), server::UiRoutes(MakeUiHandlers(
                          std::make_shared<const topology::Policy>(*std::move(policy)))));

@@ -4,6 +4,8 @@
 // manifests/base/webhooks.yaml is its output for manifests/base/policy.yaml, and
 // test/deploy/webhook_config_test.cc fails when it drifts, so a rule's new input cannot be
 // left out of the conditions.
+#include "cmd/webhook_config.h"
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/inputs.h"
@@ -206,16 +209,22 @@ std::string MatchConditions(const topology::Policy& policy, webhook::ReviewKind 
 
 }  // namespace
 
+const common::FlagTable& WebhookConfigFlags() { return kWebhookConfigFlags; }
+
+absl::StatusOr<WebhookConfigOptions> ParseWebhookConfigOptions(const ParsedFlags& flags) {
+  WebhookConfigOptions out;
+  RETURN_IF_ERROR(CheckNoArguments(flags));
+  ASSIGN_OR_RETURN(out.inputs, ParseInputOptions(flags));
+  return out;
+}
+
 int RunWebhookConfig(const std::vector<std::string>& args) {
-  ParsedFlags parsed;
-  if (std::optional<int> exit_code = kWebhookConfigFlags.ParseOrExit(args, parsed))
+  ParsedFlags flags;
+  if (std::optional<int> exit_code = kWebhookConfigFlags.ParseOrExit(args, flags))
     return *exit_code;
-  const ParsedFlags* flags = &parsed;
-  if (!flags->positional.empty()) {
-    return kWebhookConfigFlags.Refuse(
-        absl::InvalidArgumentError(absl::StrCat("unexpected argument ", flags->positional[0])));
-  }
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(*flags);
+  absl::StatusOr<WebhookConfigOptions> options = ParseWebhookConfigOptions(flags);
+  if (!options.ok()) return kWebhookConfigFlags.Refuse(options.status());
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(options->inputs);
   if (!policy.ok()) {
     return Fail(absl::InvalidArgumentError(absl::StrCat("--policy: ", policy.status().message())));
   }

@@ -269,7 +269,11 @@ TEST(AuditCommandTest, BadInputIsAClearErrorNotACrash) {
             "--mig-parted-config"},
            {"audit --demo --scheduler-config " + Source("cmd/demo/policy.yaml"),
             "no extenders list"},
-           {"audit --demo stray", "unexpected argument"},
+           {"audit --demo stray", "unexpected argument \"stray\""},
+           {"audit --demo --kubeconfig /nonexistent/kubeconfig",
+            "error: --kubeconfig and --demo exclude each other"},
+           {"audit --context prod", "error: --context needs --kubeconfig"},
+           {"audit --demo --scheduler-config=", "error: --scheduler-config takes a file"},
        }) {
     SCOPED_TRACE(c.args);
     CommandResult r = testing_support::RunShell(absl::StrCat(bin, " ", c.args));

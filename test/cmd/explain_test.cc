@@ -593,4 +593,23 @@ TEST(ExplainTest, UsageGoesToStderr) {
   EXPECT_TRUE(absl::StrContains(err, "usage: gpu-tenancy explain")) << err;
 }
 
+// What used to be ignored is refused, naming the flag or the argument.
+TEST(ExplainTest, IgnoredInputIsRefusedNamingIt) {
+  struct Row {
+    std::string args;
+    std::string error;  // the first line of stderr
+  };
+  for (const Row& row : std::vector<Row>{
+           {"--demo --pod acme/waiting acme/other", "error: unexpected argument \"acme/other\""},
+           {"--demo --pod acme/waiting --policy=", "error: --policy takes a file, not \"\""},
+           {"--demo --pod acme/waiting -o yaml", "error: -o must be text or json, not \"yaml\""},
+       }) {
+    SCOPED_TRACE(row.args);
+    ProcessResult run = Explain(row.args);
+    EXPECT_EQ(run.exit_code, 2) << run.out;
+    EXPECT_EQ(run.err.substr(0, run.err.find('\n')), row.error) << run.err;
+    EXPECT_EQ(run.out, "");
+  }
+}
+
 }  // namespace

@@ -15,12 +15,14 @@
 namespace cmd {
 namespace {
 
-ParsedFlags Flags(const std::vector<std::string>& args) {
+InputOptions Flags(const std::vector<std::string>& args) {
   const common::FlagTable table{
       {"test"}, "", {{"policy", "FILE", ""}, {"cluster-file", "FILE", ""}, {"demo", "", ""}}};
   absl::StatusOr<ParsedFlags> flags = table.Parse(args);
   EXPECT_TRUE(flags.ok()) << flags.status();
-  return flags.ok() ? *flags : ParsedFlags{};
+  absl::StatusOr<InputOptions> inputs = ParseInputOptions(flags.ok() ? *flags : ParsedFlags{});
+  EXPECT_TRUE(inputs.ok()) << inputs.status();
+  return inputs.ok() ? *inputs : InputOptions{};
 }
 
 std::string Source(const std::string& relative) {
@@ -52,7 +54,7 @@ TEST(DemoTextTest, IsTheDemoDirectoryAsEmbedded) {
   EXPECT_EQ(DemoPolicyText(), Source("cmd/demo/policy.yaml"));
 }
 
-TEST(LoadPolicyFlagTest, FileThenDemoThenAllowAll) {
+TEST(ReadPolicyTest, FileThenDemoThenAllowAll) {
   const std::string file = Write("one-tenant.yaml", kOneTenant);
   struct Row {
     std::string name;
@@ -74,25 +76,25 @@ TEST(LoadPolicyFlagTest, FileThenDemoThenAllowAll) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(Flags(row.args));
+    absl::StatusOr<topology::Policy> policy = ReadPolicy(Flags(row.args));
     ASSERT_TRUE(policy.ok()) << policy.status();
     EXPECT_EQ(TenantNames(*policy), row.tenants);
     std::vector<std::string> tiers;
     for (const topology::Tier& t : policy->tiers) tiers.push_back(t.name);
     EXPECT_EQ(tiers, row.tiers);
   }
-  absl::StatusOr<topology::Policy> allow_all = LoadPolicyFlag(Flags({}));
+  absl::StatusOr<topology::Policy> allow_all = ReadPolicy(Flags({}));
   ASSERT_TRUE(allow_all.ok());
   EXPECT_EQ(allow_all->unknown_tenant_tier, std::optional<std::string>("default"))
       << "allow-all admits every namespace";
-  absl::StatusOr<topology::Policy> demo = LoadPolicyFlag(Flags({"--demo"}));
+  absl::StatusOr<topology::Policy> demo = ReadPolicy(Flags({"--demo"}));
   ASSERT_TRUE(demo.ok());
   EXPECT_EQ(demo->unknown_tenant_tier, std::nullopt) << "the demo denies unknown tenants";
 }
 
-TEST(LoadPolicyFlagTest, AFileThatCannotBeReadOrParsedIsAnErrorNamingIt) {
+TEST(ReadPolicyTest, AFileThatCannotBeReadOrParsedIsAnErrorNamingIt) {
   const std::string missing = ::testing::TempDir() + "/inputs_test_missing-policy.yaml";
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(Flags({"--policy", missing}));
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(Flags({"--policy", missing}));
   EXPECT_EQ(policy.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(policy.status().message(), "cannot read " + missing);
 
@@ -110,13 +112,13 @@ TEST(LoadPolicyFlagTest, AFileThatCannotBeReadOrParsedIsAnErrorNamingIt) {
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
     const std::string path = Write("bad-policy.yaml", row.text);
-    absl::StatusOr<topology::Policy> bad = LoadPolicyFlag(Flags({"--demo", "--policy", path}));
+    absl::StatusOr<topology::Policy> bad = ReadPolicy(Flags({"--demo", "--policy", path}));
     EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(bad.status().message(), path + ": " + row.message_after_path);
   }
 }
 
-TEST(LoadClusterFlagTest, FileThenDemoElseAnError) {
+TEST(ReadClusterTest, FileThenDemoElseAnError) {
   const std::string yaml = Write("cluster.yaml",
                                  "kind: List\nitems:\n"
                                  "- {kind: Node, metadata: {name: only-node}}\n"
@@ -136,26 +138,25 @@ TEST(LoadClusterFlagTest, FileThenDemoElseAnError) {
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
-    absl::StatusOr<topology::ClusterData> data = LoadClusterFlag(Flags(row.args));
+    absl::StatusOr<topology::ClusterData> data = ReadCluster(Flags(row.args));
     ASSERT_TRUE(data.ok()) << data.status();
     EXPECT_EQ(data->nodes.size(), row.nodes);
     EXPECT_EQ(data->pods.size(), row.pods);
   }
-  absl::StatusOr<topology::ClusterData> from_yaml =
-      LoadClusterFlag(Flags({"--cluster-file", yaml}));
+  absl::StatusOr<topology::ClusterData> from_yaml = ReadCluster(Flags({"--cluster-file", yaml}));
   ASSERT_TRUE(from_yaml.ok());
   EXPECT_EQ(from_yaml->nodes[0].name, "only-node");
   EXPECT_EQ(from_yaml->namespace_labels.at("ns"), (topology::Labels{{"a", "b"}}));
 
-  absl::StatusOr<topology::ClusterData> none = LoadClusterFlag(Flags({}));
+  absl::StatusOr<topology::ClusterData> none = ReadCluster(Flags({}));
   EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(none.status().message(), "give --cluster-file FILE (or --demo)");
 }
 
-TEST(LoadClusterFlagTest, AFileThatCannotBeReadOrParsedIsAnErrorNamingIt) {
+TEST(ReadClusterTest, AFileThatCannotBeReadOrParsedIsAnErrorNamingIt) {
   const std::string missing = ::testing::TempDir() + "/inputs_test_missing-cluster.yaml";
   absl::StatusOr<topology::ClusterData> data =
-      LoadClusterFlag(Flags({"--demo", "--cluster-file", missing}));
+      ReadCluster(Flags({"--demo", "--cluster-file", missing}));
   EXPECT_EQ(data.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(data.status().message(), "cannot read " + missing);
 
@@ -174,12 +175,12 @@ TEST(LoadClusterFlagTest, AFileThatCannotBeReadOrParsedIsAnErrorNamingIt) {
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name);
     const std::string path = Write("bad-cluster.yaml", row.text);
-    absl::StatusOr<topology::ClusterData> bad = LoadClusterFlag(Flags({"--cluster-file", path}));
+    absl::StatusOr<topology::ClusterData> bad = ReadCluster(Flags({"--cluster-file", path}));
     EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(bad.status().message(), path + ": " + row.message_after_path);
   }
   absl::StatusOr<topology::ClusterData> junk =
-      LoadClusterFlag(Flags({"--cluster-file", Write("junk.json", "{\"kind\":")}));
+      ReadCluster(Flags({"--cluster-file", Write("junk.json", "{\"kind\":")}));
   EXPECT_EQ(junk.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(junk.status().message(), "inputs_test_junk.json: invalid JSON"))
       << junk.status();

@@ -13,6 +13,8 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -213,6 +215,25 @@ TEST_F(NodeAgentBinaryTest, RunningItCountsFailedRoundsOnItsMetricsPort) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_TRUE(absl::StrContains(text, "does not exist")) << text;
   EXPECT_EQ(api_->CountRequests("PATCH", "/"), 0);
+}
+
+// Flags that used to be ignored are refused before the agent starts, naming them.
+TEST(NodeAgentCommandTest, IgnoredFlagsAreRefusedNamingThem) {
+  for (const auto& [args, error] : std::vector<std::pair<std::string, std::string>>{
+           {"--context prod",
+            "error: --context needs --kubeconfig (the in-cluster service "
+            "account has no contexts)"},
+           {"gpu-b", "error: unexpected argument \"gpu-b\""},
+           {"--log-level loud",
+            "error: --log-level takes debug, info, warn or error, not \"loud\""},
+       }) {
+    SCOPED_TRACE(args);
+    CommandResult r = RunShell(absl::StrCat(ShellQuote(GT_BINARY),
+                                            " node-agent --once --node gpu-a --metrics-listen off ",
+                                            args, " </dev/null"));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err.substr(0, r.err.find('\n')), error) << r.err;
+  }
 }
 
 }  // namespace

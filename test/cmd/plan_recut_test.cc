@@ -178,6 +178,16 @@ TEST(PlanFromClusterTest, UsageMistakesExit2) {
       RunBinary("plan --from-cluster --cluster-file /nonexistent/cluster.yaml");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.out, HasSubstr("/nonexistent/cluster.yaml"));
+  // A live cluster's flags beside a fixed cluster were ignored; now they are refused.
+  testing_support::CommandResult both_sources =
+      RunBinary("plan --from-cluster --demo --kubeconfig /nonexistent/kubeconfig");
+  EXPECT_EQ(both_sources.exit_code, 2);
+  EXPECT_THAT(both_sources.out,
+              HasSubstr("error: --kubeconfig and --demo exclude each other (a live cluster or a "
+                        "fixed one)"));
+  testing_support::CommandResult context = RunBinary("plan --from-cluster --context prod");
+  EXPECT_EQ(context.exit_code, 2);
+  EXPECT_THAT(context.out, HasSubstr("error: --context needs --kubeconfig"));
 }
 
 TEST(ExplainRecutTest, ExplainNamesTheReCutAndItsCost) {

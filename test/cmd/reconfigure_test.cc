@@ -547,7 +547,12 @@ TEST_F(ReconfigureTest, BadInputIsAUsageErrorNamingTheFlag) {
            {"", "--to is required"},
            {"--to all-1g.10gb --timeout soon", "--timeout takes a duration such as 30m (1ms..24h)"},
            {"--to nope", "--to nope: no such config"},
-           {"--to all-1g.10gb -o yaml", "-o must be text or json"},
+           {"--to all-1g.10gb -o yaml", "-o must be text or json, not \"yaml\""},
+           {"--to all-1g.10gb --smoke-namespace smoke", "--smoke-namespace needs --smoke-image"},
+           {"--to all-1g.10gb --log-level loud",
+            "--log-level takes debug, info, warn or error, not \"loud\""},
+           {"--to all-1g.10gb --mig-parted-configmap ops/mig",
+            "--mig-parted-config and --mig-parted-configmap exclude each other"},
        }) {
     SCOPED_TRACE(c.flags);
     CommandResult r = Reconfigure(c.flags);

@@ -113,7 +113,9 @@ TEST(SchedulerConfigCmdTest, BadFlagsExit2NamingTheFlag) {
       {"--policy /nonexistent/policy.yaml", "--policy: cannot read /nonexistent/policy.yaml"},
       {absl::StrCat("--policy ", SourcePathArg("cmd/demo/cluster.yaml")), "--policy: "},
       {"--cluster-file /nonexistent/cluster.yaml", "--cluster-file: cannot read"},
-      {"scheduler", "unexpected argument scheduler"},
+      {"scheduler", "unexpected argument \"scheduler\""},
+      {"--policy ''", "--policy takes a file, not \"\""},
+      {"--cluster-file=", "--cluster-file takes a file, not \"\""},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.args);

@@ -84,8 +84,8 @@ TEST(ServeOptionsTest, EveryValueArrivesTyped) {
                                                     "--bench-routes"}));
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->cluster, ClusterSource::kLive);
-  EXPECT_EQ(o->kubeconfig, "kc.yaml");
-  EXPECT_EQ(o->context, "prod");
+  EXPECT_EQ(o->api_server.kubeconfig, "kc.yaml");
+  EXPECT_EQ(o->api_server.context, "prod");
   EXPECT_EQ(o->server.listen_host, "::1");
   EXPECT_EQ(o->server.listen_port, 9443);
   EXPECT_EQ(o->server.metrics_port, -1);

@@ -49,10 +49,10 @@ std::string AcmeSharedReview() {
 }
 
 std::unique_ptr<ServeCluster> DemoCluster() {
-  ParsedFlags demo;
-  demo.switches.insert("demo");
-  absl::StatusOr<topology::ClusterData> data = LoadClusterFlag(demo);
-  absl::StatusOr<topology::Policy> policy = LoadPolicyFlag(demo);
+  InputOptions demo;
+  demo.demo = true;
+  absl::StatusOr<topology::ClusterData> data = ReadCluster(demo);
+  absl::StatusOr<topology::Policy> policy = ReadPolicy(demo);
   EXPECT_TRUE(data.ok() && policy.ok());
   return ServeCluster::Fixed(*data, std::make_shared<const topology::Policy>(*policy));
 }

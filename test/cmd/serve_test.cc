@@ -126,6 +126,27 @@ TEST(ServeTest, UnknownAndMalformedFlagsAreRefused) {
   for (const RefusalRow& row : rows) ExpectRefused(row);
 }
 
+// Values that used to be ignored or misread: each is now refused, naming its flag.
+TEST(ServeTest, FlagsThatWouldBeIgnoredAreRefused) {
+  auto demo = [](std::vector<std::string> args) {
+    args = Demo(args);
+    args.insert(args.end(), kLoopback.begin(), kLoopback.end());
+    return args;
+  };
+  std::vector<RefusalRow> rows = {
+      {"a live cluster and the demo", demo({"--kubeconfig", "/nonexistent/kubeconfig"}),
+       "--kubeconfig and --demo exclude each other (a live cluster or a fixed one)"},
+      {"a context without a kubeconfig",
+       {"--context", "prod", "--tls-cert", "c", "--tls-key", "k"},
+       "--context needs --kubeconfig (the in-cluster service account has no contexts)"},
+      {"an unknown log level", demo({"--log-level", "loud"}),
+       "--log-level takes debug, info, warn or error, not \"loud\""},
+      {"an empty policy file name", demo({"--policy", ""}), "--policy takes a file, not \"\""},
+      {"a stray argument", demo({"cluster.json"}), "unexpected argument \"cluster.json\""},
+  };
+  for (const RefusalRow& row : rows) ExpectRefused(row);
+}
+
 TEST(ServeTest, ABadConfigFileIsRefusedNamingIt) {
   TempDir dir;
   auto config = [&](const std::string& name, const std::string& text) {

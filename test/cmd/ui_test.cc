@@ -5,6 +5,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -70,6 +72,21 @@ TEST(UiTest, ABadListenAddressIsAUsageError) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.substr(0, r.err.find('\n')), "error: --listen \"nowhere\" is not HOST:PORT")
       << r.err;
+}
+
+// A stray argument used to be ignored (and the pages served anyway); an empty --policy read as
+// a file named "".
+TEST(UiTest, AStrayArgumentOrAnEmptyPolicyIsAUsageError) {
+  for (const auto& [args, error] : std::vector<std::pair<std::string, std::string>>{
+           {"policy.yaml", "error: unexpected argument \"policy.yaml\""},
+           {"--policy=", "error: --policy takes a file, not \"\""},
+       }) {
+    SCOPED_TRACE(args);
+    CommandResult r = testing_support::RunShell(absl::StrCat(
+        "timeout 20 ", ShellQuote(GT_BINARY), " ui --listen 127.0.0.1:0 ", args, " </dev/null"));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err.substr(0, r.err.find('\n')), error) << r.err;
+  }
 }
 
 TEST(UiTest, ServeDemoMapsEachTenantsSlices) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/algorithm/container.h"
@@ -189,6 +190,23 @@ TEST(WebhookConfigGeneratedTest, ShippedConfigIsTheGeneratorsOutput) {
                                              " webhook-config --policy /nonexistent/policy.yaml"));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--policy"), std::string::npos) << r.err;
+}
+
+// Its options are checked before anything is written: a stray argument or an empty file name
+// is a usage error naming it.
+TEST(WebhookConfigGeneratedTest, BadUsageIsRefusedNamingTheFlag) {
+  for (const auto& [args, error] : std::vector<std::pair<std::string, std::string>>{
+           {"manifests/base/policy.yaml",
+            "error: unexpected argument \"manifests/base/policy.yaml\""},
+           {"--policy ''", "error: --policy takes a file, not \"\""},
+       }) {
+    SCOPED_TRACE(args);
+    testing_support::CommandResult r = testing_support::RunShell(
+        absl::StrCat(testing_support::ShellQuote(GT_BINARY), " webhook-config ", args));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err.substr(0, r.err.find('\n')), error) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
 }
 
 // Rendered by kustomize as kube-apiserver would receive them, each webhook carries one
