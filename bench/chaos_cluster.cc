@@ -295,7 +295,9 @@ std::string CheckClaimQuota(const Truth& truth, int64_t quota_gpus, int64_t now_
   int64_t existing = 0, reserved = 0;
   for (const auto& [key, gpus] : truth.claims) existing += gpus;
   for (const auto& [key, text] : truth.record) {
-    if (truth.claims.count(key)) continue;
+    // An admission budget (webhook/claim_budget.h) is room, not claims: those admitted from it
+    // count here once they exist.
+    if (truth.claims.count(key) || absl::StartsWith(key, "budget.")) continue;
     absl::StatusOr<webhook::ClaimReservation> r = webhook::DecodeReservation(text);
     if (!r.ok() || now_unix - r->admitted_unix > webhook::kReservationGraceSeconds) continue;
     reserved += r->usage.gpus;

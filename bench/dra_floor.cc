@@ -76,21 +76,6 @@ using testing_support::Resource;
 using testing_support::ServeProcess;
 
 constexpr char kRecordNamespace[] = "gpu-tenancy-system";
-constexpr char kPolicy[] = R"(tiers:
-  - name: standard
-    modes: [exclusive, timeslice, mps, mig]
-tenants:
-  - name: open
-    tier: standard
-    namespaces: [team-open]
-    limits: {gpuMemoryPerPod: 80Gi}
-  - name: metered
-    tier: standard
-    namespaces: [team-quota]
-    limits: {gpuMemoryPerPod: 80Gi}
-    quota: {gpus: 1000000}
-unknownTenant: deny
-)";
 
 struct Options {
   int nodes = 500, gpus = 20, pods = 250, reps = 3, creators = 4;
@@ -509,7 +494,7 @@ int Main(const Options& opt) {
     return std::fprintf(stderr, "dra_floor: cluster: %s\n", s.ToString().c_str()), 2;
   }
   std::ofstream(dir.File("kubeconfig")) << (*api)->Kubeconfig("    token: test-token");
-  std::ofstream(dir.File("policy.yaml")) << kPolicy;
+  std::ofstream(dir.File("policy.yaml")) << bench::dra_floor::kPolicy;
   std::filesystem::create_directories(dir.File("noop"));
   if (absl::Status s = testing_support::MakeTestCerts(dir.File("noop")); !s.ok()) {
     return std::fprintf(stderr, "dra_floor: certificates: %s\n", s.ToString().c_str()), 2;

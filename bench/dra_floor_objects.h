@@ -15,6 +15,24 @@
 
 namespace bench::dra_floor {
 
+// Two tenants that differ only in a claim quota: `open` (namespace team-open) and `metered`
+// (team-quota).
+inline constexpr char kPolicy[] = R"(tiers:
+  - name: standard
+    modes: [exclusive, timeslice, mps, mig]
+tenants:
+  - name: open
+    tier: standard
+    namespaces: [team-open]
+    limits: {gpuMemoryPerPod: 80Gi}
+  - name: metered
+    tier: standard
+    namespaces: [team-quota]
+    limits: {gpuMemoryPerPod: 80Gi}
+    quota: {gpus: 1000000}
+unknownTenant: deny
+)";
+
 inline constexpr char kTemplateName[] = "gpu-80gi";
 inline constexpr char kClaimRequest[] = "gpu";
 

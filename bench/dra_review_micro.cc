@@ -1,7 +1,7 @@
 // micro_bench, DRA admission part: what each of the four reviews bench/dra_floor sends per pod
 // costs in webhook::Review itself, over the same cluster (500 nodes whose slices offer 20 whole
 // H100s, the chart's DeviceClasses) and the same tenant (`open`: one tier, gpuMemoryPerPod, no
-// quota), with no network, TLS or threads around it.
+// quota; bench::dra_floor::kPolicy), with no network, TLS or threads around it.
 //   DRA floor review   pod mutate, pod validate, claim mutate, claim validate (Arg 0..3)
 //   baseline           parsing the same body into a JSON document, what a do-nothing webhook
 //                      that reads the review pays (counter `ratio` divides by it)
@@ -31,16 +31,6 @@ using bench::dra_floor::ReviewFactory;
 
 constexpr int kNodes = 500, kGpus = 20;
 constexpr char kNamespace[] = "team-open";
-constexpr char kPolicy[] = R"(tiers:
-  - name: standard
-    modes: [exclusive, timeslice, mps, mig]
-tenants:
-  - name: open
-    tier: standard
-    namespaces: [team-open]
-    limits: {gpuMemoryPerPod: 80Gi}
-unknownTenant: deny
-)";
 constexpr const char* kKindNames[] = {"pod mutate", "pod validate", "claim mutate",
                                       "claim validate"};
 
@@ -54,7 +44,7 @@ struct Floor {
 const Floor& TheFloor() {
   static const Floor* floor = [] {
     auto* f = new Floor;
-    absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
+    absl::StatusOr<topology::Policy> policy = common::LoadPolicy(bench::dra_floor::kPolicy);
     absl::StatusOr<ReviewFactory> factory = ReviewFactory::Load(BENCH_TESTDATA_DIR);
     if (!policy.ok() || !factory.ok()) {
       f->error = "policy or captured reviews unreadable";

@@ -37,6 +37,26 @@ dra_section() {
     --md "$tmp/dra_floor.md" >&2
   echo "== selector_cost" >&2
   "$build/bench/selector_cost" --nodes 10000 --rounds 9 --md "$tmp/selector_cost.md" >&2
+  echo "== the reviews alone (micro_bench)" >&2
+  "$build/bench/micro_bench" --benchmark_filter='DraFloorReview|BaselineParseReview' \
+    --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+    --benchmark_format=json > "$tmp/dra_review.json"
+  python3 - "$tmp/dra_review.json" > "$tmp/dra_review.md" <<'PY'
+import json, sys
+runs = {b["run_name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"]
+        if b.get("aggregate_name") == "median"}
+print("## What webhook::Review itself costs per DRA floor review (micro_bench)\n")
+print("`bench/dra_review_micro.cc`: each of the four reviews above, as dra_floor sends them, through "
+      "`webhook::Review` alone over the same cluster and tenant `open`, with no network, TLS or "
+      "threads; beside parsing the same body into a JSON document (what a webhook that reads the "
+      "review pays at least). Medians of 5 repetitions.\n")
+print("| review | parse only | webhook::Review | / parse only |")
+print("|---|---|---|---|")
+for i, kind in enumerate(["pod mutate", "pod validate", "claim mutate", "claim validate"]):
+    base, full = runs[f"BM_BaselineParseReview/{i}"], runs[f"BM_DraFloorReview/{i}"]
+    print(f"| {kind} | {base['cpu_time']:.2f} us | {full['cpu_time']:.2f} us | "
+          f"{full['cpu_time'] / base['cpu_time']:.2f}x |")
+PY
   echo "<!-- dra: begin (bench/run.sh dra rewrites this section) -->"
   echo
   echo "Written by \`bench/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')),"
@@ -45,13 +65,15 @@ dra_section() {
   echo
   cat "$tmp/dra_floor.md"
   echo
+  cat "$tmp/dra_review.md"
+  echo
   cat "$tmp/selector_cost.md"
   echo
   echo "<!-- dra: end -->"
 }
 
 if [ "${1:-}" = dra ]; then
-  ninja -C "$build" -j2 gpu-tenancy dra_floor noop_webhook selector_cost
+  ninja -C "$build" -j2 gpu-tenancy dra_floor noop_webhook selector_cost micro_bench
   dra_section > "$tmp/dra_section.md"
   python3 - "$root/bench/results.md" "$tmp/dra_section.md" <<'PY'
 import re, sys

@@ -2,11 +2,14 @@
 
 #include <memory>
 #include <optional>
+#include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "wire/extender_codec.h"
 
 namespace cmd {
@@ -33,6 +36,13 @@ std::optional<std::vector<absl::string_view>> NamespacesNamed(absl::string_view 
   return names;
 }
 
+// Names this process's admission budgets in the usage records: random, so that a restarted
+// replica never mistakes its previous run's budget for its own (webhook/claim_budget.h).
+std::string ProcessToken() {
+  std::random_device random;
+  return absl::StrFormat("%08x%08x", random(), random());
+}
+
 }  // namespace
 
 bool MayReserveQuota(absl::string_view body, const topology::Policy& policy,
@@ -53,7 +63,11 @@ bool MayReserveQuota(absl::string_view body, const topology::Policy& policy,
 
 WebhookService::WebhookService(const kube::ClusterState& state, webhook::RecordUpdate records,
                                common::AuditLog* audit, std::function<int64_t()> now_unix)
-    : state_(state), records_(std::move(records)), audit_(audit), now_unix_(std::move(now_unix)) {}
+    : state_(state),
+      records_(std::move(records)),
+      budgets_(ProcessToken()),
+      audit_(audit),
+      now_unix_(std::move(now_unix)) {}
 
 std::vector<server::PostRoute> WebhookService::Routes() {
   std::vector<server::PostRoute> routes;
@@ -89,6 +103,7 @@ server::Reply WebhookService::Review(absl::string_view body, webhook::ReviewKind
   claim_quota.now_unix = now_unix_();
   claim_quota.update = records_;
   claim_quota.counts = &claim_counts_;
+  claim_quota.budgets = records_ ? &budgets_ : nullptr;
   webhook::ReviewOutcome r = webhook::Review(body, kind, *s->policy, *s->snapshot, claim_quota);
   const bool validate = kind == webhook::ReviewKind::kValidate;
   if (r.http_status == 200) {

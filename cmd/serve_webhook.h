@@ -51,6 +51,7 @@ class WebhookService {
   const kube::ClusterState& state_;
   webhook::RecordUpdate records_;
   webhook::ClaimCountCache claim_counts_;
+  webhook::ClaimBudgets budgets_;  // used only with `records_`
   common::AuditLog* audit_;
   std::function<int64_t()> now_unix_;
   server::LabeledCounter admissions_{"gpu_tenancy_admission_reviews_total",

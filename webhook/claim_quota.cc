@@ -85,18 +85,39 @@ ClaimQuotaDecision DecideClaimQuota(const ClaimQuotaInput& in, const RecordData&
   ClaimQuotaDecision out;
   RecordData kept;
   topology::QuotaUsage held = in.observed;
+  auto observed = [&](const std::string& key) {
+    return in.observed_claims && in.observed_claims->contains(key);
+  };
+  const bool own_budget = in.grant_budget && !in.own_budget_key.empty();
   for (const auto& [key, text] : record) {
     if (key == in.key) continue;  // replaced below: the same claim admitted again
+    if (own_budget && key == in.own_budget_key) continue;  // replaced by `converted` below
     absl::StatusOr<ClaimReservation> r = DecodeReservation(text);
     if (!r.ok() || in.now_unix - r->admitted_unix > kReservationGraceSeconds) continue;
     kept.emplace(key, text);
     // Counted from the snapshot once this replica sees the claim; until then from the record.
-    if (!in.observed_claims || !in.observed_claims->contains(key)) held.Add(r->usage);
+    if (!observed(key)) held.Add(r->usage);
+  }
+  if (own_budget && in.converted) {
+    for (const auto& [key, admitted] : *in.converted) {
+      if (key == in.key) continue;
+      const auto& [usage, admitted_unix] = admitted;
+      if (in.now_unix - admitted_unix > kReservationGraceSeconds) continue;
+      if (kept.emplace(key, EncodeReservation({usage, admitted_unix})).second && !observed(key)) {
+        held.Add(usage);
+      }
+    }
   }
   out.verdict = topology::CheckQuota(*in.quota, held, in.requested);
   out.admit = out.verdict.ok;
   if (!out.admit) return out;
   kept[in.key] = EncodeReservation({in.requested, in.now_unix});
+  if (own_budget) {
+    topology::QuotaUsage after = held;
+    after.Add(in.requested);
+    out.budget = BudgetToGrant(*in.quota, after, in.requested);
+    if (out.budget) kept[in.own_budget_key] = EncodeReservation({*out.budget, in.now_unix});
+  }
   out.write = std::move(kept);
   return out;
 }
@@ -133,7 +154,7 @@ topology::ClaimQuotaCount ClaimCountCache::Count(const topology::DraClaim& claim
 topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot,
                                        const topology::Policy& policy, absl::string_view tenant,
                                        absl::flat_hash_set<std::string>* observed_claims,
-                                       ClaimCountCache* counts) {
+                                       ClaimCountCache* counts, bool without_memory) {
   topology::QuotaUsage held = topology::TenantUsage(snapshot, policy, tenant);
   const topology::DraState& dra = snapshot.dra();
   // Per namespace, not per claim: a tenant's admission reads its own claims only.
@@ -142,6 +163,7 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
     dra.claims.ForEachIn(ns, [&](const topology::DraClaim& claim) {
       if (observed_claims) observed_claims->insert(ClaimKey(claim.namespace_name, claim.name));
       if (claim.allocated) {
+        if (without_memory) return;
         topology::QuotaUsage memory;
         memory.gpu_memory_mib = topology::AllocatedClaimMemoryMib(claim, dra);
         held.Add(memory);
@@ -154,6 +176,13 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
     });
   });
   return held;
+}
+
+bool SnapshotHoldsClaim(const topology::ClusterSnapshot& snapshot, absl::string_view key) {
+  // Namespaces are DNS labels, without dots; a claim's name may have some.
+  const size_t dot = key.find('.');
+  return dot != absl::string_view::npos &&
+         snapshot.dra().claims.Find(key.substr(0, dot), key.substr(dot + 1)) != nullptr;
 }
 
 bool ClaimCountsAgainstRecord(const topology::TenantRef& tenant) {
@@ -179,12 +208,38 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   // quota, so admission is the only gate a claim passes.
   ClaimQuotaInput in;
   in.quota = &tenant.tenant->quota;
-  absl::flat_hash_set<std::string> seen;
-  in.observed = ObservedClaimHeld(snapshot, policy, tenant.name, &seen, context.counts);
-  in.observed_claims = &seen;
   in.key = ClaimKey(namespace_name, claim->name);
   in.requested = count.usage;
   in.now_unix = context.now_unix;
+  auto admitted = [&] {
+    if (!count.worst_case.empty()) {
+      warnings.push_back(absl::StrCat("tenant ", tenant.name,
+                                      " quota: the claim is counted at its worst case: ",
+                                      absl::StrJoin(count.worst_case, "; ")));
+    }
+  };
+  // Fair-sharing tenants borrow by what the cluster holds now: no budget for them.
+  ClaimBudgets* budgets =
+      context.update && !dry_run && !tenant.tenant->fair_share ? context.budgets : nullptr;
+  // What the snapshot shows the tenant hold, for the budget's own check: without the keys of
+  // its claims (a budget's few unrecorded claims are looked up one by one) and, when the quota
+  // does not limit memory, without the allocated claims' memory.
+  std::optional<topology::QuotaUsage> observed_for_budget;
+  auto from_budget = [&] {
+    if (!budgets) return false;
+    if (!observed_for_budget) {
+      observed_for_budget = ObservedClaimHeld(snapshot, policy, tenant.name, nullptr,
+                                              context.counts, !in.quota->gpu_memory_mib);
+    }
+    return budgets->TryAdmit(
+        tenant.name, *in.quota, in.key, in.requested, *observed_for_budget,
+        [&](const std::string& key) { return SnapshotHoldsClaim(snapshot, key); }, in.now_unix);
+  };
+  if (from_budget()) return admitted();
+
+  absl::flat_hash_set<std::string> seen;
+  in.observed = ObservedClaimHeld(snapshot, policy, tenant.name, &seen, context.counts);
+  in.observed_claims = &seen;
   // Fair sharing: above its guarantee a claim borrows only what no other tenant is owed.
   if (topology::ShareVerdict share =
           topology::ClassifyClaim(snapshot, policy, tenant, in.observed, in.requested);
@@ -195,6 +250,16 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
 
   ClaimQuotaDecision decision;
   if (context.update) {
+    std::optional<common::MutexLock> refill;
+    UnrecordedClaims converted;
+    if (budgets) {
+      refill.emplace(&budgets->RefillTurn(tenant.name));
+      if (from_budget()) return admitted();  // refilled while this review waited its turn
+      converted = budgets->Close(tenant.name);
+      in.grant_budget = true;
+      in.own_budget_key = budgets->record_key();
+      in.converted = &converted;
+    }
     absl::Status written = context.update(
         UsageRecordName(tenant.name),
         [&](const RecordData& record) {
@@ -209,17 +274,13 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
                        written.message(), ")")));
       return;
     }
+    if (budgets && decision.write) {
+      budgets->Written(tenant.name, converted, decision.budget, in.now_unix);
+    }
   } else {
     decision = DecideClaimQuota(in, {});  // the snapshot alone: serve --demo / --cluster-file
   }
-  if (decision.verdict.ok) {
-    if (!count.worst_case.empty()) {
-      warnings.push_back(absl::StrCat("tenant ", tenant.name,
-                                      " quota: the claim is counted at its worst case: ",
-                                      absl::StrJoin(count.worst_case, "; ")));
-    }
-    return;
-  }
+  if (decision.verdict.ok) return admitted();
   std::string reason = topology::QuotaReason(tenant.name, decision.verdict);
   if (!count.worst_case.empty()) {
     absl::StrAppend(&reason, " (counted at its worst case: ", absl::StrJoin(count.worst_case, "; "),

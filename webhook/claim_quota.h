@@ -15,6 +15,9 @@
 // by then the claim is in every snapshot, or it was never created or is gone (the record is
 // repaired from the claims themselves).
 //
+// Far from the quota, one write may also reserve an admission budget from which this replica
+// admits further claims without writing (webhook/claim_budget.h).
+//
 // The decision is pure (DecideClaimQuota); the record's I/O is the caller's RecordUpdate.
 #ifndef GPU_TENANCY_WEBHOOK_CLAIM_QUOTA_H_
 #define GPU_TENANCY_WEBHOOK_CLAIM_QUOTA_H_
@@ -39,6 +42,7 @@
 #include "topology/policy.h"
 #include "topology/quota.h"
 #include "topology/snapshot.h"
+#include "webhook/claim_budget.h"
 #include "webhook/verdict.h"
 
 namespace webhook {
@@ -75,6 +79,12 @@ struct ClaimQuotaInput {
   std::string key;  // the claim being admitted
   topology::QuotaUsage requested;
   int64_t now_unix = 0;
+  // Admission budgets (webhook/claim_budget.h), when `grant_budget`: this replica's budget entry
+  // is replaced by this write, with a new budget when BudgetToGrant allows, and the claims
+  // admitted from the old one (`converted`) are written as their own reservations.
+  bool grant_budget = false;
+  std::string own_budget_key;
+  const UnrecordedClaims* converted = nullptr;
 };
 
 struct ClaimQuotaDecision {
@@ -83,6 +93,7 @@ struct ClaimQuotaDecision {
   // The record to write when admitted: stale and unreadable entries dropped, this claim's
   // reservation added (replacing one under the same key: the API server retried the call).
   std::optional<RecordData> write;
+  std::optional<topology::QuotaUsage> budget;  // granted with `write` (grant_budget only)
 };
 ClaimQuotaDecision DecideClaimQuota(const ClaimQuotaInput& input, const RecordData& record);
 
@@ -118,13 +129,18 @@ class ClaimCountCache {
 };
 
 // What the snapshot says a tenant holds, as claim admission counts it: TenantUsage (pods and
-// allocated claims), the GPU memory of allocated claims, and each pending claim at
-// CountClaimQuota's bound (through `counts` when given). `observed_claims` gets the keys of the
-// tenant's claims.
+// allocated claims), the GPU memory of allocated claims (unless `without_memory`: a quota that
+// does not limit memory need not look up every allocated claim's devices), and each pending
+// claim at CountClaimQuota's bound (through `counts` when given). `observed_claims` gets the
+// keys of the tenant's claims.
 topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot,
                                        const topology::Policy& policy, absl::string_view tenant,
                                        absl::flat_hash_set<std::string>* observed_claims,
-                                       ClaimCountCache* counts = nullptr);
+                                       ClaimCountCache* counts = nullptr,
+                                       bool without_memory = false);
+
+// Whether the snapshot holds the claim of ClaimKey `key`.
+bool SnapshotHoldsClaim(const topology::ClusterSnapshot& snapshot, absl::string_view key);
 
 // How Review reaches the record: unset `update` counts against the snapshot alone (serve
 // --demo / --cluster-file).
@@ -132,6 +148,9 @@ struct ClaimQuotaContext {
   RecordUpdate update;
   int64_t now_unix = 0;
   ClaimCountCache* counts = nullptr;  // unset: every claim counted afresh
+  // With `update`: admission budgets for tenants without fair sharing; unset: every claim is
+  // written into the record.
+  ClaimBudgets* budgets = nullptr;
 };
 
 // Whether a claim of this tenant is counted against a usage record: the tenant has a quota, or

@@ -1,0 +1,258 @@
+// Admission budgets (webhook/claim_budget.h): the size a write may grant, the replica's book of
+// what it admitted from its budget, the record decision that converts those claims and replaces
+// the budget, and Review over records kept in memory: far from the quota one write serves many
+// claims, and two replicas sharing one record never admit past the quota between them.
+#include "webhook/claim_budget.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/config_loader.h"
+#include "gtest/gtest.h"
+#include "test/topology/dra/devices.h"
+#include "test/webhook/webhook_test_util.h"
+#include "webhook/claim_quota.h"
+#include "webhook/review.h"
+
+namespace claim_budget_test {
+namespace {
+
+using topology::QuotaUsage;
+using webhook::ClaimBudgets;
+using webhook::RecordData;
+
+constexpr int64_t kNow = 1'800'000'000;
+
+QuotaUsage Gpus(int64_t n) {
+  QuotaUsage u;
+  u.gpus = n;
+  return u;
+}
+
+topology::TenantQuota GpuQuota(int64_t n) {
+  topology::TenantQuota q;
+  q.gpus = n;
+  return q;
+}
+
+TEST(BudgetToGrantTest, AQuarterOfTheHeadroomAtMost128ClaimsAndNoneNearTheQuota) {
+  EXPECT_EQ(webhook::BudgetToGrant(GpuQuota(1000), Gpus(100), Gpus(1)), Gpus(128));
+  EXPECT_EQ(webhook::BudgetToGrant(GpuQuota(1000), Gpus(100), Gpus(2)), Gpus(225));
+  EXPECT_EQ(webhook::BudgetToGrant(GpuQuota(100000), Gpus(0), Gpus(2)), Gpus(256));
+  EXPECT_EQ(webhook::BudgetToGrant(GpuQuota(100), Gpus(60), Gpus(1)), Gpus(10));
+  EXPECT_EQ(webhook::BudgetToGrant(GpuQuota(100), Gpus(97), Gpus(1)), std::nullopt)
+      << "3 left: a quarter covers no claim, so every claim is decided on the record";
+  EXPECT_EQ(webhook::BudgetToGrant(GpuQuota(100), Gpus(120), Gpus(1)), std::nullopt);
+
+  // MIG: per profile and in compute slices; a profile the claim does not ask gets nothing.
+  topology::TenantQuota mig;
+  mig.mig_instances = {{"1g.10gb", 100}, {"3g.40gb", 8}};
+  mig.mig_compute_slices = 200;
+  QuotaUsage one;
+  one.mig_instances["1g.10gb"] = 1;
+  one.mig_compute_slices = 1;
+  QuotaUsage expected;
+  expected.mig_instances["1g.10gb"] = 24;  // (100 - 4) / 4
+  expected.mig_compute_slices = 49;        // min((200 - 4) / 4, 128)
+  QuotaUsage held;
+  held.mig_instances["1g.10gb"] = 4;
+  held.mig_compute_slices = 4;
+  EXPECT_EQ(webhook::BudgetToGrant(mig, held, one), expected);
+
+  // A claim that asks nothing the quota limits gets an empty budget: any number of claims like
+  // it fit.
+  EXPECT_EQ(webhook::BudgetToGrant(mig, {}, Gpus(1)), QuotaUsage{});
+}
+
+TEST(ClaimBudgetsTest, AdmitsWithinTheBudgetAndTheQuotaUntilItExpiresOrCloses) {
+  ClaimBudgets budgets("test");
+  EXPECT_EQ(budgets.record_key(), "budget.test");
+  const topology::TenantQuota quota = GpuQuota(100);
+  const auto none = [](const std::string&) { return false; };
+  EXPECT_FALSE(budgets.TryAdmit("acme", quota, "acme.a", Gpus(1), {}, none, kNow))
+      << "no budget yet";
+  budgets.Written("acme", {}, Gpus(3), kNow);
+  EXPECT_TRUE(budgets.TryAdmit("acme", quota, "acme.a", Gpus(1), {}, none, kNow));
+  EXPECT_TRUE(budgets.TryAdmit("acme", quota, "acme.a", Gpus(1), {}, none, kNow))
+      << "the same claim again: counted once";
+  EXPECT_FALSE(budgets.TryAdmit("acme", quota, "acme.b", Gpus(3), {}, none, kNow))
+      << "1 of 3 spent: 3 more do not fit";
+  EXPECT_FALSE(budgets.TryAdmit("other", quota, "other.a", Gpus(1), {}, none, kNow))
+      << "budgets are per tenant";
+  // A pod placed since the grant: the snapshot shows 98 held, and the unseen claim makes 99.
+  EXPECT_FALSE(budgets.TryAdmit("acme", quota, "acme.b", Gpus(2), Gpus(98), none, kNow));
+  EXPECT_TRUE(budgets.TryAdmit("acme", quota, "acme.b", Gpus(1), Gpus(98), none, kNow));
+  EXPECT_FALSE(
+      budgets.TryAdmit("acme", quota, "acme.c", Gpus(1), {}, none, kNow + webhook::kBudgetSeconds))
+      << "expired";
+
+  const webhook::UnrecordedClaims unrecorded = budgets.Close("acme");
+  EXPECT_EQ(unrecorded.size(), 2u);
+  EXPECT_EQ(unrecorded.at("acme.a"), std::pair(Gpus(1), kNow));
+  EXPECT_FALSE(budgets.TryAdmit("acme", quota, "acme.c", Gpus(1), {}, none, kNow)) << "closed";
+  budgets.Written("acme", unrecorded, Gpus(2), kNow + 1);
+  EXPECT_TRUE(budgets.Close("acme").empty()) << "converted by the write";
+  budgets.Written("acme", {}, Gpus(2), kNow + 1);
+  EXPECT_TRUE(budgets.TryAdmit("acme", quota, "acme.c", Gpus(2), {}, none, kNow + 1));
+  EXPECT_FALSE(budgets.TryAdmit("acme", quota, "acme.d", Gpus(1), {}, none, kNow + 1));
+}
+
+TEST(ClaimBudgetsTest, TheRecordWriteConvertsTheBudgetsClaimsAndReplacesIt) {
+  const topology::TenantQuota quota = GpuQuota(100);
+  const absl::flat_hash_set<std::string> seen = {"acme.seen"};
+  const webhook::UnrecordedClaims converted = {{"acme.seen", {Gpus(1), kNow - 5}},
+                                               {"acme.unseen", {Gpus(1), kNow - 5}}};
+  const RecordData record = {{"budget.mine", webhook::EncodeReservation({Gpus(32), kNow - 10})},
+                             {"budget.other", webhook::EncodeReservation({Gpus(20), kNow - 10})},
+                             {"acme.old", webhook::EncodeReservation({Gpus(1), kNow - 30})}};
+  webhook::ClaimQuotaInput in;
+  in.quota = &quota;
+  in.observed = Gpus(41);  // 40 bound pods and acme.seen
+  in.observed_claims = &seen;
+  in.key = "acme.new";
+  in.requested = Gpus(1);
+  in.now_unix = kNow;
+  in.grant_budget = true;
+  in.own_budget_key = "budget.mine";
+  in.converted = &converted;
+  const webhook::ClaimQuotaDecision d = webhook::DecideClaimQuota(in, record);
+  ASSERT_TRUE(d.admit);
+  ASSERT_TRUE(d.write.has_value());
+  // Held: 41 observed + 20 (the other replica's budget) + 1 (acme.old) + 1 (acme.unseen) = 63;
+  // with the new claim 64, so the new budget is min((100 - 64) / 4, 128) = 9.
+  EXPECT_EQ(d.budget, Gpus(9));
+  const RecordData expected = {{"acme.new", webhook::EncodeReservation({Gpus(1), kNow})},
+                               {"acme.old", webhook::EncodeReservation({Gpus(1), kNow - 30})},
+                               {"acme.seen", webhook::EncodeReservation({Gpus(1), kNow - 5})},
+                               {"acme.unseen", webhook::EncodeReservation({Gpus(1), kNow - 5})},
+                               {"budget.mine", webhook::EncodeReservation({Gpus(9), kNow})},
+                               {"budget.other", webhook::EncodeReservation({Gpus(20), kNow - 10})}};
+  EXPECT_EQ(*d.write, expected);
+
+  // The other replica's budget is held against this one: 78 observed + 20 + 1 + 1 + 1 = 101.
+  in.observed = Gpus(78);
+  const webhook::ClaimQuotaDecision full = webhook::DecideClaimQuota(in, record);
+  EXPECT_FALSE(full.admit);
+  EXPECT_FALSE(full.write.has_value());
+}
+
+constexpr char kPolicy[] = R"(tiers:
+  - {name: training, modes: [exclusive, mig]}
+tenants:
+  - name: acme
+    tier: training
+    namespaces: [acme]
+    quota: {gpus: 100}
+unknownTenant: deny
+pools:
+  - {name: gpu, mode: exclusive}
+)";
+
+// Replicas sharing one record kept in memory, each with its own budgets: a write is applied
+// only if the record did not change since the replica decided, as the API server's
+// resourceVersion precondition does (here the decision and the write are one step).
+struct SharedRecord {
+  RecordData data;
+  int writes = 0;
+
+  webhook::ClaimQuotaContext Context(ClaimBudgets& budgets, int64_t now) {
+    webhook::ClaimQuotaContext c;
+    c.now_unix = now;
+    c.budgets = &budgets;
+    c.update = [this](const std::string&, const auto& decide, bool dry_run) {
+      std::optional<RecordData> next = decide(data);
+      if (next && !dry_run) {
+        data = *next;
+        ++writes;
+      }
+      return absl::OkStatus();
+    };
+    return c;
+  }
+};
+
+bool Admitted(const std::string& name, const topology::Policy& policy,
+              const topology::ClusterSnapshot& snapshot, const webhook::ClaimQuotaContext& c) {
+  webhook_test::ReviewOptions o;
+  o.ns = "acme";
+  o.group = "resource.k8s.io";
+  o.kind = "ResourceClaim";
+  o.resource = "resourceclaims";
+  const rapidjson::Document claim = webhook_test::Yaml(
+      absl::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: ", name,
+                   ", namespace: acme}\nspec:\n  devices:\n    requests:\n    - name: gpu\n",
+                   "      exactly: {deviceClassName: gpu.nvidia.com, count: 1}\n"));
+  return webhook_test::Decode(webhook::Review(webhook_test::MakeReview(claim, o),
+                                              webhook::ReviewKind::kValidate, policy, snapshot, c))
+      .allowed;
+}
+
+topology::ClusterSnapshot OneNode(const topology::Policy& policy) {
+  topology::ClusterData data;
+  data.dra_slices.push_back(
+      testing_dra::NodeSlice("node-a", {testing_dra::NvidiaDevice("node-a", "gpu-0")}));
+  data.dra_classes.push_back(
+      {"gpu.nvidia.com", {"device.attributes['gpu.nvidia.com'].type == 'gpu'"}, ""});
+  data.namespace_labels["acme"] = {};
+  return topology::BuildSnapshot(data, common::BuiltinCatalog(), policy);
+}
+
+TEST(ClaimBudgetReviewTest, TheSnapshotIsAskedForABudgetsClaimsByKey) {
+  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  topology::ClusterData data;
+  topology::DraClaim claim;
+  claim.namespace_name = "acme";
+  claim.name = "train.v2";  // a claim's name may hold dots; a namespace's may not
+  data.dra_claims.push_back(claim);
+  data.namespace_labels["acme"] = {};
+  const topology::ClusterSnapshot snapshot =
+      topology::BuildSnapshot(data, common::BuiltinCatalog(), *policy);
+  EXPECT_TRUE(webhook::SnapshotHoldsClaim(snapshot, "acme.train.v2"));
+  EXPECT_FALSE(webhook::SnapshotHoldsClaim(snapshot, "acme.train"));
+  EXPECT_FALSE(webhook::SnapshotHoldsClaim(snapshot, "acme"));
+  EXPECT_FALSE(webhook::SnapshotHoldsClaim(snapshot, "bank.train.v2"));
+}
+
+TEST(ClaimBudgetReviewTest, FarFromTheQuotaOneWriteAdmitsManyClaims) {
+  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  const topology::ClusterSnapshot snapshot = OneNode(*policy);
+  SharedRecord record;
+  ClaimBudgets budgets("a");
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_TRUE(Admitted(absl::StrCat("c-", i), *policy, snapshot, record.Context(budgets, kNow)));
+  }
+  // The first write reserves c-0 and a budget of min(99 / 4, 128) = 24; c-1 .. c-19 come from it.
+  EXPECT_EQ(record.writes, 1);
+  EXPECT_EQ(record.data.at("budget.a"), webhook::EncodeReservation({Gpus(24), kNow}));
+  // After kBudgetSeconds the next claim goes to the record, which then holds every claim.
+  EXPECT_TRUE(
+      Admitted("late", *policy, snapshot, record.Context(budgets, kNow + webhook::kBudgetSeconds)));
+  EXPECT_EQ(record.writes, 2);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(record.data.count(absl::StrCat("acme.c-", i)), 1u) << i;
+}
+
+TEST(ClaimBudgetReviewTest, TwoReplicasNeverAdmitPastTheQuotaBetweenThem) {
+  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  const topology::ClusterSnapshot snapshot = OneNode(*policy);
+  SharedRecord record;
+  ClaimBudgets a("a"), b("b");
+  int admitted = 0;
+  // The claims are never seen by the snapshot: the record and the budgets alone count them.
+  for (int i = 0; i < 300; ++i) {
+    ClaimBudgets& replica = i % 3 == 0 ? b : a;  // uneven, so that budgets are left unspent
+    if (Admitted(absl::StrCat("c-", i), *policy, snapshot, record.Context(replica, kNow))) {
+      ++admitted;
+    }
+  }
+  EXPECT_LE(admitted, 100);
+  EXPECT_GE(admitted, 90) << "budgets near the quota are small, so little is left unspent";
+  EXPECT_LT(record.writes, admitted) << "some claims came from budgets";
+}
+
+}  // namespace
+}  // namespace claim_budget_test
