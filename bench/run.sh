@@ -35,6 +35,9 @@ dra_section() {
   echo "== dra_floor" >&2
   "$build/bench/dra_floor" --nodes 500 --gpus 20 --pods 200 --reps 3 --rate 40 --creators 4 \
     --md "$tmp/dra_floor.md" >&2
+  echo "== dra_floor --without-store" >&2
+  "$build/bench/dra_floor" --nodes 500 --gpus 20 --pods 200 --reps 2 --rate 40 --creators 4 \
+    --without-store --md "$tmp/dra_floor_alone.md" >&2
   echo "== selector_cost" >&2
   "$build/bench/selector_cost" --nodes 10000 --rounds 9 --md "$tmp/selector_cost.md" >&2
   echo "== the reviews alone (micro_bench)" >&2
@@ -64,6 +67,11 @@ PY
   echo "The machine is shared: compare the ratios, measured in the same run, not the absolute figures."
   echo
   cat "$tmp/dra_floor.md"
+  echo
+  # The same phases with nothing stored: no apiserver writes and no watch events beside the
+  # reviews, so the difference to the table above is what following the cluster costs them.
+  sed '1s/^## .*/### The same, storing nothing gpu-tenancy admits (dra_floor --without-store)/' \
+    "$tmp/dra_floor_alone.md"
   echo
   cat "$tmp/dra_review.md"
   echo
