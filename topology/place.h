@@ -43,10 +43,11 @@ struct PlaceOutcome {
 };
 
 // `tenant_held` is what the pod's tenant holds (TenantUsage), read only when it has a quota;
-// `dra` is the snapshot's dra(): demand for DRA-backed extended resources (topology/
-// dra_extended.h) is counted on the node's DRA devices. `share` is the pod's fair-sharing
-// check for a tenant that takes part (topology/fair_share_check.h), else null: a borrowed pod
-// is placed only from capacity no other tenant is owed, and the placement says which it is.
+// `dra` is the snapshot's dra(): demand for DRA-backed extended resources
+// (topology/dra/extended_resources.h) is counted on the node's DRA devices. `share` is the pod's
+// fair-sharing check for a tenant that takes part (topology/fair_share_check.h), else null: a
+// borrowed pod is placed only from capacity no other tenant is owed, and the placement says which
+// it is.
 PlaceOutcome Place(const GpuDemand& demand, const PodContext& pod, const NodeState& node,
                    const QuotaUsage& tenant_held, const DraState& dra,
                    PodShareCheck* share = nullptr);
