@@ -102,6 +102,12 @@ bool ClaimBudgets::TryAdmit(absl::string_view tenant, const topology::TenantQuot
   return true;
 }
 
+bool ClaimBudgets::HasOpenBudget(absl::string_view tenant, int64_t now_unix) {
+  common::MutexLock lock(&mu_);
+  const Tenant& t = Of(tenant);
+  return t.budget && now_unix - t.granted_unix < kBudgetSeconds;
+}
+
 UnrecordedClaims ClaimBudgets::Close(absl::string_view tenant) {
   common::MutexLock lock(&mu_);
   Tenant& t = Of(tenant);

@@ -85,6 +85,10 @@ class ClaimBudgets {
                 const topology::QuotaUsage& observed,
                 const std::function<bool(const std::string&)>& in_snapshot, int64_t now_unix);
 
+  // Whether the tenant has a budget open at `now_unix`: without one TryAdmit refuses, so a caller
+  // need not count what the snapshot holds for it.
+  bool HasOpenBudget(absl::string_view tenant, int64_t now_unix);
+
   // The refill of a tenant's budget, while the caller holds RefillTurn(tenant): Close() stops
   // admitting from the current budget and returns the claims the write must convert into
   // reservations; after the write succeeded, Written() forgets those and installs `granted`

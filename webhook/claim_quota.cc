@@ -226,7 +226,8 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   // does not limit memory, without the allocated claims' memory.
   std::optional<topology::QuotaUsage> observed_for_budget;
   auto from_budget = [&] {
-    if (!budgets) return false;
+    // Near the quota no budget is open: that claim goes to the record without counting twice.
+    if (!budgets || !budgets->HasOpenBudget(tenant.name, in.now_unix)) return false;
     if (!observed_for_budget) {
       observed_for_budget = ObservedClaimHeld(snapshot, policy, tenant.name, nullptr,
                                               context.counts, !in.quota->gpu_memory_mib);

@@ -73,7 +73,10 @@ TEST(ClaimBudgetsTest, AdmitsWithinTheBudgetAndTheQuotaUntilItExpiresOrCloses) {
   const auto none = [](const std::string&) { return false; };
   EXPECT_FALSE(budgets.TryAdmit("acme", quota, "acme.a", Gpus(1), {}, none, kNow))
       << "no budget yet";
+  EXPECT_FALSE(budgets.HasOpenBudget("acme", kNow));
   budgets.Written("acme", {}, Gpus(3), kNow);
+  EXPECT_TRUE(budgets.HasOpenBudget("acme", kNow));
+  EXPECT_FALSE(budgets.HasOpenBudget("acme", kNow + webhook::kBudgetSeconds));
   EXPECT_TRUE(budgets.TryAdmit("acme", quota, "acme.a", Gpus(1), {}, none, kNow));
   EXPECT_TRUE(budgets.TryAdmit("acme", quota, "acme.a", Gpus(1), {}, none, kNow))
       << "the same claim again: counted once";
