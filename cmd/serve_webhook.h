@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "common/audit_log.h"
@@ -23,15 +24,6 @@
 #include "webhook/review.h"
 
 namespace cmd {
-
-// Whether an AdmissionReview body's validation may reserve quota in a usage record (a call to
-// the API server): a ResourceClaim's, in a namespace whose tenant counts claims against a record
-// (webhook::ClaimCountsAgainstRecord). A scan of the body, not a parse: every namespace it names
-// is resolved, and a claim that names none may. True also for some that turn out not to; never
-// false for one that does under the same policy and snapshot (a policy reload between the two
-// can make one review call out from the loop).
-bool MayReserveQuota(absl::string_view body, const topology::Policy& policy,
-                     const topology::ClusterSnapshot& snapshot);
 
 class WebhookService {
  public:
@@ -46,7 +38,9 @@ class WebhookService {
   void Collect(common::MetricsText& out) const { admissions_.Collect(out); }
 
  private:
-  server::Reply Review(absl::string_view body, webhook::ReviewKind kind);
+  // `may_wait` false: on an event loop; nullopt when the review needs a usage record.
+  std::optional<server::Reply> Review(absl::string_view body, webhook::ReviewKind kind,
+                                      bool may_wait);
 
   const kube::ClusterState& state_;
   webhook::RecordUpdate records_;

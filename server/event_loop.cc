@@ -390,11 +390,21 @@ EventLoop::Task<bool> EventLoop::ServeOne(Connection& c, beast::flat_buffer& buf
   table_.MarkBusy(c.id);
   SetState(c, ConnectionState::kInFlight);
   Disarm(c);  // our time, not the client's
+  // A pure handler of a small body (tens of microseconds) runs here: handing it to a worker
+  // and back costs two thread wake-ups, more than the work itself.
+  std::optional<TlsReply> answered;
+  if (body.size() <= options_.inline_body_bytes) {
+    if (!route->waits_on_io) {
+      answered = RunHandler(*route, body);
+    } else if (route->on_loop_first) {
+      answered = Guarded(
+          route->path, [&] { return route->on_loop_first(body); },
+          std::optional<TlsReply>(ErrorReply(500, "internal error")));
+    }
+  }
   TlsReply reply;
-  if (!route->waits_on_io.For(body) && body.size() <= options_.inline_body_bytes) {
-    // A pure handler of a small body (tens of microseconds) runs here: handing it to a
-    // worker and back costs two thread wake-ups, more than the work itself.
-    reply = RunHandler(*route, body);
+  if (answered) {
+    reply = *std::move(answered);
   } else if (shared_.in_pool.load() >=
              options_.worker_threads + static_cast<int64_t>(options_.max_queued)) {
     shared_.stats.rejected_busy.fetch_add(1, std::memory_order_relaxed);

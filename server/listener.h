@@ -113,24 +113,16 @@ struct OperatorPortOptions {
   size_t max_header_bytes = 16 * 1024;  // request line and headers; a larger head gets 431
 };
 
-// Whether a route's handler may wait on I/O and so must run on a worker: a fixed answer (a
-// route literal's true or false), or one asked of each request's body, for a handler that calls
-// out for some bodies only (an admission review of one kind). The question must be cheap (a scan
-// of the body) and may answer true for a body that turns out not to wait.
+// Whether a route's handler may wait on I/O and so must run on a worker. A class, not a bool, so
+// that a function or lambda cannot slip through as a pointer converted to true.
 class WaitsOnIo {
  public:
-  // bool only: a function or lambda must not slip through as a pointer converted to true.
   template <typename Bool, typename = std::enable_if_t<std::is_same_v<Bool, bool>>>
-  WaitsOnIo(Bool always) : fixed_(always) {}  // NOLINT(google-explicit-constructor)
-  explicit WaitsOnIo(std::function<bool(absl::string_view body)> per_body)
-      : fixed_(true), per_body_(std::move(per_body)) {}
-  bool For(absl::string_view body) const { return per_body_ ? per_body_(body) : fixed_; }
-  // Without a body: whether any request may wait.
-  operator bool() const { return fixed_; }  // NOLINT(google-explicit-constructor)
+  WaitsOnIo(Bool waits) : waits_(waits) {}  // NOLINT(google-explicit-constructor)
+  operator bool() const { return waits_; }  // NOLINT(google-explicit-constructor)
 
  private:
-  bool fixed_;
-  std::function<bool(absl::string_view body)> per_body_;
+  bool waits_;
 };
 
 struct TlsRoute {
@@ -139,6 +131,11 @@ struct TlsRoute {
   // handler never waits on I/O and the body is at most Options::inline_body_bytes.
   std::function<TlsReply(absl::string_view body)> handler;
   WaitsOnIo waits_on_io = true;  // e.g. a call to kube-apiserver: always on a worker
+  // For a handler that waits on I/O for some requests only (an admission review that must write
+  // a usage record now and then): tried first on the connection's loop for bodies up to
+  // inline_body_bytes, it answers when it can without waiting and returns nullopt when it would
+  // have to wait, having changed nothing; `handler` then runs on a worker. It must not block.
+  std::function<std::optional<TlsReply>(absl::string_view body)> on_loop_first = nullptr;
 };
 
 // Why the listener closed a connection (for gpu_tenancy_{tls,operator}_connections_closed_total).

@@ -70,20 +70,32 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   Server* self = s.get();
   for (PostRoute& route : routes) {
     size_t metric = s->metrics_.AddRoute(route.path);
-    tls_routes.push_back(
-        {route.path,
-         [self, metric, handler = std::move(route.handler)](absl::string_view body) {
-           auto start = std::chrono::steady_clock::now();
-           Reply reply = handler(body);
-           double seconds =
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-           self->metrics_.Record(metric, reply.status, seconds);
-           // Server-side time, so a client can tell our cost from the network's (benchmarks).
-           return TlsReply{reply.status,
-                           std::move(reply.body),
-                           {{"Server-Timing", absl::StrCat("app;dur=", seconds * 1000.0)}}};
-         },
-         std::move(route.waits_on_io)});
+    // Counted and timed whichever thread answers.
+    auto timed = [self, metric](Reply reply, std::chrono::steady_clock::time_point start) {
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      self->metrics_.Record(metric, reply.status, seconds);
+      // Server-side time, so a client can tell our cost from the network's (benchmarks).
+      return TlsReply{reply.status,
+                      std::move(reply.body),
+                      {{"Server-Timing", absl::StrCat("app;dur=", seconds * 1000.0)}}};
+    };
+    TlsRoute tls{route.path,
+                 [timed, handler = std::move(route.handler)](absl::string_view body) {
+                   auto start = std::chrono::steady_clock::now();
+                   return timed(handler(body), start);
+                 },
+                 std::move(route.waits_on_io)};
+    if (route.on_loop_first) {
+      tls.on_loop_first = [timed, attempt = std::move(route.on_loop_first)](
+                              absl::string_view body) -> std::optional<TlsReply> {
+        auto start = std::chrono::steady_clock::now();
+        std::optional<Reply> reply = attempt(body);
+        if (!reply) return std::nullopt;
+        return timed(*std::move(reply), start);
+      };
+    }
+    tls_routes.push_back(std::move(tls));
   }
   std::vector<OperatorRoute> plain_routes;
   // Probes are answered on the listener's loop (they read atomics only); the rest queue for

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,9 @@ struct PostRoute {
   // False for a pure function of the body and in-memory state: small requests then run on
   // the connection's event loop instead of a worker (TlsRoute::waits_on_io).
   WaitsOnIo waits_on_io = true;
+  // With waits_on_io: tried first on the loop, answers unless it would wait on I/O
+  // (TlsRoute::on_loop_first).
+  std::function<std::optional<Reply>(absl::string_view body)> on_loop_first = nullptr;
 };
 
 // A read-only operator route on the operator port (GET, JSON reply).

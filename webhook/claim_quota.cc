@@ -237,6 +237,10 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
         [&](const std::string& key) { return SnapshotHoldsClaim(snapshot, key); }, in.now_unix);
   };
   if (from_budget()) return admitted();
+  if (context.update && context.stopped_for_io) {
+    *context.stopped_for_io = true;  // a read or write of the record is next
+    return;
+  }
 
   absl::flat_hash_set<std::string> seen;
   in.observed = ObservedClaimHeld(snapshot, policy, tenant.name, &seen, context.counts);

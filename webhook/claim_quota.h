@@ -151,6 +151,10 @@ struct ClaimQuotaContext {
   // With `update`: admission budgets for tenants without fair sharing; unset: every claim is
   // written into the record.
   ClaimBudgets* budgets = nullptr;
+  // Set: the review must not wait on I/O (it runs on a connection's event loop). A claim that
+  // can only be decided on the record then sets *stopped_for_io, reserves nothing and adds no
+  // finding; the caller discards the outcome and reviews again with I/O allowed.
+  bool* stopped_for_io = nullptr;
 };
 
 // Whether a claim of this tenant is counted against a usage record: the tenant has a quota, or

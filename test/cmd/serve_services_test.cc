@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -157,52 +158,73 @@ TEST(WebhookServiceTest, BeforeTheClusterIsKnownItFailsClosed) {
   EXPECT_TRUE(absl::StrContains(reply.body, "cache not synced")) << reply.body;
 }
 
-TEST(WebhookServiceTest, WithUsageRecordsOnlyAQuotaTenantsClaimValidationGoesToAWorker) {
-  std::unique_ptr<ServeCluster> cluster = DemoCluster();
-  webhook::RecordUpdate records = [](const std::string&, const auto&, bool) {
+// kube-apiserver's review of a ResourceClaim CREATE asking one 1g.10gb MIG device.
+std::string MigClaimReview(const std::string& ns, const std::string& name) {
+  return absl::StrCat(
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{)", R"("uid":"u-)",
+      name, R"(","kind":{"group":"resource.k8s.io","version":"v1",)",
+      R"("kind":"ResourceClaim"},"resource":{"group":"resource.k8s.io","version":"v1",)",
+      R"("resource":"resourceclaims"},"operation":"CREATE","namespace":")", ns, R"(",)",
+      R"("name":")", name, R"(","userInfo":{"username":"alice"},"object":{)",
+      R"("apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":")", name,
+      R"(","namespace":")", ns, R"("},"spec":{"devices":{"requests":[{"name":"mig",)",
+      R"("exactly":{"deviceClassName":"mig.nvidia.com","selectors":[{"cel":{"expression":)",
+      R"("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}],)",
+      R"("allocationMode":"ExactCount","count":1}}]}}}}})");
+}
+
+TEST(WebhookServiceTest, WithUsageRecordsOnlyAClaimThatNeedsItsRecordLeavesTheLoop) {
+  InputOptions inputs;
+  inputs.cluster_file = absl::StrCat(GT_TESTDATA_DIR, "/dra/cluster-with-claims.json");
+  absl::StatusOr<topology::ClusterData> data = ReadCluster(inputs);
+  ASSERT_TRUE(data.ok()) << data.status();
+  // acme's quota leaves room for a budget; research has none.
+  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(
+      "tiers: [{name: open, modes: [exclusive, mig]}]\n"
+      "tenants:\n"
+      "  - {name: acme, tier: open, namespaces: [acme], quota: {migInstances: {1g.10gb: 100}}}\n"
+      "  - {name: research, tier: open, namespaces: [research]}\n");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  std::unique_ptr<ServeCluster> cluster =
+      ServeCluster::Fixed(*data, std::make_shared<const topology::Policy>(*policy));
+  int updates = 0;
+  webhook::RecordUpdate records = [&](const std::string&, const auto& decide, bool) {
+    ++updates;
+    decide(webhook::RecordData{});  // an empty record: the claim fits and a budget is granted
     return absl::OkStatus();
   };
   WebhookService webhooks(cluster->state(), records, nullptr, [] { return int64_t{0}; });
   std::vector<server::PostRoute> routes = webhooks.Routes();
-  // The captured claim reviews are of team-a; the demo's acme has a quota, research has none.
-  auto in = [](std::string body, const std::string& ns) {
-    return absl::StrReplaceAll(body, {{"\"team-a\"", absl::StrCat("\"", ns, "\"")}});
+  auto allowed = [](const std::optional<server::Reply>& reply) {
+    return reply && reply->status == 200 && absl::StrContains(reply->body, R"("allowed":true)");
   };
-  const std::string claim = testing_support::Testdata("dra/01-mutate-ResourceClaim.CREATE.json");
   // Mutation never reserves quota: every review of it runs on the loop.
   const server::PostRoute& mutate = Route(routes, "/webhook/mutate");
   EXPECT_FALSE(mutate.waits_on_io);
-  EXPECT_FALSE(mutate.waits_on_io.For(in(claim, "acme")));
-  // Validation: the captured reviews kube-apiserver sent; only claims of a tenant whose claims
-  // count against a usage record may reserve quota.
+  EXPECT_FALSE(mutate.on_loop_first);
+  // Validation may write a record, so it is tried on the loop first: every review that needs
+  // no record is answered there.
   const server::PostRoute& validate = Route(routes, "/webhook/validate");
   EXPECT_TRUE(validate.waits_on_io);
-  EXPECT_TRUE(validate.waits_on_io.For(in(claim, "acme")));
-  EXPECT_TRUE(validate.waits_on_io.For(
-      in(testing_support::Testdata("dra/07-mutate-ResourceClaim.UPDATE.json"), "acme")));
-  EXPECT_FALSE(validate.waits_on_io.For(in(claim, "research")));
-  EXPECT_FALSE(validate.waits_on_io.For(claim));  // team-a: no tenant, so no quota
-  EXPECT_FALSE(validate.waits_on_io.For(
-      in(testing_support::Testdata("dra/03-mutate-ResourceClaimTemplate.CREATE.json"), "acme")));
-  EXPECT_FALSE(validate.waits_on_io.For(
-      in(testing_support::Testdata("dra/05-mutate-Pod.CREATE.json"), "acme")));
-  EXPECT_FALSE(validate.waits_on_io.For(AcmeSharedReview()));
-}
-
-TEST(WebhookServiceTest, AClaimReviewWhoseNamespaceCannotBeReadGoesToAWorker) {
-  std::unique_ptr<ServeCluster> cluster = DemoCluster();
-  std::shared_ptr<const topology::ModelState> s = cluster->state().Current();
-  ASSERT_TRUE(s);
-  auto may = [&](const std::string& body) {
-    return MayReserveQuota(body, *s->policy, *s->snapshot);
-  };
-  const std::string head = R"({"request":{"kind":{"kind":"ResourceClaim"},)";
-  EXPECT_TRUE(may(head + R"("object":{}}})"));                                         // names none
-  EXPECT_TRUE(may(head + R"("namespace" : "research", "x":{"namespace":"acme"}}})"));  // one may
-  EXPECT_FALSE(may(head + R"("namespace" : "research"}})"));
-  EXPECT_TRUE(may(head + R"("namespace":"res\u0065arch"}})"));  // escaped: unread
-  EXPECT_TRUE(may(head + R"("namespace":7}})"));                // not a string
-  EXPECT_FALSE(may(head + R"("labels":["namespace"],"namespace":"research"}})"));
+  ASSERT_TRUE(validate.on_loop_first);
+  EXPECT_TRUE(allowed(validate.on_loop_first(MigClaimReview("research", "r-1"))));
+  std::optional<server::Reply> unknown = validate.on_loop_first(MigClaimReview("team-a", "t-1"));
+  ASSERT_TRUE(unknown);  // no tenant: denied without a record
+  EXPECT_TRUE(absl::StrContains(unknown->body, R"("allowed":false)")) << unknown->body;
+  EXPECT_TRUE(allowed(validate.on_loop_first(absl::StrReplaceAll(
+      testing_support::Testdata("dra/05-mutate-Pod.CREATE.json"), {{"\"team-a\"", "\"acme\""}}))));
+  EXPECT_EQ(updates, 0);
+  // acme's first claim: no budget yet, so the loop declines and a worker writes the record,
+  // which also grants this replica a budget.
+  EXPECT_FALSE(validate.on_loop_first(MigClaimReview("acme", "a-1")));
+  EXPECT_EQ(updates, 0);
+  server::Reply first = validate.handler(MigClaimReview("acme", "a-1"));
+  EXPECT_TRUE(allowed(first)) << first.body;
+  EXPECT_EQ(updates, 1);
+  // The next claims come out of the budget, on the loop, with no write.
+  EXPECT_TRUE(allowed(validate.on_loop_first(MigClaimReview("acme", "a-2"))));
+  EXPECT_TRUE(allowed(validate.on_loop_first(MigClaimReview("acme", "a-3"))));
+  EXPECT_EQ(updates, 1);
 }
 
 TEST(ServeClusterTest, AFixedClusterIsReadyAndRepublishesAReloadedPolicy) {

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -403,20 +404,37 @@ TEST_F(TlsLoopTest, PureHandlersOfSmallBodiesRunOnTheLoopAndTheRestOnAWorker) {
   EXPECT_EQ(ServedOn(port(), "/loop", "{}"), at_limit);
 }
 
-TEST_F(TlsLoopTest, ARouteCanSayPerBodyWhetherItWaitsOnIo) {
+TEST_F(TlsLoopTest, ARouteThatWaitsOnlySometimesIsTriedOnTheLoopFirst) {
   Listener::Options o;
   o.io_threads = 1;
   o.worker_threads = 1;
+  o.inline_body_bytes = 64;
   TlsRoute sometimes = WhoAmI("/sometimes", /*waits_on_io=*/true);
-  sometimes.waits_on_io = WaitsOnIo([](absl::string_view body) { return body == "\"call out\""; });
-  Start(o,
-        {WhoAmI("/loop", /*waits_on_io=*/false), WhoAmI("/io", /*waits_on_io=*/true), sometimes});
+  const TlsRoute on_loop = WhoAmI("/loop", /*waits_on_io=*/false);
+  sometimes.on_loop_first =
+      [answer = on_loop.handler](absl::string_view body) -> std::optional<TlsReply> {
+    if (body == "\"call out\"") return std::nullopt;
+    return answer(body);
+  };
+  TlsRoute throws = WhoAmI("/throws", /*waits_on_io=*/true);
+  throws.on_loop_first = [](absl::string_view) -> std::optional<TlsReply> {
+    throw std::runtime_error("x");
+  };
+  Start(o, {on_loop, WhoAmI("/io", /*waits_on_io=*/true), sometimes, throws});
   const std::string loop = ServedOn(port(), "/loop"), worker = ServedOn(port(), "/io");
   ASSERT_NE(loop, "");
   ASSERT_NE(worker, "");
   ASSERT_NE(loop, worker);
   EXPECT_EQ(ServedOn(port(), "/sometimes", "{}"), loop);
-  EXPECT_EQ(ServedOn(port(), "/sometimes", "\"call out\""), worker);
+  EXPECT_EQ(ServedOn(port(), "/sometimes", "\"call out\""), worker);  // declined: the handler
+  // A body over inline_body_bytes is never tried on the loop.
+  EXPECT_EQ(ServedOn(port(), "/sometimes", absl::StrCat("\"", std::string(80, 'x'), "\"")), worker);
+  // An attempt that throws is a 500, like a handler that does, and the loop goes on.
+  Client c(port());
+  ASSERT_TRUE(c.Handshake());
+  ASSERT_TRUE(c.Send(Post("/throws", "{}")));
+  EXPECT_EQ(Status(c.ReadResponse()), 500);
+  EXPECT_EQ(ServedOn(port(), "/loop"), loop);
 }
 
 TEST_F(TlsLoopTest, AnInlineHandlerThatThrowsGets500AndTheLoopGoesOn) {
