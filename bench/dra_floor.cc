@@ -107,11 +107,12 @@ struct Webhook {
 
 // What the webhook process's threads do (common::NameThisThread): the event loops read, parse
 // and answer reviews (on the loop when no I/O is needed), workers run the reviews that call the
-// API server, watches follow kube-apiserver, and the rest elect, guard and record.
+// API server and refill admission budgets, watches follow kube-apiserver, and the rest elect,
+// guard and record.
 constexpr std::array<const char*, 4> kRoleNames = {"event loops", "workers", "watches", "other"};
 size_t RoleOf(absl::string_view thread) {
   if (thread == "loop") return 0;
-  if (thread == "worker" || thread == "op-handler") return 1;
+  if (thread == "worker" || thread == "op-handler" || thread == "budget-refill") return 1;
   if (absl::StartsWith(thread, "w-") || absl::StartsWith(thread, "dra-")) return 2;
   return 3;
 }

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "common/log.h"
+#include "common/thread_name.h"
 #include "wire/extender_codec.h"
 
 namespace cmd {
@@ -29,7 +31,57 @@ WebhookService::WebhookService(const kube::ClusterState& state, webhook::RecordU
       records_(std::move(records)),
       budgets_(ProcessToken()),
       audit_(audit),
-      now_unix_(std::move(now_unix)) {}
+      now_unix_(std::move(now_unix)) {
+  if (records_) refiller_ = std::thread([this] { RefillBudgets(); });
+}
+
+WebhookService::~WebhookService() {
+  {
+    common::MutexLock lock(&refill_mu_);
+    stopping_ = true;
+  }
+  refill_asked_.NotifyAll();
+  if (refiller_.joinable()) refiller_.join();
+}
+
+void WebhookService::AskRefill(const std::string& tenant, const topology::QuotaUsage& shape) {
+  {
+    common::MutexLock lock(&refill_mu_);
+    refills_.insert_or_assign(tenant, shape);
+  }
+  refill_asked_.NotifyOne();
+}
+
+void WebhookService::RefillBudgets() {
+  common::NameThisThread("budget-refill");
+  while (true) {
+    std::string tenant;
+    topology::QuotaUsage shape;
+    {
+      common::MutexLock lock(&refill_mu_);
+      while (!stopping_ && refills_.empty()) refill_asked_.Wait(&refill_mu_);
+      if (stopping_) return;
+      auto next = refills_.extract(refills_.begin());
+      tenant = std::move(next.key());
+      shape = std::move(next.mapped());
+    }
+    std::shared_ptr<const topology::ModelState> s = state_.Current();
+    if (!s) continue;
+    webhook::ClaimQuotaContext context;
+    context.update = records_;
+    context.now_unix = now_unix_();
+    context.counts = &claim_counts_;
+    context.budgets = &budgets_;
+    absl::Status refilled =
+        webhook::RefillClaimBudget(*s->snapshot, *s->policy, tenant, shape, context);
+    if (!refilled.ok()) {
+      // The budget stays closed: the tenant's next claim goes through the record and is denied
+      // with the reason if the record still cannot be written.
+      common::Log(common::LogLevel::kWarn, "admission budget refill failed",
+                  {{"tenant", tenant}, {"error", refilled.message()}});
+    }
+  }
+}
 
 std::vector<server::PostRoute> WebhookService::Routes() {
   std::vector<server::PostRoute> routes;
@@ -68,6 +120,12 @@ std::optional<server::Reply> WebhookService::Review(absl::string_view body,
   claim_quota.update = records_;
   claim_quota.counts = &claim_counts_;
   claim_quota.budgets = records_ ? &budgets_ : nullptr;
+  if (records_) {
+    claim_quota.refill_ahead = [this](const std::string& tenant,
+                                      const topology::QuotaUsage& shape) {
+      AskRefill(tenant, shape);
+    };
+  }
   bool stopped_for_io = false;
   if (!may_wait) claim_quota.stopped_for_io = &stopped_for_io;
   webhook::ReviewOutcome r = webhook::Review(body, kind, *s->policy, *s->snapshot, claim_quota);

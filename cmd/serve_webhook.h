@@ -12,10 +12,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "common/audit_log.h"
+#include "common/mutex.h"
 #include "common/prometheus_text.h"
 #include "kube/cluster_state.h"
 #include "server/metrics.h"
@@ -31,6 +35,7 @@ class WebhookService {
   // dates the reservations in the records.
   WebhookService(const kube::ClusterState& state, webhook::RecordUpdate records,
                  common::AuditLog* audit, std::function<int64_t()> now_unix);
+  ~WebhookService();  // stops the budget refills, after the one under way
   WebhookService(const WebhookService&) = delete;
   WebhookService& operator=(const WebhookService&) = delete;
 
@@ -41,6 +46,10 @@ class WebhookService {
   // `may_wait` false: on an event loop; nullopt when the review needs a usage record.
   std::optional<server::Reply> Review(absl::string_view body, webhook::ReviewKind kind,
                                       bool may_wait);
+  // The "budget-refill" thread: replaces the budgets reviews found due, one at a time, so that
+  // the write is off every claim's path (webhook::RefillClaimBudget).
+  void RefillBudgets();
+  void AskRefill(const std::string& tenant, const topology::QuotaUsage& shape);
 
   const kube::ClusterState& state_;
   webhook::RecordUpdate records_;
@@ -48,6 +57,11 @@ class WebhookService {
   webhook::ClaimBudgets budgets_;  // used only with `records_`
   common::AuditLog* audit_;
   std::function<int64_t()> now_unix_;
+  common::Mutex refill_mu_;
+  common::CondVar refill_asked_;
+  std::map<std::string, topology::QuotaUsage> refills_ ABSL_GUARDED_BY(refill_mu_);  // by tenant
+  bool stopping_ ABSL_GUARDED_BY(refill_mu_) = false;
+  std::thread refiller_;  // with `records_` only
   server::LabeledCounter admissions_{"gpu_tenancy_admission_reviews_total",
                                      "Admission reviews answered, by webhook, outcome and rule.",
                                      {"webhook", "allowed", "rule"}};

@@ -108,10 +108,28 @@ bool ClaimBudgets::HasOpenBudget(absl::string_view tenant, int64_t now_unix) {
   return t.budget && now_unix - t.granted_unix < kBudgetSeconds;
 }
 
+bool ClaimBudgets::TakeRefillAhead(absl::string_view tenant, const topology::TenantQuota& quota,
+                                   int64_t now_unix) {
+  common::MutexLock lock(&mu_);
+  Tenant& t = Of(tenant);
+  if (!t.budget || t.refill_ahead) return false;
+  // Spent twice over exceeds the budget on some item: more than half of it is gone.
+  const bool half_spent =
+      !topology::CheckQuota(BudgetLimits(quota, *t.budget), t.spent, t.spent).ok;
+  t.refill_ahead = half_spent || 2 * (now_unix - t.granted_unix) >= kBudgetSeconds;
+  return t.refill_ahead;
+}
+
+bool ClaimBudgets::RefillAheadDue(absl::string_view tenant) {
+  common::MutexLock lock(&mu_);
+  return Of(tenant).refill_ahead;
+}
+
 UnrecordedClaims ClaimBudgets::Close(absl::string_view tenant) {
   common::MutexLock lock(&mu_);
   Tenant& t = Of(tenant);
   t.budget.reset();
+  t.refill_ahead = false;
   return t.unrecorded;
 }
 

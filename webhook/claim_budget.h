@@ -13,7 +13,9 @@
 //     yet) still has room for the claim under the quota: a pod placed since the grant counts.
 // Otherwise the claim goes through the record as before, and that write also converts every claim
 // admitted from the budget into its own reservation (counted until every replica sees it) and
-// replaces the budget: with a new one when the headroom allows, else with none.
+// replaces the budget: with a new one when the headroom allows, else with none. So that claims
+// seldom meet a spent budget, a refill without a claim (RefillClaimBudget) does the same ahead
+// of need once TakeRefillAhead says so; while that write is under way no budget is open.
 //
 // Sizes: a budget takes at most 1/kBudgetShare of the headroom left after the claim that asked,
 // per quota item, and at most kBudgetClaims claims like it; none is granted unless it covers one
@@ -89,6 +91,16 @@ class ClaimBudgets {
   // need not count what the snapshot holds for it.
   bool HasOpenBudget(absl::string_view tenant, int64_t now_unix);
 
+  // Whether to refill the tenant's budget ahead of need, before a claim has to wait for the
+  // write: true once per budget, when more than half of it is spent on any item or half of its
+  // time is gone, so that a single refill is asked for (RefillClaimBudget, off the review's
+  // path).
+  bool TakeRefillAhead(absl::string_view tenant, const topology::TenantQuota& quota,
+                       int64_t now_unix);
+  // Whether the refill TakeRefillAhead asked for is still due: no write replaced the budget
+  // since.
+  bool RefillAheadDue(absl::string_view tenant);
+
   // The refill of a tenant's budget, while the caller holds RefillTurn(tenant): Close() stops
   // admitting from the current budget and returns the claims the write must convert into
   // reservations; after the write succeeded, Written() forgets those and installs `granted`
@@ -105,6 +117,7 @@ class ClaimBudgets {
     int64_t granted_unix = 0;
     topology::QuotaUsage spent;  // admitted from `budget`
     UnrecordedClaims unrecorded;
+    bool refill_ahead = false;  // asked for, for the current budget
     std::unique_ptr<common::Mutex> refill_turn = std::make_unique<common::Mutex>();
   };
   Tenant& Of(absl::string_view tenant) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -108,13 +108,15 @@ ClaimQuotaDecision DecideClaimQuota(const ClaimQuotaInput& in, const RecordData&
       }
     }
   }
-  out.verdict = topology::CheckQuota(*in.quota, held, in.requested);
-  out.admit = out.verdict.ok;
-  if (!out.admit) return out;
-  kept[in.key] = EncodeReservation({in.requested, in.now_unix});
-  if (own_budget) {
-    topology::QuotaUsage after = held;
+  topology::QuotaUsage after = held;
+  if (!in.key.empty()) {
+    out.verdict = topology::CheckQuota(*in.quota, held, in.requested);
+    out.admit = out.verdict.ok;
+    if (!out.admit) return out;
+    kept[in.key] = EncodeReservation({in.requested, in.now_unix});
     after.Add(in.requested);
+  }
+  if (own_budget) {
     out.budget = BudgetToGrant(*in.quota, after, in.requested);
     if (out.budget) kept[in.own_budget_key] = EncodeReservation({*out.budget, in.now_unix});
   }
@@ -236,7 +238,12 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
         tenant.name, *in.quota, in.key, in.requested, *observed_for_budget,
         [&](const std::string& key) { return SnapshotHoldsClaim(snapshot, key); }, in.now_unix);
   };
-  if (from_budget()) return admitted();
+  if (from_budget()) {
+    if (context.refill_ahead && budgets->TakeRefillAhead(tenant.name, *in.quota, in.now_unix)) {
+      context.refill_ahead(tenant.name, in.requested);
+    }
+    return admitted();
+  }
   if (context.update && context.stopped_for_io) {
     *context.stopped_for_io = true;  // a read or write of the record is next
     return;
@@ -292,6 +299,45 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
                     ")");
   }
   violations.push_back(MakeViolation(kTenantQuotaRule, reason));
+}
+
+absl::Status RefillClaimBudget(const topology::ClusterSnapshot& snapshot,
+                               const topology::Policy& policy, const std::string& tenant_name,
+                               const topology::QuotaUsage& shape,
+                               const ClaimQuotaContext& context) {
+  const topology::Tenant* tenant = policy.FindTenant(tenant_name);
+  ClaimBudgets* budgets = context.budgets;
+  // A policy reload may have taken the quota away, or turned on fair sharing (no budgets).
+  if (!tenant || tenant->quota.empty() || tenant->fair_share || !context.update || !budgets) {
+    return absl::OkStatus();
+  }
+  common::MutexLock turn(&budgets->RefillTurn(tenant_name));
+  if (!budgets->RefillAheadDue(tenant_name)) return absl::OkStatus();  // a claim's write did it
+  ClaimQuotaInput in;
+  in.quota = &tenant->quota;
+  in.requested = shape;  // sizes the new budget; no claim is admitted
+  in.now_unix = context.now_unix;
+  absl::flat_hash_set<std::string> seen;
+  in.observed = ObservedClaimHeld(snapshot, policy, tenant_name, &seen, context.counts);
+  in.observed_claims = &seen;
+  UnrecordedClaims converted = budgets->Close(tenant_name);
+  in.grant_budget = true;
+  in.own_budget_key = budgets->record_key();
+  in.converted = &converted;
+  ClaimQuotaDecision decision;
+  absl::Status written = context.update(
+      UsageRecordName(tenant_name),
+      [&](const RecordData& record) {
+        decision = DecideClaimQuota(in, record);
+        return decision.write;
+      },
+      /*dry_run=*/false);
+  // After a failed write the budget stays closed: the next claim goes through the record, and
+  // its write converts what the old budget admitted.
+  if (written.ok() && decision.write) {
+    budgets->Written(tenant_name, converted, decision.budget, in.now_unix);
+  }
+  return written;
 }
 
 namespace claim_rules_internal {

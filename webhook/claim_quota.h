@@ -76,8 +76,8 @@ struct ClaimQuotaInput {
   // tenant's claims it sees.
   topology::QuotaUsage observed;
   const absl::flat_hash_set<std::string>* observed_claims = nullptr;
-  std::string key;  // the claim being admitted
-  topology::QuotaUsage requested;
+  std::string key;                 // the claim being admitted; empty: none, a budget refill alone
+  topology::QuotaUsage requested;  // the claim's, or the shape a refill sizes the budget by
   int64_t now_unix = 0;
   // Admission budgets (webhook/claim_budget.h), when `grant_budget`: this replica's budget entry
   // is replaced by this write, with a new budget when BudgetToGrant allows, and the claims
@@ -155,7 +155,20 @@ struct ClaimQuotaContext {
   // can only be decided on the record then sets *stopped_for_io, reserves nothing and adds no
   // finding; the caller discards the outcome and reviews again with I/O allowed.
   bool* stopped_for_io = nullptr;
+  // With `budgets`: called (on the review's thread, so it must only hand the work on) when a
+  // claim admitted from a budget leaves it due for a refill ahead of need; the callee runs
+  // RefillClaimBudget off the review's path. Unset: a budget is refilled by the claim that
+  // finds it spent.
+  std::function<void(const std::string& tenant, const topology::QuotaUsage& shape)> refill_ahead;
 };
+
+// Replaces the tenant's budget (ClaimBudgets::TakeRefillAhead asked for it) through its usage
+// record, as a claim's write would, sized by `shape` and admitting no claim; nothing when the
+// tenant no longer has budgets or another write replaced the budget first. Errors: the record
+// could not be read or written (the budget then stays closed).
+absl::Status RefillClaimBudget(const topology::ClusterSnapshot& snapshot,
+                               const topology::Policy& policy, const std::string& tenant,
+                               const topology::QuotaUsage& shape, const ClaimQuotaContext& context);
 
 // Whether a claim of this tenant is counted against a usage record: the tenant has a quota, or
 // a fair share whose borrowing the record keeps. CheckClaimQuota does nothing for any other.

@@ -4,6 +4,7 @@
 // Lease where the options say, and readiness that waits for the lease).
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "cmd/serve_webhook.h"
 #include "common/config_loader.h"
 #include "common/json.h"
+#include "common/mutex.h"
 #include "gtest/gtest.h"
 #include "test/support/in_memory_api.h"
 #include "test/support/test_inputs.h"
@@ -187,10 +189,15 @@ TEST(WebhookServiceTest, WithUsageRecordsOnlyAClaimThatNeedsItsRecordLeavesTheLo
   ASSERT_TRUE(policy.ok()) << policy.status();
   std::unique_ptr<ServeCluster> cluster =
       ServeCluster::Fixed(*data, std::make_shared<const topology::Policy>(*policy));
-  int updates = 0;
+  // Written from the review's thread and from the budget refill thread.
+  std::atomic<int> updates = 0;
+  common::Mutex record_mu;
+  webhook::RecordData record;
   webhook::RecordUpdate records = [&](const std::string&, const auto& decide, bool) {
+    common::MutexLock lock(&record_mu);
+    std::optional<webhook::RecordData> next = decide(record);
+    if (next) record = *next;
     ++updates;
-    decide(webhook::RecordData{});  // an empty record: the claim fits and a budget is granted
     return absl::OkStatus();
   };
   WebhookService webhooks(cluster->state(), records, nullptr, [] { return int64_t{0}; });
@@ -225,6 +232,21 @@ TEST(WebhookServiceTest, WithUsageRecordsOnlyAClaimThatNeedsItsRecordLeavesTheLo
   EXPECT_TRUE(allowed(validate.on_loop_first(MigClaimReview("acme", "a-2"))));
   EXPECT_TRUE(allowed(validate.on_loop_first(MigClaimReview("acme", "a-3"))));
   EXPECT_EQ(updates, 1);
+  // The budget (min(99 / 4, 128) = 24 claims) is refilled by the service's own thread once
+  // more than half of it is spent, off every claim's path. A claim that arrives while that
+  // write is under way finds no budget open and goes to a worker, as the server would send it.
+  for (int i = 4; i <= 16; ++i) {
+    const std::string review = MigClaimReview("acme", absl::StrCat("a-", i));
+    std::optional<server::Reply> reply = validate.on_loop_first(review);
+    if (!reply) reply = validate.handler(review);
+    EXPECT_TRUE(allowed(reply)) << i;
+  }
+  for (int i = 0; i < 500 && updates < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(updates, 2) << "no refill ahead";
+  common::MutexLock lock(&record_mu);
+  EXPECT_TRUE(record.count("acme.a-13")) << "the refill writes what the old budget admitted";
 }
 
 TEST(ServeClusterTest, AFixedClusterIsReadyAndRepublishesAReloadedPolicy) {

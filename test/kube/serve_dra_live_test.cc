@@ -208,9 +208,10 @@ TEST_F(ServeDraLiveTest, EachThreadIsNamedForItsRole) {
   StartApi({"v1"});
   StartServe();
   const std::multiset<std::string> names = ThreadNames(serve_->pid());
-  for (const char* role : {"loop", "worker", "op-handler", "w-nodes", "w-pods", "w-namespaces",
-                           "w-poddisruption", "w-slices", "w-claims", "w-claimtemplate",
-                           "w-deviceclasses", "assume-expiry", "guard", "webhook-guard"}) {
+  for (const char* role :
+       {"loop", "worker", "op-handler", "w-nodes", "w-pods", "w-namespaces", "w-poddisruption",
+        "w-slices", "w-claims", "w-claimtemplate", "w-deviceclasses", "assume-expiry", "guard",
+        "webhook-guard", "budget-refill"}) {
     EXPECT_GE(names.count(role), 1u) << role << " among " << absl::StrJoin(names, ", ");
   }
   // The main thread keeps the program's name, and so does ThreadSanitizer's own background

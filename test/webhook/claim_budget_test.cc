@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -141,6 +142,27 @@ TEST(ClaimBudgetsTest, TheRecordWriteConvertsTheBudgetsClaimsAndReplacesIt) {
   EXPECT_FALSE(full.write.has_value());
 }
 
+TEST(ClaimBudgetsTest, ARefillAheadIsAskedOnceWhenMoreThanHalfIsSpentOrHalfItsTimeIsGone) {
+  const topology::TenantQuota quota = GpuQuota(100);
+  auto none = [](const std::string&) { return false; };
+  ClaimBudgets budgets("a");
+  EXPECT_FALSE(budgets.TakeRefillAhead("acme", quota, kNow)) << "no budget, nothing to refill";
+  budgets.Written("acme", {}, Gpus(4), kNow);
+  for (const char* key : {"acme.a", "acme.b"}) {
+    ASSERT_TRUE(budgets.TryAdmit("acme", quota, key, Gpus(1), {}, none, kNow));
+    EXPECT_FALSE(budgets.TakeRefillAhead("acme", quota, kNow)) << key;
+  }
+  ASSERT_TRUE(budgets.TryAdmit("acme", quota, "acme.c", Gpus(1), {}, none, kNow));
+  EXPECT_TRUE(budgets.TakeRefillAhead("acme", quota, kNow));  // 3 of 4
+  EXPECT_FALSE(budgets.TakeRefillAhead("acme", quota, kNow)) << "asked once per budget";
+  EXPECT_TRUE(budgets.RefillAheadDue("acme"));
+  const webhook::UnrecordedClaims converted = budgets.Close("acme");
+  EXPECT_FALSE(budgets.RefillAheadDue("acme")) << "the write that replaces the budget is under way";
+  budgets.Written("acme", converted, Gpus(4), kNow);
+  EXPECT_FALSE(budgets.TakeRefillAhead("acme", quota, kNow + webhook::kBudgetSeconds / 2 - 1));
+  EXPECT_TRUE(budgets.TakeRefillAhead("acme", quota, kNow + webhook::kBudgetSeconds / 2 + 1));
+}
+
 constexpr char kPolicy[] = R"(tiers:
   - {name: training, modes: [exclusive, mig]}
 tenants:
@@ -236,6 +258,55 @@ TEST(ClaimBudgetReviewTest, FarFromTheQuotaOneWriteAdmitsManyClaims) {
       Admitted("late", *policy, snapshot, record.Context(budgets, kNow + webhook::kBudgetSeconds)));
   EXPECT_EQ(record.writes, 2);
   for (int i = 0; i < 20; ++i) EXPECT_EQ(record.data.count(absl::StrCat("acme.c-", i)), 1u) << i;
+}
+
+TEST(ClaimBudgetReviewTest, RefilledAheadNoClaimButTheFirstWaitsForTheRecord) {
+  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  const topology::ClusterSnapshot snapshot = OneNode(*policy);
+  SharedRecord record;
+  ClaimBudgets budgets("a");
+  std::vector<std::pair<std::string, QuotaUsage>> asked;
+  auto context = [&](bool on_loop, bool* stopped) {
+    webhook::ClaimQuotaContext c = record.Context(budgets, kNow);
+    if (on_loop) c.stopped_for_io = stopped;
+    c.refill_ahead = [&](const std::string& tenant, const QuotaUsage& shape) {
+      asked.emplace_back(tenant, shape);
+    };
+    return c;
+  };
+  bool stopped = false;
+  Admitted("c-0", *policy, snapshot, context(true, &stopped));  // the outcome is discarded
+  EXPECT_TRUE(stopped) << "no budget yet: the first claim needs the record";
+  EXPECT_EQ(record.writes, 0);
+  ASSERT_TRUE(Admitted("c-0", *policy, snapshot, context(false, nullptr)));
+  ASSERT_EQ(record.writes, 1);
+  // Each refill asked for runs at once, as the refill thread would, between two claims.
+  for (int i = 1; i < 50; ++i) {
+    stopped = false;
+    EXPECT_TRUE(Admitted(absl::StrCat("c-", i), *policy, snapshot, context(true, &stopped))) << i;
+    EXPECT_FALSE(stopped) << "claim " << i << " waited for the record";
+    for (const auto& [tenant, shape] : asked) {
+      EXPECT_EQ(tenant, "acme");
+      EXPECT_EQ(shape, Gpus(1));
+      ASSERT_TRUE(
+          webhook::RefillClaimBudget(snapshot, *policy, tenant, shape, context(false, nullptr))
+              .ok());
+    }
+    asked.clear();
+  }
+  EXPECT_GT(record.writes, 2) << "budgets were refilled";
+  EXPECT_LT(record.writes, 20) << "far fewer writes than claims";
+  // The record holds every claim admitted so far, each under its own key, or the budget that
+  // admitted it since the last refill; with the budget, within the quota.
+  int64_t reserved = 0;
+  for (const auto& [key, text] : record.data) {
+    absl::StatusOr<webhook::ClaimReservation> r = webhook::DecodeReservation(text);
+    ASSERT_TRUE(r.ok()) << key;
+    reserved += r->usage.gpus;
+  }
+  EXPECT_LE(reserved, 100);
+  EXPECT_GE(reserved, 50 - static_cast<int64_t>(budgets.Close("acme").size()));
 }
 
 TEST(ClaimBudgetReviewTest, TwoReplicasNeverAdmitPastTheQuotaBetweenThem) {
