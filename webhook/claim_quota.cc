@@ -180,6 +180,18 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
   return held;
 }
 
+size_t ClaimsInTenantNamespaces(const topology::ClusterSnapshot& snapshot,
+                                const topology::Policy& policy, absl::string_view tenant) {
+  const topology::DraClaimSet& claims = snapshot.dra().claims;
+  size_t count = 0;
+  claims.ForEachNamespace([&](const std::string& ns) {
+    if (topology::ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)).name == tenant) {
+      count += claims.CountIn(ns);
+    }
+  });
+  return count;
+}
+
 bool SnapshotHoldsClaim(const topology::ClusterSnapshot& snapshot, absl::string_view key) {
   // Namespaces are DNS labels, without dots; a claim's name may have some.
   const size_t dot = key.find('.');
@@ -238,6 +250,11 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
         tenant.name, *in.quota, in.key, in.requested, *observed_for_budget,
         [&](const std::string& key) { return SnapshotHoldsClaim(snapshot, key); }, in.now_unix);
   };
+  if (context.stopped_for_io &&
+      ClaimsInTenantNamespaces(snapshot, policy, tenant.name) > kMostClaimsCountedOnALoop) {
+    *context.stopped_for_io = true;  // counting them would hold the loop too long
+    return;
+  }
   if (from_budget()) {
     if (context.refill_ahead && budgets->TakeRefillAhead(tenant.name, *in.quota, in.now_unix)) {
       context.refill_ahead(tenant.name, in.requested);

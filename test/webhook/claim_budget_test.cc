@@ -175,6 +175,13 @@ pools:
   - {name: gpu, mode: exclusive}
 )";
 
+// kPolicy, loaded.
+topology::Policy AcmePolicy() {
+  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
+  EXPECT_TRUE(policy.ok()) << policy.status();
+  return policy.ok() ? *std::move(policy) : topology::Policy{};
+}
+
 // Replicas sharing one record kept in memory, each with its own budgets: a write is applied
 // only if the record did not change since the replica decided, as the API server's
 // resourceVersion precondition does (here the decision and the write are one step).
@@ -214,8 +221,16 @@ bool Admitted(const std::string& name, const topology::Policy& policy,
       .allowed;
 }
 
-topology::ClusterSnapshot OneNode(const topology::Policy& policy) {
+// One node with a GPU; acme's namespace holds `claims` allocated claims besides.
+topology::ClusterSnapshot OneNode(const topology::Policy& policy, int claims = 0) {
   topology::ClusterData data;
+  for (int i = 0; i < claims; ++i) {
+    topology::DraClaim claim;
+    claim.namespace_name = "acme";
+    claim.name = absl::StrCat("held-", i);
+    claim.allocated = true;
+    data.dra_claims.push_back(claim);
+  }
   data.dra_slices.push_back(
       testing_dra::NodeSlice("node-a", {testing_dra::NvidiaDevice("node-a", "gpu-0")}));
   data.dra_classes.push_back(
@@ -225,8 +240,7 @@ topology::ClusterSnapshot OneNode(const topology::Policy& policy) {
 }
 
 TEST(ClaimBudgetReviewTest, TheSnapshotIsAskedForABudgetsClaimsByKey) {
-  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
-  ASSERT_TRUE(policy.ok()) << policy.status();
+  const topology::Policy policy = AcmePolicy();
   topology::ClusterData data;
   topology::DraClaim claim;
   claim.namespace_name = "acme";
@@ -234,7 +248,7 @@ TEST(ClaimBudgetReviewTest, TheSnapshotIsAskedForABudgetsClaimsByKey) {
   data.dra_claims.push_back(claim);
   data.namespace_labels["acme"] = {};
   const topology::ClusterSnapshot snapshot =
-      topology::BuildSnapshot(data, common::BuiltinCatalog(), *policy);
+      topology::BuildSnapshot(data, common::BuiltinCatalog(), policy);
   EXPECT_TRUE(webhook::SnapshotHoldsClaim(snapshot, "acme.train.v2"));
   EXPECT_FALSE(webhook::SnapshotHoldsClaim(snapshot, "acme.train"));
   EXPECT_FALSE(webhook::SnapshotHoldsClaim(snapshot, "acme"));
@@ -242,28 +256,26 @@ TEST(ClaimBudgetReviewTest, TheSnapshotIsAskedForABudgetsClaimsByKey) {
 }
 
 TEST(ClaimBudgetReviewTest, FarFromTheQuotaOneWriteAdmitsManyClaims) {
-  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
-  ASSERT_TRUE(policy.ok()) << policy.status();
-  const topology::ClusterSnapshot snapshot = OneNode(*policy);
+  const topology::Policy policy = AcmePolicy();
+  const topology::ClusterSnapshot snapshot = OneNode(policy);
   SharedRecord record;
   ClaimBudgets budgets("a");
   for (int i = 0; i < 20; ++i) {
-    EXPECT_TRUE(Admitted(absl::StrCat("c-", i), *policy, snapshot, record.Context(budgets, kNow)));
+    EXPECT_TRUE(Admitted(absl::StrCat("c-", i), policy, snapshot, record.Context(budgets, kNow)));
   }
   // The first write reserves c-0 and a budget of min(99 / 4, 128) = 24; c-1 .. c-19 come from it.
   EXPECT_EQ(record.writes, 1);
   EXPECT_EQ(record.data.at("budget.a"), webhook::EncodeReservation({Gpus(24), kNow}));
   // After kBudgetSeconds the next claim goes to the record, which then holds every claim.
   EXPECT_TRUE(
-      Admitted("late", *policy, snapshot, record.Context(budgets, kNow + webhook::kBudgetSeconds)));
+      Admitted("late", policy, snapshot, record.Context(budgets, kNow + webhook::kBudgetSeconds)));
   EXPECT_EQ(record.writes, 2);
   for (int i = 0; i < 20; ++i) EXPECT_EQ(record.data.count(absl::StrCat("acme.c-", i)), 1u) << i;
 }
 
 TEST(ClaimBudgetReviewTest, RefilledAheadNoClaimButTheFirstWaitsForTheRecord) {
-  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
-  ASSERT_TRUE(policy.ok()) << policy.status();
-  const topology::ClusterSnapshot snapshot = OneNode(*policy);
+  const topology::Policy policy = AcmePolicy();
+  const topology::ClusterSnapshot snapshot = OneNode(policy);
   SharedRecord record;
   ClaimBudgets budgets("a");
   std::vector<std::pair<std::string, QuotaUsage>> asked;
@@ -276,21 +288,21 @@ TEST(ClaimBudgetReviewTest, RefilledAheadNoClaimButTheFirstWaitsForTheRecord) {
     return c;
   };
   bool stopped = false;
-  Admitted("c-0", *policy, snapshot, context(true, &stopped));  // the outcome is discarded
+  Admitted("c-0", policy, snapshot, context(true, &stopped));  // the outcome is discarded
   EXPECT_TRUE(stopped) << "no budget yet: the first claim needs the record";
   EXPECT_EQ(record.writes, 0);
-  ASSERT_TRUE(Admitted("c-0", *policy, snapshot, context(false, nullptr)));
+  ASSERT_TRUE(Admitted("c-0", policy, snapshot, context(false, nullptr)));
   ASSERT_EQ(record.writes, 1);
   // Each refill asked for runs at once, as the refill thread would, between two claims.
   for (int i = 1; i < 50; ++i) {
     stopped = false;
-    EXPECT_TRUE(Admitted(absl::StrCat("c-", i), *policy, snapshot, context(true, &stopped))) << i;
+    EXPECT_TRUE(Admitted(absl::StrCat("c-", i), policy, snapshot, context(true, &stopped))) << i;
     EXPECT_FALSE(stopped) << "claim " << i << " waited for the record";
     for (const auto& [tenant, shape] : asked) {
       EXPECT_EQ(tenant, "acme");
       EXPECT_EQ(shape, Gpus(1));
       ASSERT_TRUE(
-          webhook::RefillClaimBudget(snapshot, *policy, tenant, shape, context(false, nullptr))
+          webhook::RefillClaimBudget(snapshot, policy, tenant, shape, context(false, nullptr))
               .ok());
     }
     asked.clear();
@@ -309,17 +321,35 @@ TEST(ClaimBudgetReviewTest, RefilledAheadNoClaimButTheFirstWaitsForTheRecord) {
   EXPECT_GE(reserved, 50 - static_cast<int64_t>(budgets.Close("acme").size()));
 }
 
+TEST(ClaimBudgetReviewTest, OnALoopATenantWithManyClaimsIsCountedOnAWorker) {
+  const topology::Policy policy = AcmePolicy();
+  for (const int held : {static_cast<int>(webhook::kMostClaimsCountedOnALoop),
+                         static_cast<int>(webhook::kMostClaimsCountedOnALoop) + 1}) {
+    const topology::ClusterSnapshot snapshot = OneNode(policy, held);
+    ASSERT_EQ(webhook::ClaimsInTenantNamespaces(snapshot, policy, "acme"),
+              static_cast<size_t>(held));
+    SharedRecord record;
+    ClaimBudgets budgets("a");
+    ASSERT_TRUE(Admitted("first", policy, snapshot, record.Context(budgets, kNow)));
+    ASSERT_TRUE(budgets.HasOpenBudget("acme", kNow));
+    bool stopped = false;
+    webhook::ClaimQuotaContext on_loop = record.Context(budgets, kNow);
+    on_loop.stopped_for_io = &stopped;
+    Admitted("second", policy, snapshot, on_loop);
+    EXPECT_EQ(stopped, held > static_cast<int>(webhook::kMostClaimsCountedOnALoop)) << held;
+  }
+}
+
 TEST(ClaimBudgetReviewTest, TwoReplicasNeverAdmitPastTheQuotaBetweenThem) {
-  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
-  ASSERT_TRUE(policy.ok()) << policy.status();
-  const topology::ClusterSnapshot snapshot = OneNode(*policy);
+  const topology::Policy policy = AcmePolicy();
+  const topology::ClusterSnapshot snapshot = OneNode(policy);
   SharedRecord record;
   ClaimBudgets a("a"), b("b");
   int admitted = 0;
   // The claims are never seen by the snapshot: the record and the budgets alone count them.
   for (int i = 0; i < 300; ++i) {
     ClaimBudgets& replica = i % 3 == 0 ? b : a;  // uneven, so that budgets are left unspent
-    if (Admitted(absl::StrCat("c-", i), *policy, snapshot, record.Context(replica, kNow))) {
+    if (Admitted(absl::StrCat("c-", i), policy, snapshot, record.Context(replica, kNow))) {
       ++admitted;
     }
   }

@@ -371,6 +371,10 @@ class DraClaimSet {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  size_t CountIn(absl::string_view namespace_name) const {
+    const InNamespace* claims = by_namespace_.Find(namespace_name);
+    return claims ? claims->size() : 0;
+  }
   // Calls f(const DraClaim&) for each, in unspecified order.
   template <typename F>
   void ForEach(F&& f) const {
