@@ -153,15 +153,27 @@ topology::ClaimQuotaCount ClaimCountCache::Count(const topology::DraClaim& claim
   return count;
 }
 
+namespace {
+
+// Calls f(namespace) for each namespace with claims that resolves to `tenant`: per namespace,
+// not per claim, as a tenant's admission reads its own claims only.
+template <typename F>
+void ForEachTenantClaimNamespace(const topology::ClusterSnapshot& snapshot,
+                                 const topology::Policy& policy, absl::string_view tenant, F f) {
+  snapshot.dra().claims.ForEachNamespace([&](const std::string& ns) {
+    if (topology::ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)).name == tenant) f(ns);
+  });
+}
+
+}  // namespace
+
 topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot,
                                        const topology::Policy& policy, absl::string_view tenant,
                                        absl::flat_hash_set<std::string>* observed_claims,
                                        ClaimCountCache* counts, bool without_memory) {
   topology::QuotaUsage held = topology::TenantUsage(snapshot, policy, tenant);
   const topology::DraState& dra = snapshot.dra();
-  // Per namespace, not per claim: a tenant's admission reads its own claims only.
-  dra.claims.ForEachNamespace([&](const std::string& ns) {
-    if (topology::ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)).name != tenant) return;
+  ForEachTenantClaimNamespace(snapshot, policy, tenant, [&](const std::string& ns) {
     dra.claims.ForEachIn(ns, [&](const topology::DraClaim& claim) {
       if (observed_claims) observed_claims->insert(ClaimKey(claim.namespace_name, claim.name));
       if (claim.allocated) {
@@ -182,12 +194,9 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
 
 size_t ClaimsInTenantNamespaces(const topology::ClusterSnapshot& snapshot,
                                 const topology::Policy& policy, absl::string_view tenant) {
-  const topology::DraClaimSet& claims = snapshot.dra().claims;
   size_t count = 0;
-  claims.ForEachNamespace([&](const std::string& ns) {
-    if (topology::ResolveTenant(policy, ns, snapshot.NamespaceLabels(ns)).name == tenant) {
-      count += claims.CountIn(ns);
-    }
+  ForEachTenantClaimNamespace(snapshot, policy, tenant, [&](const std::string& ns) {
+    count += snapshot.dra().claims.CountIn(ns);
   });
   return count;
 }
@@ -202,6 +211,39 @@ bool SnapshotHoldsClaim(const topology::ClusterSnapshot& snapshot, absl::string_
 bool ClaimCountsAgainstRecord(const topology::TenantRef& tenant) {
   return tenant.tenant && (!tenant.tenant->quota.empty() || tenant.tenant->fair_share);
 }
+
+namespace {
+
+// Writes what `in` decides into the tenant's usage record. With `budgets` (the caller holds the
+// tenant's refill turn) the write also replaces this replica's budget: it is closed first, the
+// claims admitted from it are converted into their own reservations, and the budget the decision
+// grants is installed once the write succeeded.
+absl::Status WriteRecord(ClaimQuotaInput in, const std::string& tenant, ClaimBudgets* budgets,
+                         const ClaimQuotaContext& context, bool dry_run,
+                         ClaimQuotaDecision& decision) {
+  UnrecordedClaims converted;
+  if (budgets) {
+    converted = budgets->Close(tenant);
+    in.grant_budget = true;
+    in.own_budget_key = budgets->record_key();
+    in.converted = &converted;
+  }
+  absl::Status written = context.update(
+      UsageRecordName(tenant),
+      [&](const RecordData& record) {
+        decision = DecideClaimQuota(in, record);
+        return decision.write;
+      },
+      dry_run);
+  // After a failed write the budget stays closed: the next claim goes through the record, and
+  // its write converts what the old budget admitted.
+  if (written.ok() && budgets && decision.write) {
+    budgets->Written(tenant, converted, decision.budget, in.now_unix);
+  }
+  return written;
+}
+
+}  // namespace
 
 void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespace_name,
                      const topology::Policy& policy, const topology::TenantRef& tenant,
@@ -242,6 +284,11 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   auto from_budget = [&] {
     // Near the quota no budget is open: that claim goes to the record without counting twice.
     if (!budgets || !budgets->HasOpenBudget(tenant.name, in.now_unix)) return false;
+    // On a loop, a tenant with very many claims is counted on a worker instead.
+    if (context.stopped_for_io &&
+        ClaimsInTenantNamespaces(snapshot, policy, tenant.name) > kMostClaimsCountedOnALoop) {
+      return false;
+    }
     if (!observed_for_budget) {
       observed_for_budget = ObservedClaimHeld(snapshot, policy, tenant.name, nullptr,
                                               context.counts, !in.quota->gpu_memory_mib);
@@ -250,11 +297,6 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
         tenant.name, *in.quota, in.key, in.requested, *observed_for_budget,
         [&](const std::string& key) { return SnapshotHoldsClaim(snapshot, key); }, in.now_unix);
   };
-  if (context.stopped_for_io &&
-      ClaimsInTenantNamespaces(snapshot, policy, tenant.name) > kMostClaimsCountedOnALoop) {
-    *context.stopped_for_io = true;  // counting them would hold the loop too long
-    return;
-  }
   if (from_budget()) {
     if (context.refill_ahead && budgets->TakeRefillAhead(tenant.name, *in.quota, in.now_unix)) {
       context.refill_ahead(tenant.name, in.requested);
@@ -262,7 +304,7 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
     return admitted();
   }
   if (context.update && context.stopped_for_io) {
-    *context.stopped_for_io = true;  // a read or write of the record is next
+    *context.stopped_for_io = true;  // the record is next, or a worker's count of the claims
     return;
   }
 
@@ -280,31 +322,17 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   ClaimQuotaDecision decision;
   if (context.update) {
     std::optional<common::MutexLock> refill;
-    UnrecordedClaims converted;
     if (budgets) {
       refill.emplace(&budgets->RefillTurn(tenant.name));
       if (from_budget()) return admitted();  // refilled while this review waited its turn
-      converted = budgets->Close(tenant.name);
-      in.grant_budget = true;
-      in.own_budget_key = budgets->record_key();
-      in.converted = &converted;
     }
-    absl::Status written = context.update(
-        UsageRecordName(tenant.name),
-        [&](const RecordData& record) {
-          decision = DecideClaimQuota(in, record);
-          return decision.write;
-        },
-        dry_run);
-    if (!written.ok()) {
+    if (absl::Status written = WriteRecord(in, tenant.name, budgets, context, dry_run, decision);
+        !written.ok()) {
       violations.push_back(MakeViolation(
           kTenantQuotaRule,
           absl::StrCat("tenant ", tenant.name, " quota: the usage record could not be updated (",
                        written.message(), ")")));
       return;
-    }
-    if (budgets && decision.write) {
-      budgets->Written(tenant.name, converted, decision.budget, in.now_unix);
     }
   } else {
     decision = DecideClaimQuota(in, {});  // the snapshot alone: serve --demo / --cluster-file
@@ -337,24 +365,8 @@ absl::Status RefillClaimBudget(const topology::ClusterSnapshot& snapshot,
   absl::flat_hash_set<std::string> seen;
   in.observed = ObservedClaimHeld(snapshot, policy, tenant_name, &seen, context.counts);
   in.observed_claims = &seen;
-  UnrecordedClaims converted = budgets->Close(tenant_name);
-  in.grant_budget = true;
-  in.own_budget_key = budgets->record_key();
-  in.converted = &converted;
   ClaimQuotaDecision decision;
-  absl::Status written = context.update(
-      UsageRecordName(tenant_name),
-      [&](const RecordData& record) {
-        decision = DecideClaimQuota(in, record);
-        return decision.write;
-      },
-      /*dry_run=*/false);
-  // After a failed write the budget stays closed: the next claim goes through the record, and
-  // its write converts what the old budget admitted.
-  if (written.ok() && decision.write) {
-    budgets->Written(tenant_name, converted, decision.budget, in.now_unix);
-  }
-  return written;
+  return WriteRecord(std::move(in), tenant_name, budgets, context, /*dry_run=*/false, decision);
 }
 
 namespace claim_rules_internal {
