@@ -69,7 +69,9 @@ apiserver::CollectionQuery CollectionQueryOf(const Route& route, const httplib::
 }  // namespace
 
 FakeApiServer::Impl::Impl(Options options)
-    : options_(std::move(options)), tokens_(options_.tokens), store_([this] { cv_.notify_all(); }) {
+    : options_(std::move(options)),
+      tokens_(options_.tokens),
+      store_([this](Resource r) { resource_cv_[static_cast<size_t>(r)].notify_all(); }) {
   watch_control_.bookmark_interval = options_.bookmark_interval;
 }
 
@@ -153,7 +155,7 @@ void FakeApiServer::Impl::Stop() {
     server = std::move(server_);
     thread = std::move(thread_);
     port = port_;
-    cv_.notify_all();
+    WakeEveryone();
   }
   server->stop();
   // Idle keep-alive connections would otherwise hold the worker threads for their timeout.
@@ -256,7 +258,8 @@ bool FakeApiServer::Impl::WatchStep(apiserver::Watch& w, httplib::DataSink& sink
   apiserver::Watch::Turn turn;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    turn = w.Next(lock, cv_, store_, watch_control_, &lines);
+    turn = w.Next(lock, resource_cv_[static_cast<size_t>(w.resource())], store_, watch_control_,
+                  &lines);
   }
   for (const std::string& line : lines) {
     if (!sink.write(line.data(), line.size())) return false;

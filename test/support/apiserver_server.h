@@ -9,6 +9,7 @@
 #ifndef GPU_TENANCY_TEST_SUPPORT_APISERVER_SERVER_H_
 #define GPU_TENANCY_TEST_SUPPORT_APISERVER_SERVER_H_
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -57,7 +58,15 @@ class FakeApiServer::Impl {
 
   // Guarded by mu_ (the FakeApiServer methods use them directly).
   mutable std::mutex mu_;
-  mutable std::condition_variable cv_;  // the store changed, a watch opened or closed, a stop
+  mutable std::condition_variable cv_;  // a watch opened or closed, a stop
+  // A watch waits on its resource's: a change wakes only the watches that may carry it, as
+  // kube-apiserver's watch cache does, not every watch of every client.
+  mutable std::array<std::condition_variable, apiserver::kResourceCount> resource_cv_;
+  // A stop, a drop of the watches or a new bookmark interval concerns every waiter.
+  void WakeEveryone() const {
+    cv_.notify_all();
+    for (std::condition_variable& cv : resource_cv_) cv.notify_all();
+  }
   const Options options_;
   std::string cert_dir_;
   int port_ = 0;

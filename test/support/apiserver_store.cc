@@ -36,7 +36,7 @@ std::string ContinueToken(int64_t rv, absl::string_view start) {
 
 }  // namespace
 
-ObjectStore::ObjectStore(std::function<void()> changed) : changed_(std::move(changed)) {}
+ObjectStore::ObjectStore(std::function<void(Resource)> changed) : changed_(std::move(changed)) {}
 
 void ObjectStore::Clear() {
   for (Store& s : stores_) s = Store();
@@ -105,7 +105,7 @@ bool ObjectStore::DeleteSilently(Resource r, absl::string_view ns, absl::string_
   std::string json = *cur;
   ++rv_;
   stores_[static_cast<size_t>(r)].objects[key].push_back({rv_, true, json});
-  changed_();
+  changed_(r);
   return true;
 }
 
@@ -158,7 +158,7 @@ std::string ObjectStore::Commit(Resource r, const std::string& key, absl::string
   s.objects[key].push_back({rv, type == "DELETED", json});
   s.events.push_back({rv, std::string(type), info.namespaced ? MetaString(doc, "namespace") : "",
                       json, prev == nullptr ? "" : *prev});
-  changed_();
+  changed_(r);
   return json;
 }
 

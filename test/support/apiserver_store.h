@@ -51,8 +51,8 @@ struct CollectionQuery {
 
 class ObjectStore {
  public:
-  // `changed` runs after every change (watches wait for it).
-  explicit ObjectStore(std::function<void()> changed);
+  // `changed` runs after every change, with the resource changed (watches wait for it).
+  explicit ObjectStore(std::function<void(Resource)> changed);
 
   int64_t resource_version() const { return rv_; }
   int64_t compacted() const { return compacted_; }
@@ -121,7 +121,7 @@ class ObjectStore {
   Reply WriteUpdate(Resource r, const std::string& key, rapidjson::Document& doc,
                     absl::string_view api_version, const std::string& old_json);
 
-  std::function<void()> changed_;
+  std::function<void(Resource)> changed_;
   std::array<Store, kResourceCount> stores_;
   // etcd starts at revision 1, so no list ever reports "0" (which means "any" to a watch).
   int64_t rv_ = 1;

@@ -157,7 +157,7 @@ void FakeApiServer::DropWatches(bool graceful) {
   std::lock_guard<std::mutex> lock(impl_->mu_);
   ++impl_->watch_control_.drop_generation;
   impl_->watch_control_.drop_graceful = graceful;
-  impl_->cv_.notify_all();
+  impl_->WakeEveryone();
 }
 void FakeApiServer::Compact() {
   std::lock_guard<std::mutex> lock(impl_->mu_);
@@ -166,7 +166,7 @@ void FakeApiServer::Compact() {
 void FakeApiServer::SetBookmarkInterval(std::chrono::milliseconds interval) {
   std::lock_guard<std::mutex> lock(impl_->mu_);
   impl_->watch_control_.bookmark_interval = interval;
-  impl_->cv_.notify_all();
+  impl_->WakeEveryone();
 }
 int FakeApiServer::OpenWatches() const {
   std::lock_guard<std::mutex> lock(impl_->mu_);
