@@ -15,9 +15,11 @@
 // kube-controller-manager) likewise; the bodies are the captured v1.36 reviews, and what each
 // validating webhook gets carries the mutation the namespace's tenant gets. --creators client
 // threads, each with its own keep-alive connection, start pods open-loop at --rate pods/s in
-// all. Against gpu-tenancy the objects are then stored in the emulation as kube-apiserver,
-// kube-controller-manager and kube-scheduler would store them (the pod, the claim, the pod's
-// claim status, the claim's allocation), so its watches carry them and the quota counts them.
+// all. The objects are then stored as kube-apiserver, kube-controller-manager and
+// kube-scheduler would store them (the pod, the claim, the pod's claim status, the claim's
+// allocation): gpu-tenancy's in the emulation it follows, so its watches carry them and the
+// quota counts them; the do-nothing webhook's in a second emulation nobody watches, so that
+// every webhook's claim reviews follow the same store and gpu-tenancy's watches are its own cost.
 //
 // Phases of --pods pods each, --reps times for each webhook (do-nothing, open, metered), their
 // order rotated every rep so slow moments of a shared machine fall on all of them. Reported:
@@ -40,6 +42,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,9 +95,13 @@ constexpr std::array<const char*, kKinds> kKindNames = {"pod mutate", "pod valid
                                                         "claim mutate", "claim validate"};
 
 struct Webhook {
-  std::string name;     // "do-nothing", "gpu-tenancy, no quota", ...
-  std::string ns;       // the namespace its pods are in
-  bool stores = false;  // store what it admits in the emulation
+  std::string name;  // "do-nothing", "gpu-tenancy, no quota", ...
+  std::string ns;    // the namespace its pods are in
+  // Where what it admits is stored (nullptr: --without-store). The do-nothing webhook's pods go
+  // to an emulation of their own that nobody watches: kube-apiserver stores every pod and claim
+  // whatever its webhooks, so each webhook's claims follow the same store, and gpu-tenancy's
+  // watches are charged to gpu-tenancy alone.
+  FakeApiServer* store = nullptr;
   int port = 0;
   pid_t pid = 0;
   std::string ca;
@@ -166,7 +173,7 @@ struct PhaseCpu {
 
 // One phase: `loads` started open-loop at opt.rate pods/s by opt.creators threads.
 PhaseCpu RunPhase(Webhook& w, const std::vector<PodLoad>& loads, const Options& opt,
-                  FakeApiServer& api, pid_t serve_pid, const std::string& warm_up_body) {
+                  pid_t serve_pid, const std::string& warm_up_body) {
   struct PerThread {
     std::array<std::vector<double>, kKinds> latency_us, handler_us;
     size_t errors = 0;
@@ -215,8 +222,8 @@ PhaseCpu RunPhase(Webhook& w, const std::vector<PodLoad>& loads, const Options& 
           me.handler_us[kind].push_back(handler_ms * 1000);
         }
         // Stored as kube-apiserver would once both webhooks allowed it.
-        if (w.stores && (kind == kPodValidate || kind == kClaimValidate)) {
-          if (absl::Status s = Store(api, w.ns, load, kind == kPodValidate); !s.ok()) {
+        if (w.store && (kind == kPodValidate || kind == kClaimValidate)) {
+          if (absl::Status s = Store(*w.store, w.ns, load, kind == kPodValidate); !s.ok()) {
             fail(absl::StrCat("store ", load.pod_name, ": ", s.ToString()));
           }
         }
@@ -385,7 +392,12 @@ std::string Report(const Run& run, const Options& opt) {
       opt.pods, " pods per phase, ", opt.reps,
       " phases per webhook, their order rotated each rep. The do-nothing webhook "
       "(`bench/noop_webhook.cc`) is gpu-tenancy's own TLS listener answering on its event loop "
-      "after parsing the review. Tenants `open` and `metered` have the same tier and "
+      "after parsing the review",
+      opt.store ? "; what it admits is stored alike, in an emulation of its own that nobody "
+                  "watches (kube-apiserver stores every pod and claim whatever its webhooks), so "
+                  "every webhook's claim reviews follow the same store"
+                : "",
+      ". Tenants `open` and `metered` have the same tier and "
       "`gpuMemoryPerPod: 80Gi`; `metered` also has a claim quota (its usage record held ",
       run.record_entries,
       " reservations at the end). CPU per review: the webhook process's "
@@ -547,22 +559,33 @@ int Main(const Options& opt) {
 
   Run run;
   const std::string serve_ca = (*serve)->cert_dir() + "/ca.crt";
-  auto webhook = [](std::string name, std::string ns, bool stores, int port, pid_t pid,
+  std::unique_ptr<FakeApiServer> floor_api;  // the do-nothing webhook's store
+  if (opt.store) {
+    absl::StatusOr<std::unique_ptr<FakeApiServer>> started = FakeApiServer::Start({});
+    if (!started.ok())
+      return std::fprintf(stderr, "dra_floor: %s\n", started.status().ToString().c_str()), 2;
+    floor_api = *std::move(started);
+    if (absl::Status s = LoadCluster(*floor_api, opt); !s.ok()) {
+      return std::fprintf(stderr, "dra_floor: cluster: %s\n", s.ToString().c_str()), 2;
+    }
+  }
+  auto webhook = [](std::string name, std::string ns, FakeApiServer* store, int port, pid_t pid,
                     std::string ca) {
     Webhook w;
     w.name = std::move(name);
     w.ns = std::move(ns);
-    w.stores = stores;
+    w.store = store;
     w.port = port;
     w.pid = pid;
     w.ca = std::move(ca);
     return w;
   };
-  run.webhooks.push_back(webhook("do-nothing", "team-noop", false, (*noop)->tls_port(),
+  FakeApiServer* serve_store = opt.store ? api->get() : nullptr;
+  run.webhooks.push_back(webhook("do-nothing", "team-noop", floor_api.get(), (*noop)->tls_port(),
                                  (*noop)->pid(), dir.File("noop/ca.crt")));
-  run.webhooks.push_back(webhook("gpu-tenancy, no quota", "team-open", opt.store,
+  run.webhooks.push_back(webhook("gpu-tenancy, no quota", "team-open", serve_store,
                                  (*serve)->tls_port(), (*serve)->pid(), serve_ca));
-  run.webhooks.push_back(webhook("gpu-tenancy, claim quota", "team-quota", opt.store,
+  run.webhooks.push_back(webhook("gpu-tenancy, claim quota", "team-quota", serve_store,
                                  (*serve)->tls_port(), (*serve)->pid(), serve_ca));
   std::vector<ReviewFactory::Patches> patches(run.webhooks.size());
   for (size_t i = 1; i < run.webhooks.size(); ++i) {
@@ -579,14 +602,14 @@ int Main(const Options& opt) {
 
   run.load_before = bench::LoadAverages();
   double others = 0, bench_cpu = 0, idle_serve = 0, wall = 0, noop_wall = 0;
-  int device = 0;
+  std::map<const FakeApiServer*, int> next_device;  // each stored claim gets a device of its own
   for (int rep = 0; rep < opt.reps; ++rep) {
     for (size_t j = 0; j < run.webhooks.size(); ++j) {
       const size_t i = (j + static_cast<size_t>(rep)) % run.webhooks.size();
       Webhook& w = run.webhooks[i];
       std::vector<PodLoad> loads;
       for (int k = 0; k < opt.pods; ++k) {
-        const int d = w.stores ? device++ : k;
+        const int d = w.store ? next_device[w.store]++ : k;
         absl::StatusOr<PodLoad> load = factory->Make(w.ns, absl::StrCat("floor-", rep, "-", k),
                                                      patches[i], d / opt.gpus, d % opt.gpus);
         if (!load.ok())
@@ -594,12 +617,12 @@ int Main(const Options& opt) {
         loads.push_back(*std::move(load));
       }
       const std::string warm_up = factory->TemplateReview(w.ns, "warm-up");
-      PhaseCpu used = RunPhase(w, loads, opt, **api, (*serve)->pid(), warm_up);
+      PhaseCpu used = RunPhase(w, loads, opt, (*serve)->pid(), warm_up);
       const double ours = used.bench + used.webhook + (w.pid == (*serve)->pid() ? 0 : used.serve);
       others += used.machine - ours;
       bench_cpu += used.bench;
       wall += used.wall;
-      if (!w.stores) {
+      if (w.pid != (*serve)->pid()) {
         idle_serve += used.serve;
         noop_wall += used.wall;
       }
@@ -608,6 +631,7 @@ int Main(const Options& opt) {
           w.name.c_str(), loads.size(), used.wall, used.webhook,
           w.errors ? absl::StrCat("  ERRORS ", w.errors, ": ", w.first_error).c_str() : "");
       (*api)->ClearRequests();
+      if (floor_api) floor_api->ClearRequests();
     }
   }
   run.load_after = bench::LoadAverages();
