@@ -47,6 +47,12 @@ inline JsonValue JsonString(absl::string_view s, rapidjson::Document::AllocatorT
 [[nodiscard]] absl::StatusOr<rapidjson::Document> ParseJsonInPlace(
     absl::string_view text, rapidjson::MemoryPoolAllocator<>* pool = nullptr);
 
+// Chunk size for the pool of a small document built per request (a patch, an annotation).
+// RapidJSON's default pool takes 64 KiB at its first value, a size that general-purpose
+// allocators serve from their slow path (jemalloc's arenas, not its per-thread cache), and that
+// would be paid on every review.
+inline constexpr size_t kSmallJsonChunkBytes = 4096;
+
 // The member, or nullptr if `object` is not an object or lacks the key.
 const JsonValue* FindMember(const JsonValue& object, absl::string_view key);
 // Same, ASCII case-insensitive (Go's encoding/json matching, used for extender wrapper keys).

@@ -67,7 +67,8 @@ std::string Annotation(const topology::TenantRef& tenant,
                        const std::vector<TenantSelector>& selectors,
                        const std::vector<std::vector<std::string>>& written,
                        const std::vector<std::string>& requests) {
-  rapidjson::Document doc(rapidjson::kObjectType);
+  rapidjson::MemoryPoolAllocator<> pool(common::kSmallJsonChunkBytes);
+  rapidjson::Document doc(rapidjson::kObjectType, &pool);
   auto& alloc = doc.GetAllocator();
   auto str = [&](absl::string_view s) { return common::JsonString(s, alloc); };
   doc.AddMember("tenant", str(tenant.name), alloc);

@@ -84,7 +84,9 @@ std::string PointerJoin(absl::string_view pointer, size_t index) {
   return absl::StrCat(pointer, "/", index);
 }
 
-JsonPatch::JsonPatch() { ops_.SetArray(); }
+JsonPatch::JsonPatch()
+    : pool_(std::make_unique<rapidjson::MemoryPoolAllocator<>>(common::kSmallJsonChunkBytes)),
+      ops_(rapidjson::kArrayType, pool_.get()) {}
 
 void JsonPatch::Push(absl::string_view op, absl::string_view path, const rapidjson::Value* value) {
   auto& alloc = ops_.GetAllocator();

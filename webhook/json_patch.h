@@ -12,6 +12,7 @@
 #ifndef GPU_TENANCY_WEBHOOK_JSON_PATCH_H_
 #define GPU_TENANCY_WEBHOOK_JSON_PATCH_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,9 @@ class JsonPatch {
 
  private:
   void Push(absl::string_view op, absl::string_view path, const rapidjson::Value* value);
+  // Small chunks (common::kSmallJsonChunkBytes): a patch is a few hundred bytes. Held by pointer
+  // so that a moved patch's document still finds it.
+  std::unique_ptr<rapidjson::MemoryPoolAllocator<>> pool_;
   rapidjson::Document ops_;
 };
 
