@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "common/json_path.h"
 #include "common/yaml_json.h"
 #include "topology/wellknown.h"
 #include "wire/device_annotations.h"
@@ -20,6 +21,7 @@ using common::FindMember;
 using common::FindNonNull;
 using common::IndexPath;
 using common::JoinPath;
+using common::JsonPath;
 using common::JsonValue;
 using common::OptionalArray;
 using common::OptionalObject;
@@ -36,6 +38,37 @@ using topology::NodeFacts;
 using topology::PodFacts;
 using topology::Quantity;
 using topology::ResourceList;
+
+namespace {
+
+// The paths of a pod's fields are spelled out only when an error names them (common/json_path.h):
+// admission decodes every pod it reviews.
+absl::StatusOr<Quantity> QuantityAt(const JsonValue& value, const JsonPath& path) {
+  if (value.IsString()) {
+    absl::StatusOr<Quantity> q = Quantity::Parse(AsStringView(value));
+    if (!q.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path.str(), ": ", q.status().message()));
+    }
+    return q;
+  }
+  return ParseQuantityValue(value, path.str());
+}
+
+absl::StatusOr<ResourceList> ResourceListAt(const JsonValue& value, const JsonPath& path) {
+  ResourceList out;
+  if (value.IsNull()) return out;
+  if (!value.IsObject()) {
+    return absl::InvalidArgumentError(absl::StrCat(path.str(), ": expected object"));
+  }
+  for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+    absl::string_view key = AsStringView(it->name);
+    ASSIGN_OR_RETURN(Quantity q, QuantityAt(it->value, JsonPath(path, key)));
+    out.insert_or_assign(std::string(key), q);
+  }
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<Quantity> ParseQuantityValue(const JsonValue& value, absl::string_view path) {
   if (value.IsString()) {
@@ -65,31 +98,25 @@ absl::StatusOr<Quantity> ParseQuantityValue(const JsonValue& value, absl::string
 }
 
 absl::StatusOr<ResourceList> ParseResourceList(const JsonValue& value, absl::string_view path) {
-  ResourceList out;
-  if (value.IsNull()) return out;
-  if (!value.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
-  for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
-    absl::string_view key = AsStringView(it->name);
-    ASSIGN_OR_RETURN(Quantity q, ParseQuantityValue(it->value, JoinPath(path, key)));
-    out.insert_or_assign(std::string(key), q);
-  }
-  return out;
+  return ResourceListAt(value, JsonPath(path));
 }
 
 namespace {
 
 // ParseStringMap storing only the keys `keep` accepts (every value is checked all the same).
 template <typename Keep>
-absl::StatusOr<Labels> ParseStringMapKeeping(const JsonValue& value, absl::string_view path,
+absl::StatusOr<Labels> ParseStringMapKeeping(const JsonValue& value, const JsonPath& path,
                                              Keep keep) {
   Labels out;
   if (value.IsNull()) return out;
-  if (!value.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
+  if (!value.IsObject()) {
+    return absl::InvalidArgumentError(absl::StrCat(path.str(), ": expected object"));
+  }
   for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
     absl::string_view key = AsStringView(it->name);
     if (!it->value.IsString()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(JoinPath(path, key), ": expected string value"));
+          absl::StrCat(JsonPath(path, key).str(), ": expected string value"));
     }
     if (keep(key)) out.insert_or_assign(std::string(key), std::string(AsStringView(it->value)));
   }
@@ -99,7 +126,7 @@ absl::StatusOr<Labels> ParseStringMapKeeping(const JsonValue& value, absl::strin
 }  // namespace
 
 absl::StatusOr<Labels> ParseStringMap(const JsonValue& value, absl::string_view path) {
-  return ParseStringMapKeeping(value, path, [](absl::string_view) { return true; });
+  return ParseStringMapKeeping(value, JsonPath(path), [](absl::string_view) { return true; });
 }
 
 namespace {
@@ -124,15 +151,17 @@ std::optional<T> DecodedAnnotation(const JsonValue& object, absl::string_view ke
   return *std::move(decoded);
 }
 
-absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, absl::string_view path,
+absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, const JsonPath& path,
                                        bool name_required,
                                        const PodMetadataFilter& keep = kKeepAll) {
   Metadata m;
-  std::string meta_path = JoinPath(path, "metadata");
+  const JsonPath meta_path(path, "metadata");
   ASSIGN_OR_RETURN(const JsonValue* meta, RequireObject(object, "metadata", path));
   if (name_required) {
     ASSIGN_OR_RETURN(absl::string_view name, RequireString(*meta, "name", meta_path));
-    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(meta_path, ".name: empty"));
+    if (name.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(meta_path.str(), ".name: empty"));
+    }
     m.name = std::string(name);
   } else {
     m.name = std::string(StringOr(*meta, "name"));
@@ -142,12 +171,12 @@ absl::StatusOr<Metadata> ParseMetadata(const JsonValue& object, absl::string_vie
   m.created = std::string(StringOr(*meta, "creationTimestamp"));
   if (const JsonValue* labels = FindMember(*meta, "labels")) {
     ASSIGN_OR_RETURN(m.labels,
-                     ParseStringMapKeeping(*labels, JoinPath(meta_path, "labels"),
+                     ParseStringMapKeeping(*labels, JsonPath(meta_path, "labels"),
                                            [&](absl::string_view) { return keep.all_labels; }));
   }
   if (const JsonValue* annotations = FindMember(*meta, "annotations")) {
     ASSIGN_OR_RETURN(m.annotations,
-                     ParseStringMapKeeping(*annotations, JoinPath(meta_path, "annotations"),
+                     ParseStringMapKeeping(*annotations, JsonPath(meta_path, "annotations"),
                                            [&](absl::string_view key) {
                                              return keep.all_annotations ||
                                                     std::find(keep.annotations.begin(),
@@ -231,26 +260,28 @@ void ReadPlacementAndHostAccess(const JsonValue& spec, topology::PodFacts& facts
 
 absl::StatusOr<std::vector<ContainerFacts>> ParseContainers(const JsonValue& spec,
                                                             absl::string_view key,
-                                                            absl::string_view path) {
+                                                            const JsonPath& path) {
   std::vector<ContainerFacts> out;
   ASSIGN_OR_RETURN(const JsonValue* list, OptionalArray(spec, key, path));
   if (!list) return out;
-  std::string list_path = JoinPath(path, key);
+  const JsonPath list_path(path, key);
   for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
     const JsonValue& c = (*list)[i];
-    std::string c_path = IndexPath(list_path, i);
-    if (!c.IsObject()) return absl::InvalidArgumentError(absl::StrCat(c_path, ": expected object"));
+    const JsonPath c_path(list_path, i);
+    if (!c.IsObject()) {
+      return absl::InvalidArgumentError(absl::StrCat(c_path.str(), ": expected object"));
+    }
     ContainerFacts facts;
     facts.name = std::string(StringOr(c, "name"));
     facts.restartable = StringOr(c, "restartPolicy") == "Always";
     ASSIGN_OR_RETURN(const JsonValue* resources, OptionalObject(c, "resources", c_path));
     if (resources) {
-      std::string r_path = JoinPath(c_path, "resources");
+      const JsonPath r_path(c_path, "resources");
       if (const JsonValue* req = FindMember(*resources, "requests")) {
-        ASSIGN_OR_RETURN(facts.requests, ParseResourceList(*req, JoinPath(r_path, "requests")));
+        ASSIGN_OR_RETURN(facts.requests, ResourceListAt(*req, JsonPath(r_path, "requests")));
       }
       if (const JsonValue* lim = FindMember(*resources, "limits")) {
-        ASSIGN_OR_RETURN(facts.limits, ParseResourceList(*lim, JoinPath(r_path, "limits")));
+        ASSIGN_OR_RETURN(facts.limits, ResourceListAt(*lim, JsonPath(r_path, "limits")));
       }
     }
     ReadDeviceAccess(c, facts);
@@ -263,7 +294,7 @@ absl::StatusOr<std::vector<ContainerFacts>> ParseContainers(const JsonValue& spe
 
 absl::StatusOr<NodeFacts> ParseNode(const JsonValue& node, absl::string_view path) {
   if (!node.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
-  ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(node, path, /*name_required=*/true));
+  ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(node, JsonPath(path), /*name_required=*/true));
   NodeFacts facts;
   facts.name = std::move(meta.name);
   facts.labels = std::move(meta.labels);
@@ -308,7 +339,8 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path) 
 absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
                                   const PodMetadataFilter& keep) {
   if (!pod.IsObject()) return absl::InvalidArgumentError(absl::StrCat(path, ": expected object"));
-  ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(pod, path, /*name_required=*/false, keep));
+  const JsonPath root(path);
+  ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(pod, root, /*name_required=*/false, keep));
   PodFacts facts;
   facts.name = std::move(meta.name);
   facts.namespace_name = std::move(meta.namespace_name);
@@ -317,8 +349,8 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
   facts.labels = std::move(meta.labels);
   facts.annotations = std::move(meta.annotations);
   facts.device_report = DecodedAnnotation(pod, topology::kPodDevicesAnnotation, DecodePodDevices);
-  std::string spec_path = JoinPath(path, "spec");
-  ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(pod, "spec", path));
+  const JsonPath spec_path(root, "spec");
+  ASSIGN_OR_RETURN(const JsonValue* spec, RequireObject(pod, "spec", root));
   facts.node_name = std::string(StringOr(*spec, "nodeName"));
   facts.priority_class_name = std::string(StringOr(*spec, "priorityClassName"));
   facts.scheduler_name = std::string(StringOr(*spec, "schedulerName"));
@@ -326,7 +358,7 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
   if (const JsonValue* priority = FindNonNull(*spec, "priority")) {
     if (!priority->IsInt()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(JoinPath(spec_path, "priority"), ": expected a 32-bit integer"));
+          absl::StrCat(JsonPath(spec_path, "priority").str(), ": expected a 32-bit integer"));
     }
     facts.priority = priority->GetInt();
   }
@@ -336,16 +368,16 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
                    ParseContainers(*spec, "ephemeralContainers", spec_path));
   ReadPlacementAndHostAccess(*spec, facts);
   if (const JsonValue* overhead = FindMember(*spec, "overhead")) {
-    ASSIGN_OR_RETURN(facts.overhead, ParseResourceList(*overhead, JoinPath(spec_path, "overhead")));
+    ASSIGN_OR_RETURN(facts.overhead, ResourceListAt(*overhead, JsonPath(spec_path, "overhead")));
   }
-  ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(pod, "status", path));
+  ASSIGN_OR_RETURN(const JsonValue* status, OptionalObject(pod, "status", root));
   if (status) facts.phase = std::string(StringOr(*status, "phase"));
   ASSIGN_OR_RETURN(const JsonValue* claims, OptionalArray(*spec, "resourceClaims", spec_path));
   if (claims) {
     for (const JsonValue& c : claims->GetArray()) {
       if (!c.IsObject()) {
         return absl::InvalidArgumentError(
-            absl::StrCat(JoinPath(spec_path, "resourceClaims"), ": expected objects"));
+            absl::StrCat(JsonPath(spec_path, "resourceClaims").str(), ": expected objects"));
       }
       facts.resource_claims.push_back({std::string(StringOr(c, "name")),
                                        std::string(StringOr(c, "resourceClaimName")),
@@ -354,7 +386,7 @@ absl::StatusOr<PodFacts> ParsePod(const JsonValue& pod, absl::string_view path,
     // A template's claim is named in the status once the claim controller made it.
     ASSIGN_OR_RETURN(const JsonValue* statuses,
                      status
-                         ? OptionalArray(*status, "resourceClaimStatuses", JoinPath(path, "status"))
+                         ? OptionalArray(*status, "resourceClaimStatuses", JsonPath(root, "status"))
                          : absl::StatusOr<const JsonValue*>(nullptr));
     if (statuses) {
       for (const JsonValue& st : statuses->GetArray()) {
@@ -402,7 +434,7 @@ absl::StatusOr<topology::ClusterData> ParseClusterList(const JsonValue& list) {
       ASSIGN_OR_RETURN(topology::PodFacts pod, ParsePod(item, path));
       data.pods.push_back(std::move(pod));
     } else if (kind == "Namespace") {
-      ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(item, path, /*name_required=*/true));
+      ASSIGN_OR_RETURN(Metadata meta, ParseMetadata(item, JsonPath(path), /*name_required=*/true));
       data.namespace_labels.insert_or_assign(meta.name, std::move(meta.labels));
     } else if (kind == "ResourceSlice") {
       ASSIGN_OR_RETURN(topology::DraSlice slice, ParseResourceSlice(item, path));
