@@ -124,18 +124,31 @@ ClaimQuotaDecision DecideClaimQuota(const ClaimQuotaInput& in, const RecordData&
   return out;
 }
 
+std::optional<topology::ClaimQuotaCount> ClaimCountCache::FindLocked(
+    const topology::DraClaim& claim, const topology::DraState& dra) {
+  if (device_set_ != dra.device_set) {
+    device_set_ = dra.device_set;
+    entries_.clear();
+    next_ = 0;
+    return std::nullopt;
+  }
+  for (const Entry& e : entries_) {
+    if (e.requests == claim.requests) return e.count;
+  }
+  return std::nullopt;
+}
+
+std::optional<topology::ClaimQuotaCount> ClaimCountCache::Cached(const topology::DraClaim& claim,
+                                                                 const topology::DraState& dra) {
+  common::MutexLock lock(&mu_);
+  return FindLocked(claim, dra);
+}
+
 topology::ClaimQuotaCount ClaimCountCache::Count(const topology::DraClaim& claim,
                                                  const topology::DraState& dra) {
   {
     common::MutexLock lock(&mu_);
-    if (device_set_ != dra.device_set) {
-      device_set_ = dra.device_set;
-      entries_.clear();
-      next_ = 0;
-    }
-    for (const Entry& e : entries_) {
-      if (e.requests == claim.requests) return e.count;
-    }
+    if (std::optional<topology::ClaimQuotaCount> hit = FindLocked(claim, dra)) return *hit;
   }
   // Counted outside the lock: concurrent reviews of different shapes do not wait on each other.
   topology::ClaimQuotaCount count = topology::CountClaimQuota(claim, dra);
@@ -256,9 +269,21 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   // kube-scheduler made for a pod's extended resource counts like any other: the pod's own
   // demand is not counted until the claim is allocated, and then through the claim.
   if (!claim.ok()) return;
-  const topology::ClaimQuotaCount count = context.counts
-                                              ? context.counts->Count(*claim, snapshot.dra())
-                                              : topology::CountClaimQuota(*claim, snapshot.dra());
+  // A shape not counted yet is evaluated against every device the cluster publishes: in a
+  // large cluster milliseconds, which a loop must not spend. A worker counts it, once.
+  std::optional<topology::ClaimQuotaCount> cached;
+  if (context.stopped_for_io && context.counts) {
+    cached = context.counts->Cached(*claim, snapshot.dra());
+    if (!cached) {
+      *context.stopped_for_io = true;
+      return;
+    }
+  }
+  if (!cached) {
+    cached = context.counts ? context.counts->Count(*claim, snapshot.dra())
+                            : topology::CountClaimQuota(*claim, snapshot.dra());
+  }
+  const topology::ClaimQuotaCount& count = *cached;
   if (count.usage.empty()) return;
   // Always enforced, whatever quotaEnforcement says for pods: the DRA allocator never checks a
   // quota, so admission is the only gate a claim passes.

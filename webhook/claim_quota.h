@@ -114,8 +114,15 @@ using RecordUpdate = std::function<absl::Status(
 class ClaimCountCache {
  public:
   topology::ClaimQuotaCount Count(const topology::DraClaim& claim, const topology::DraState& dra);
+  // The count if this shape was counted over these devices, else nullopt (nothing is counted).
+  std::optional<topology::ClaimQuotaCount> Cached(const topology::DraClaim& claim,
+                                                  const topology::DraState& dra);
 
  private:
+  std::optional<topology::ClaimQuotaCount> FindLocked(const topology::DraClaim& claim,
+                                                      const topology::DraState& dra)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   static constexpr size_t kShapes = 64;  // past that, the oldest shape is forgotten
   struct Entry {
     std::vector<topology::DraRequest> requests;
@@ -162,8 +169,9 @@ struct ClaimQuotaContext {
   // written into the record.
   ClaimBudgets* budgets = nullptr;
   // Set: the review must not wait on I/O (it runs on a connection's event loop). A claim that
-  // can only be decided on the record then sets *stopped_for_io, reserves nothing and adds no
-  // finding; the caller discards the outcome and reviews again with I/O allowed.
+  // can only be decided on the record, or whose shape `counts` has not counted yet, then sets
+  // *stopped_for_io, reserves nothing and adds no finding; the caller discards the outcome and
+  // reviews again with I/O allowed.
   bool* stopped_for_io = nullptr;
   // With `budgets`: called (on the review's thread, so it must only hand the work on) when a
   // claim admitted from a budget leaves it due for a refill ahead of need; the callee runs

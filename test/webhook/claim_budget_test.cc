@@ -340,6 +340,34 @@ TEST(ClaimBudgetReviewTest, OnALoopATenantWithManyClaimsIsCountedOnAWorker) {
   }
 }
 
+TEST(ClaimBudgetReviewTest, OnALoopAClaimShapeNotCountedYetIsCountedOnAWorker) {
+  const topology::Policy policy = AcmePolicy();
+  const topology::ClusterSnapshot snapshot = OneNode(policy);
+  SharedRecord record;
+  ClaimBudgets budgets("a");
+  webhook::ClaimCountCache counts;
+  auto context = [&](bool* stopped) {
+    webhook::ClaimQuotaContext c = record.Context(budgets, kNow);
+    c.counts = &counts;
+    c.stopped_for_io = stopped;
+    return c;
+  };
+  ASSERT_TRUE(Admitted("first", policy, snapshot, record.Context(budgets, kNow)));
+  ASSERT_TRUE(budgets.HasOpenBudget("acme", kNow)) << "the budget is open: only the count is left";
+  bool stopped = false;
+  Admitted("second", policy, snapshot, context(&stopped));  // the outcome is discarded
+  EXPECT_TRUE(stopped) << "the shape was never counted: a worker counts it";
+  EXPECT_EQ(record.writes, 1) << "the stopped review wrote nothing";
+  ASSERT_TRUE(Admitted("second", policy, snapshot, record.Context(budgets, kNow)));
+  // Counted (on a worker, I/O allowed): the next claim of that shape stays on the loop.
+  webhook::ClaimQuotaContext worker = record.Context(budgets, kNow);
+  worker.counts = &counts;
+  ASSERT_TRUE(Admitted("third", policy, snapshot, worker));
+  stopped = false;
+  EXPECT_TRUE(Admitted("fourth", policy, snapshot, context(&stopped)));
+  EXPECT_FALSE(stopped);
+}
+
 TEST(ClaimBudgetReviewTest, TwoReplicasNeverAdmitPastTheQuotaBetweenThem) {
   const topology::Policy policy = AcmePolicy();
   const topology::ClusterSnapshot snapshot = OneNode(policy);
