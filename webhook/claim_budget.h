@@ -117,7 +117,8 @@ class ClaimBudgets {
     int64_t granted_unix = 0;
     topology::QuotaUsage spent;  // admitted from `budget`
     UnrecordedClaims unrecorded;
-    bool refill_ahead = false;  // asked for, for the current budget
+    topology::QuotaUsage unrecorded_total;  // what `unrecorded` holds, summed
+    bool refill_ahead = false;              // asked for, for the current budget
     std::unique_ptr<common::Mutex> refill_turn = std::make_unique<common::Mutex>();
   };
   Tenant& Of(absl::string_view tenant) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -103,6 +103,37 @@ TEST(ClaimBudgetsTest, AdmitsWithinTheBudgetAndTheQuotaUntilItExpiresOrCloses) {
   EXPECT_FALSE(budgets.TryAdmit("acme", quota, "acme.d", Gpus(1), {}, none, kNow + 1));
 }
 
+TEST(ClaimBudgetsTest, OnlyNearTheQuotaAreTheUnrecordedClaimsLookedUp) {
+  ClaimBudgets budgets("test");
+  const topology::TenantQuota quota = GpuQuota(100);
+  int lookups = 0;
+  bool seen = true;
+  const auto in_snapshot = [&](const std::string&) {
+    ++lookups;
+    return seen;
+  };
+  budgets.Written("acme", {}, Gpus(10), kNow);
+  for (const char* key : {"acme.a", "acme.b", "acme.c"}) {
+    ASSERT_TRUE(budgets.TryAdmit("acme", quota, key, Gpus(1), {}, in_snapshot, kNow));
+  }
+  // 96 shown, 3 unrecorded and 1 asked for: even counting the 3 twice, 100 fit.
+  EXPECT_TRUE(budgets.TryAdmit("acme", quota, "acme.d", Gpus(1), Gpus(96), in_snapshot, kNow));
+  EXPECT_EQ(lookups, 0) << "far from the quota nothing is looked up";
+  // 97 shown: 97 + 4 + 1 would not fit, so each unrecorded claim is looked up; the snapshot
+  // shows them all, so 97 + 1 do.
+  EXPECT_TRUE(budgets.TryAdmit("acme", quota, "acme.e", Gpus(1), Gpus(97), in_snapshot, kNow));
+  EXPECT_EQ(lookups, 4);
+  seen = false;  // the same, none of them shown yet: 97 + 5 + 1 do not fit
+  EXPECT_FALSE(budgets.TryAdmit("acme", quota, "acme.f", Gpus(1), Gpus(97), in_snapshot, kNow));
+  // Converted by a write, the claims no longer count as unrecorded.
+  const webhook::UnrecordedClaims unrecorded = budgets.Close("acme");
+  ASSERT_EQ(unrecorded.size(), 5u);
+  budgets.Written("acme", unrecorded, Gpus(10), kNow);
+  lookups = 0;
+  EXPECT_TRUE(budgets.TryAdmit("acme", quota, "acme.g", Gpus(1), Gpus(99), in_snapshot, kNow));
+  EXPECT_EQ(lookups, 0);
+}
+
 TEST(ClaimBudgetsTest, TheRecordWriteConvertsTheBudgetsClaimsAndReplacesIt) {
   const topology::TenantQuota quota = GpuQuota(100);
   const absl::flat_hash_set<std::string> seen = {"acme.seen"};
