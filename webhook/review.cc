@@ -392,8 +392,9 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
 
   const topology::Labels& namespace_labels = snapshot.NamespaceLabels(r.namespace_name);
   topology::TenantRef tenant = topology::ResolveTenant(policy, r.namespace_name, namespace_labels);
-  topology::QuotaUsage held;
-  if (kind == ReviewKind::kValidate && tenant.tenant && !tenant.tenant->quota.empty()) {
+  topology::QuotaUsage held;  // read by the pod rules only; a claim's quota counts its own way
+  const bool pod = r.group.empty() && r.kind == "Pod";
+  if (kind == ReviewKind::kValidate && pod && tenant.tenant && !tenant.tenant->quota.empty()) {
     held = topology::TenantUsage(snapshot, policy, tenant.name);
     r.tenant_held = &held;
   }
