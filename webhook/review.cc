@@ -30,6 +30,7 @@ using common::JsonValue;
 using common::StringOr;
 
 constexpr absl::string_view kDraGroup = "resource.k8s.io";
+constexpr absl::string_view kDraVersions[] = {"v1", "v1beta1", "v1beta2", "v1alpha2", "v1alpha3"};
 
 // The first chunk of each review's document: reused by every review a thread decides, so its
 // memory stays in the caches and no review asks the allocator for the 64 KiB chunk RapidJSON
@@ -40,7 +41,6 @@ char* ReviewScratch() {
   thread_local std::unique_ptr<char[]> scratch(new char[kReviewScratchBytes]);
   return scratch.get();
 }
-constexpr absl::string_view kDraVersions[] = {"v1", "v1beta1", "v1beta2", "v1alpha2", "v1alpha3"};
 
 std::string ErrorBody(absl::string_view message) {
   rapidjson::StringBuffer buffer;

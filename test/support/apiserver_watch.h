@@ -45,9 +45,9 @@ class Watch {
   // Where the stream starts, as of now (400 for a malformed resourceVersion). Under the
   // server's mutex.
   std::optional<Reply> Begin(const ObjectStore& store, const WatchControl& control);
+  Resource resource() const { return resource_; }
   // Waits on `cv` (which `lock`, the server's mutex, guards) until there is something to send
   // or the stream ends; appends the lines to send to `lines`.
-  Resource resource() const { return resource_; }
   Turn Next(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
             const ObjectStore& store, const WatchControl& control, std::vector<std::string>* lines);
 
