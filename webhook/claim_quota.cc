@@ -180,29 +180,64 @@ void ForEachTenantClaimNamespace(const topology::ClusterSnapshot& snapshot,
 
 }  // namespace
 
-topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot,
-                                       const topology::Policy& policy, absl::string_view tenant,
-                                       absl::flat_hash_set<std::string>* observed_claims,
-                                       ClaimCountCache* counts, bool without_memory) {
-  topology::QuotaUsage held = topology::TenantUsage(snapshot, policy, tenant);
+namespace {
+
+// ObservedClaimHeld's sum, with `pending(claim)` the bound of a claim not allocated yet, or
+// nullopt to give up (the sum is then nullopt).
+template <typename Pending>
+std::optional<topology::QuotaUsage> SumClaimHeld(const topology::ClusterSnapshot& snapshot,
+                                                 const topology::Policy& policy,
+                                                 absl::string_view tenant,
+                                                 absl::flat_hash_set<std::string>* observed_claims,
+                                                 bool without_memory, Pending pending) {
+  std::optional<topology::QuotaUsage> held = topology::TenantUsage(snapshot, policy, tenant);
   const topology::DraState& dra = snapshot.dra();
   ForEachTenantClaimNamespace(snapshot, policy, tenant, [&](const std::string& ns) {
     dra.claims.ForEachIn(ns, [&](const topology::DraClaim& claim) {
+      if (!held) return;
       if (observed_claims) observed_claims->insert(ClaimKey(claim.namespace_name, claim.name));
       if (claim.allocated) {
         if (without_memory) return;
         topology::QuotaUsage memory;
         memory.gpu_memory_mib = topology::AllocatedClaimMemoryMib(claim, dra);
-        held.Add(memory);
-      } else {
+        held->Add(memory);
+      } else if (std::optional<topology::QuotaUsage> bound = pending(claim)) {
         // Pending: admitted, so it may be allocated at any moment up to its bound (one
         // kube-scheduler made is allocated moments after it is created).
-        held.Add(counts ? counts->Count(claim, dra).usage
-                        : topology::CountClaimQuota(claim, dra).usage);
+        held->Add(*bound);
+      } else {
+        held.reset();
       }
     });
   });
   return held;
+}
+
+}  // namespace
+
+topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot,
+                                       const topology::Policy& policy, absl::string_view tenant,
+                                       absl::flat_hash_set<std::string>* observed_claims,
+                                       ClaimCountCache* counts, bool without_memory) {
+  const topology::DraState& dra = snapshot.dra();
+  return *SumClaimHeld(snapshot, policy, tenant, observed_claims, without_memory,
+                       [&](const topology::DraClaim& claim) {
+                         return std::optional(counts ? counts->Count(claim, dra).usage
+                                                     : topology::CountClaimQuota(claim, dra).usage);
+                       });
+}
+
+std::optional<topology::QuotaUsage> CountedClaimHeld(const topology::ClusterSnapshot& snapshot,
+                                                     const topology::Policy& policy,
+                                                     absl::string_view tenant,
+                                                     ClaimCountCache& counts, bool without_memory) {
+  const topology::DraState& dra = snapshot.dra();
+  return SumClaimHeld(snapshot, policy, tenant, nullptr, without_memory,
+                      [&](const topology::DraClaim& claim) -> std::optional<topology::QuotaUsage> {
+                        std::optional<topology::ClaimQuotaCount> c = counts.Cached(claim, dra);
+                        if (!c) return std::nullopt;
+                        return std::move(c->usage);
+                      });
 }
 
 size_t ClaimsInTenantNamespaces(const topology::ClusterSnapshot& snapshot,
@@ -313,6 +348,13 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
     if (context.stopped_for_io &&
         ClaimsInTenantNamespaces(snapshot, policy, tenant.name) > kMostClaimsCountedOnALoop) {
       return false;
+    }
+    if (!observed_for_budget && context.stopped_for_io && context.counts) {
+      // On a loop only shapes already counted: a pending claim of another shape stops the
+      // review (see the claim's own count above).
+      observed_for_budget = CountedClaimHeld(snapshot, policy, tenant.name, *context.counts,
+                                             !in.quota->gpu_memory_mib);
+      if (!observed_for_budget) return false;
     }
     if (!observed_for_budget) {
       observed_for_budget = ObservedClaimHeld(snapshot, policy, tenant.name, nullptr,

@@ -156,6 +156,13 @@ topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot
                                        ClaimCountCache* counts = nullptr,
                                        bool without_memory = false);
 
+// ObservedClaimHeld without `observed_claims`, counting pending claims only from `counts`' cache:
+// nullopt when a pending claim's shape has not been counted (an event loop must not count it).
+std::optional<topology::QuotaUsage> CountedClaimHeld(const topology::ClusterSnapshot& snapshot,
+                                                     const topology::Policy& policy,
+                                                     absl::string_view tenant,
+                                                     ClaimCountCache& counts, bool without_memory);
+
 // Whether the snapshot holds the claim of ClaimKey `key`.
 bool SnapshotHoldsClaim(const topology::ClusterSnapshot& snapshot, absl::string_view key);
 

@@ -234,6 +234,14 @@ struct SharedRecord {
     };
     return c;
   }
+  // With a count cache; `stopped` set: the review runs on an event loop.
+  webhook::ClaimQuotaContext CountingContext(ClaimBudgets& budgets, int64_t now,
+                                             webhook::ClaimCountCache& counts, bool* stopped) {
+    webhook::ClaimQuotaContext c = Context(budgets, now);
+    c.counts = &counts;
+    c.stopped_for_io = stopped;
+    return c;
+  }
 };
 
 bool Admitted(const std::string& name, const topology::Policy& policy,
@@ -252,9 +260,11 @@ bool Admitted(const std::string& name, const topology::Policy& policy,
       .allowed;
 }
 
-// One node with a GPU; acme's namespace holds `claims` allocated claims besides.
-topology::ClusterSnapshot OneNode(const topology::Policy& policy, int claims = 0) {
+// One node with a GPU; acme's namespace holds `claims` allocated claims besides, and `more`.
+topology::ClusterSnapshot OneNode(const topology::Policy& policy, int claims = 0,
+                                  std::vector<topology::DraClaim> more = {}) {
   topology::ClusterData data;
+  data.dra_claims = std::move(more);
   for (int i = 0; i < claims; ++i) {
     topology::DraClaim claim;
     claim.namespace_name = "acme";
@@ -377,25 +387,58 @@ TEST(ClaimBudgetReviewTest, OnALoopAClaimShapeNotCountedYetIsCountedOnAWorker) {
   SharedRecord record;
   ClaimBudgets budgets("a");
   webhook::ClaimCountCache counts;
-  auto context = [&](bool* stopped) {
-    webhook::ClaimQuotaContext c = record.Context(budgets, kNow);
-    c.counts = &counts;
-    c.stopped_for_io = stopped;
-    return c;
-  };
   ASSERT_TRUE(Admitted("first", policy, snapshot, record.Context(budgets, kNow)));
   ASSERT_TRUE(budgets.HasOpenBudget("acme", kNow)) << "the budget is open: only the count is left";
   bool stopped = false;
-  Admitted("second", policy, snapshot, context(&stopped));  // the outcome is discarded
+  // The outcome is discarded.
+  Admitted("second", policy, snapshot, record.CountingContext(budgets, kNow, counts, &stopped));
   EXPECT_TRUE(stopped) << "the shape was never counted: a worker counts it";
   EXPECT_EQ(record.writes, 1) << "the stopped review wrote nothing";
   ASSERT_TRUE(Admitted("second", policy, snapshot, record.Context(budgets, kNow)));
   // Counted (on a worker, I/O allowed): the next claim of that shape stays on the loop.
-  webhook::ClaimQuotaContext worker = record.Context(budgets, kNow);
-  worker.counts = &counts;
-  ASSERT_TRUE(Admitted("third", policy, snapshot, worker));
+  ASSERT_TRUE(
+      Admitted("third", policy, snapshot, record.CountingContext(budgets, kNow, counts, nullptr)));
   stopped = false;
-  EXPECT_TRUE(Admitted("fourth", policy, snapshot, context(&stopped)));
+  EXPECT_TRUE(Admitted("fourth", policy, snapshot,
+                       record.CountingContext(budgets, kNow, counts, &stopped)));
+  EXPECT_FALSE(stopped);
+}
+
+TEST(ClaimBudgetReviewTest, OnALoopAPendingClaimOfAShapeNotCountedYetIsCountedOnAWorker) {
+  const topology::Policy policy = AcmePolicy();
+  topology::DraClaim pending;  // not allocated yet, and shaped unlike the claims reviewed below
+  pending.namespace_name = "acme";
+  pending.name = "pending";
+  topology::DraRequest two;
+  two.name = "gpus";
+  two.device_class = "gpu.nvidia.com";
+  two.count = 2;
+  pending.requests.push_back(two);
+  const topology::ClusterSnapshot snapshot = OneNode(policy, 0, {pending});
+  SharedRecord record;
+  ClaimBudgets budgets("a");
+  webhook::ClaimCountCache counts;
+  // A budget is open and the reviewed claims' shape is counted; the pending claim's is not.
+  ASSERT_TRUE(Admitted("first", policy, snapshot, record.Context(budgets, kNow)));
+  ASSERT_TRUE(budgets.HasOpenBudget("acme", kNow));
+  topology::DraClaim reviewed_shape;  // as Admitted's claims decode
+  topology::DraRequest one;
+  one.name = "gpu";
+  one.device_class = "gpu.nvidia.com";
+  reviewed_shape.requests.push_back(one);
+  counts.Count(reviewed_shape, snapshot.dra());
+  ASSERT_FALSE(counts.Cached(pending, snapshot.dra()));
+  bool stopped = false;
+  // The outcome is discarded.
+  Admitted("second", policy, snapshot, record.CountingContext(budgets, kNow, counts, &stopped));
+  EXPECT_TRUE(stopped) << "the budget check would count the pending claim's shape on the loop";
+  EXPECT_EQ(record.writes, 1) << "the stopped review wrote nothing";
+  ASSERT_TRUE(
+      Admitted("second", policy, snapshot, record.CountingContext(budgets, kNow, counts, nullptr)));
+  EXPECT_TRUE(counts.Cached(pending, snapshot.dra())) << "the worker's budget check counted it";
+  stopped = false;
+  EXPECT_TRUE(
+      Admitted("third", policy, snapshot, record.CountingContext(budgets, kNow, counts, &stopped)));
   EXPECT_FALSE(stopped);
 }
 
