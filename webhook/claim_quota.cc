@@ -178,10 +178,6 @@ void ForEachTenantClaimNamespace(const topology::ClusterSnapshot& snapshot,
   });
 }
 
-}  // namespace
-
-namespace {
-
 // ObservedClaimHeld's sum, with `pending(claim)` the bound of a claim not allocated yet, or
 // nullopt to give up (the sum is then nullopt).
 template <typename Pending>
