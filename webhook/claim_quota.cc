@@ -178,14 +178,20 @@ void ForEachTenantClaimNamespace(const topology::ClusterSnapshot& snapshot,
   });
 }
 
-// ObservedClaimHeld's sum, with `pending(claim)` the bound of a claim not allocated yet, or
-// nullopt to give up (the sum is then nullopt).
-template <typename Pending>
-std::optional<topology::QuotaUsage> SumClaimHeld(const topology::ClusterSnapshot& snapshot,
-                                                 const topology::Policy& policy,
-                                                 absl::string_view tenant,
-                                                 absl::flat_hash_set<std::string>* observed_claims,
-                                                 bool without_memory, Pending pending) {
+}  // namespace
+
+std::optional<topology::ClaimQuotaCount> CountShape(const ClaimQuotaContext& context,
+                                                    const topology::DraClaim& claim,
+                                                    const topology::DraState& dra) {
+  if (!context.counts) return topology::CountClaimQuota(claim, dra);
+  if (context.stopped_for_io) return context.counts->Cached(claim, dra);
+  return context.counts->Count(claim, dra);
+}
+
+std::optional<topology::QuotaUsage> ObservedClaimHeld(
+    const topology::ClusterSnapshot& snapshot, const topology::Policy& policy,
+    absl::string_view tenant, absl::flat_hash_set<std::string>* observed_claims,
+    const ClaimQuotaContext& context, bool without_memory) {
   std::optional<topology::QuotaUsage> held = topology::TenantUsage(snapshot, policy, tenant);
   const topology::DraState& dra = snapshot.dra();
   ForEachTenantClaimNamespace(snapshot, policy, tenant, [&](const std::string& ns) {
@@ -197,43 +203,16 @@ std::optional<topology::QuotaUsage> SumClaimHeld(const topology::ClusterSnapshot
         topology::QuotaUsage memory;
         memory.gpu_memory_mib = topology::AllocatedClaimMemoryMib(claim, dra);
         held->Add(memory);
-      } else if (std::optional<topology::QuotaUsage> bound = pending(claim)) {
+      } else if (std::optional<topology::ClaimQuotaCount> bound = CountShape(context, claim, dra)) {
         // Pending: admitted, so it may be allocated at any moment up to its bound (one
         // kube-scheduler made is allocated moments after it is created).
-        held->Add(*bound);
+        held->Add(bound->usage);
       } else {
         held.reset();
       }
     });
   });
   return held;
-}
-
-}  // namespace
-
-topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot,
-                                       const topology::Policy& policy, absl::string_view tenant,
-                                       absl::flat_hash_set<std::string>* observed_claims,
-                                       ClaimCountCache* counts, bool without_memory) {
-  const topology::DraState& dra = snapshot.dra();
-  return *SumClaimHeld(snapshot, policy, tenant, observed_claims, without_memory,
-                       [&](const topology::DraClaim& claim) {
-                         return std::optional(counts ? counts->Count(claim, dra).usage
-                                                     : topology::CountClaimQuota(claim, dra).usage);
-                       });
-}
-
-std::optional<topology::QuotaUsage> CountedClaimHeld(const topology::ClusterSnapshot& snapshot,
-                                                     const topology::Policy& policy,
-                                                     absl::string_view tenant,
-                                                     ClaimCountCache& counts, bool without_memory) {
-  const topology::DraState& dra = snapshot.dra();
-  return SumClaimHeld(snapshot, policy, tenant, nullptr, without_memory,
-                      [&](const topology::DraClaim& claim) -> std::optional<topology::QuotaUsage> {
-                        std::optional<topology::ClaimQuotaCount> c = counts.Cached(claim, dra);
-                        if (!c) return std::nullopt;
-                        return std::move(c->usage);
-                      });
 }
 
 size_t ClaimsInTenantNamespaces(const topology::ClusterSnapshot& snapshot,
@@ -300,21 +279,13 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   // kube-scheduler made for a pod's extended resource counts like any other: the pod's own
   // demand is not counted until the claim is allocated, and then through the claim.
   if (!claim.ok()) return;
-  // A shape not counted yet is evaluated against every device the cluster publishes: in a
-  // large cluster milliseconds, which a loop must not spend. A worker counts it, once.
-  std::optional<topology::ClaimQuotaCount> cached;
-  if (context.stopped_for_io && context.counts) {
-    cached = context.counts->Cached(*claim, snapshot.dra());
-    if (!cached) {
-      *context.stopped_for_io = true;
-      return;
-    }
+  const std::optional<topology::ClaimQuotaCount> counted =
+      CountShape(context, *claim, snapshot.dra());
+  if (!counted) {
+    *context.stopped_for_io = true;  // a shape never counted, on a loop: a worker counts it
+    return;
   }
-  if (!cached) {
-    cached = context.counts ? context.counts->Count(*claim, snapshot.dra())
-                            : topology::CountClaimQuota(*claim, snapshot.dra());
-  }
-  const topology::ClaimQuotaCount& count = *cached;
+  const topology::ClaimQuotaCount& count = *counted;
   if (count.usage.empty()) return;
   // Always enforced, whatever quotaEnforcement says for pods: the DRA allocator never checks a
   // quota, so admission is the only gate a claim passes.
@@ -345,16 +316,11 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
         ClaimsInTenantNamespaces(snapshot, policy, tenant.name) > kMostClaimsCountedOnALoop) {
       return false;
     }
-    if (!observed_for_budget && context.stopped_for_io && context.counts) {
-      // On a loop only shapes already counted: a pending claim of another shape stops the
-      // review (see the claim's own count above).
-      observed_for_budget = CountedClaimHeld(snapshot, policy, tenant.name, *context.counts,
-                                             !in.quota->gpu_memory_mib);
-      if (!observed_for_budget) return false;
-    }
     if (!observed_for_budget) {
-      observed_for_budget = ObservedClaimHeld(snapshot, policy, tenant.name, nullptr,
-                                              context.counts, !in.quota->gpu_memory_mib);
+      observed_for_budget = ObservedClaimHeld(snapshot, policy, tenant.name, nullptr, context,
+                                              !in.quota->gpu_memory_mib);
+      // On a loop, a pending claim of a shape never counted: a worker counts it.
+      if (!observed_for_budget) return false;
     }
     return budgets->TryAdmit(
         tenant.name, *in.quota, in.key, in.requested, *observed_for_budget,
@@ -372,7 +338,13 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   }
 
   absl::flat_hash_set<std::string> seen;
-  in.observed = ObservedClaimHeld(snapshot, policy, tenant.name, &seen, context.counts);
+  std::optional<topology::QuotaUsage> observed =
+      ObservedClaimHeld(snapshot, policy, tenant.name, &seen, context);
+  if (!observed) {
+    *context.stopped_for_io = true;  // only a loop leaves a shape uncounted
+    return;
+  }
+  in.observed = *std::move(observed);
   in.observed_claims = &seen;
   // Fair sharing: above its guarantee a claim borrows only what no other tenant is owed.
   if (topology::ShareVerdict share =
@@ -426,7 +398,10 @@ absl::Status RefillClaimBudget(const topology::ClusterSnapshot& snapshot,
   in.requested = shape;  // sizes the new budget; no claim is admitted
   in.now_unix = context.now_unix;
   absl::flat_hash_set<std::string> seen;
-  in.observed = ObservedClaimHeld(snapshot, policy, tenant_name, &seen, context.counts);
+  std::optional<topology::QuotaUsage> observed =
+      ObservedClaimHeld(snapshot, policy, tenant_name, &seen, context);
+  if (!observed) return absl::FailedPreconditionError("a budget refill cannot run on a loop");
+  in.observed = *std::move(observed);
   in.observed_claims = &seen;
   ClaimQuotaDecision decision;
   return WriteRecord(std::move(in), tenant_name, budgets, context, /*dry_run=*/false, decision);

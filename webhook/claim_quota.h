@@ -145,23 +145,24 @@ inline constexpr size_t kMostClaimsCountedOnALoop = 5000;
 size_t ClaimsInTenantNamespaces(const topology::ClusterSnapshot& snapshot,
                                 const topology::Policy& policy, absl::string_view tenant);
 
+struct ClaimQuotaContext;
+
+// How a review counts a claim's shape (CountClaimQuota): through the context's cache when it
+// has one. On an event loop (stopped_for_io set) only from that cache: counting a shape evaluates
+// every published device, milliseconds in a large cluster, so nullopt when it was never counted.
+std::optional<topology::ClaimQuotaCount> CountShape(const ClaimQuotaContext& context,
+                                                    const topology::DraClaim& claim,
+                                                    const topology::DraState& dra);
+
 // What the snapshot says a tenant holds, as claim admission counts it: TenantUsage (pods and
 // allocated claims), the GPU memory of allocated claims (unless `without_memory`: a quota that
 // does not limit memory need not look up every allocated claim's devices), and each pending
-// claim at CountClaimQuota's bound (through `counts` when given). `observed_claims` gets the
-// keys of the tenant's claims.
-topology::QuotaUsage ObservedClaimHeld(const topology::ClusterSnapshot& snapshot,
-                                       const topology::Policy& policy, absl::string_view tenant,
-                                       absl::flat_hash_set<std::string>* observed_claims,
-                                       ClaimCountCache* counts = nullptr,
-                                       bool without_memory = false);
-
-// ObservedClaimHeld without `observed_claims`, counting pending claims only from `counts`' cache:
-// nullopt when a pending claim's shape has not been counted (an event loop must not count it).
-std::optional<topology::QuotaUsage> CountedClaimHeld(const topology::ClusterSnapshot& snapshot,
-                                                     const topology::Policy& policy,
-                                                     absl::string_view tenant,
-                                                     ClaimCountCache& counts, bool without_memory);
+// claim at its CountShape bound; nullopt when CountShape has none for one. `observed_claims`
+// gets the keys of the tenant's claims.
+std::optional<topology::QuotaUsage> ObservedClaimHeld(
+    const topology::ClusterSnapshot& snapshot, const topology::Policy& policy,
+    absl::string_view tenant, absl::flat_hash_set<std::string>* observed_claims,
+    const ClaimQuotaContext& context, bool without_memory = false);
 
 // Whether the snapshot holds the claim of ClaimKey `key`.
 bool SnapshotHoldsClaim(const topology::ClusterSnapshot& snapshot, absl::string_view key);
