@@ -115,6 +115,10 @@ std::string ReplyBody(absl::string_view uid, const ObjectOutcome& o, ReviewKind 
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
+bool IsPodKind(const ObjectRequest& r) {
+  return r.group.empty() && r.version == "v1" && r.kind == "Pod";
+}
+
 bool IsDraClaimKind(const ObjectRequest& r) {
   if (r.group != kDraGroup) return false;
   if (r.kind != "ResourceClaim" && r.kind != "ResourceClaimTemplate") return false;
@@ -316,7 +320,7 @@ absl::StatusOr<ObjectOutcome> ReviewObject(const ObjectRequest& r, ReviewKind ki
   if (!r.object || !r.object->IsObject()) {
     return absl::InvalidArgumentError("request.object: expected object");
   }
-  const bool pod = r.group.empty() && r.version == "v1" && r.kind == "Pod";
+  const bool pod = IsPodKind(r);
   const bool claim = IsDraClaimKind(r);
   if (r.group.empty() && r.version == "v1" && r.kind == "Node") {
     if (kind != ReviewKind::kValidate || !r.sub_resource.empty()) return out;
@@ -393,8 +397,8 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
   const topology::Labels& namespace_labels = snapshot.NamespaceLabels(r.namespace_name);
   topology::TenantRef tenant = topology::ResolveTenant(policy, r.namespace_name, namespace_labels);
   topology::QuotaUsage held;  // read by the pod rules only; a claim's quota counts its own way
-  const bool pod = r.group.empty() && r.kind == "Pod";
-  if (kind == ReviewKind::kValidate && pod && tenant.tenant && !tenant.tenant->quota.empty()) {
+  if (kind == ReviewKind::kValidate && IsPodKind(r) && tenant.tenant &&
+      !tenant.tenant->quota.empty()) {
     held = topology::TenantUsage(snapshot, policy, tenant.name);
     r.tenant_held = &held;
   }
