@@ -119,6 +119,7 @@ class ClaimCountCache {
                                                   const topology::DraState& dra);
 
  private:
+  // Forgets every shape first when `dra` publishes other devices than the cached counts saw.
   std::optional<topology::ClaimQuotaCount> FindLocked(const topology::DraClaim& claim,
                                                       const topology::DraState& dra)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
