@@ -34,7 +34,6 @@
 #include <httplib.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -53,10 +52,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "bench/bench_process.h"
 #include "bench/dra_floor_objects.h"
+#include "bench/dra_floor_report.h"
 #include "common/flag_table.h"
 #include "common/json.h"
 #include "test/support/fake_apiserver.h"
@@ -82,43 +81,7 @@ using testing_support::ServeProcess;
 
 constexpr char kRecordNamespace[] = "gpu-tenancy-system";
 
-struct Options {
-  int nodes = 500, gpus = 20, pods = 250, reps = 3, creators = 4;
-  double rate = 40;
-  bool smoke = false;
-  bool store = true;  // --without-store: nothing admitted is stored, nothing to watch
-  std::string md_path, logs_dir;
-};
-
-enum Kind { kPodMutate, kPodValidate, kClaimMutate, kClaimValidate, kKinds };
-constexpr std::array<const char*, kKinds> kKindNames = {"pod mutate", "pod validate",
-                                                        "claim mutate", "claim validate"};
-
-struct Webhook {
-  std::string name;  // "do-nothing", "gpu-tenancy, no quota", ...
-  std::string ns;    // the namespace its pods are in
-  // Where what it admits is stored (nullptr: --without-store). The do-nothing webhook's pods go
-  // to an emulation of their own that nobody watches: kube-apiserver stores every pod and claim
-  // whatever its webhooks, so each webhook's claims follow the same store, and gpu-tenancy's
-  // watches are charged to gpu-tenancy alone.
-  FakeApiServer* store = nullptr;
-  int port = 0;
-  pid_t pid = 0;
-  std::string ca;
-  // Accumulated over its phases: round trips, and the handler's own time (Server-Timing).
-  std::array<std::vector<double>, kKinds> latency_us, handler_us;
-  size_t errors = 0;
-  std::string first_error;
-  double cpu_seconds = 0, wall_seconds = 0;
-  std::array<double, 4> cpu_by_role{};  // kRoleNames' order
-  size_t reviews = 0, pods = 0;
-};
-
-// What the webhook process's threads do (common::NameThisThread): the event loops read, parse
-// and answer reviews (on the loop when no I/O is needed), workers run the reviews that call the
-// API server and refill admission budgets, watches follow kube-apiserver, and the rest elect,
-// guard and record.
-constexpr std::array<const char*, 4> kRoleNames = {"event loops", "workers", "watches", "other"};
+// The roles of kRoleNames (dra_floor_report.h), by thread name.
 size_t RoleOf(absl::string_view thread) {
   if (thread == "loop") return 0;
   if (thread == "worker" || thread == "op-handler" || thread == "budget-refill") return 1;
@@ -130,13 +93,6 @@ std::array<double, 4> CpuByRole(pid_t pid) {
   for (const auto& [name, seconds] : bench::ThreadCpuSecondsByName(pid))
     out[RoleOf(name)] += seconds;
   return out;
-}
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
 }
 
 std::unique_ptr<httplib::SSLClient> Connect(int port, const std::string& ca) {
@@ -264,19 +220,6 @@ PhaseCpu RunPhase(Webhook& w, const std::vector<PodLoad>& loads, const Options& 
   return used;
 }
 
-std::string Us(double us) {
-  return us >= 1000 ? absl::StrFormat("%.2f ms", us / 1000) : absl::StrFormat("%.0f us", us);
-}
-std::string Ratio(double a, double b) { return b > 0 ? absl::StrFormat("%.2fx", a / b) : "n/a"; }
-
-std::vector<double> AllOf(const std::array<std::vector<double>, kKinds>& by_kind) {
-  std::vector<double> all;
-  for (const auto& v : by_kind) all.insert(all.end(), v.begin(), v.end());
-  return all;
-}
-std::vector<double> All(const Webhook& w) { return AllOf(w.latency_us); }
-std::vector<double> AllHandler(const Webhook& w) { return AllOf(w.handler_us); }
-
 // The cluster: namespaces, nodes, their GPU slices, the chart's device classes.
 absl::Status LoadCluster(FakeApiServer& api, const Options& opt) {
   for (const char* ns : {"team-open", "team-quota", "team-noop", kRecordNamespace}) {
@@ -362,109 +305,6 @@ int RecordEntries(const FakeApiServer& api) {
   if (!doc.ok()) return -1;
   const common::JsonValue* data = common::FindNonNull(*doc, "data");
   return data && data->IsObject() ? static_cast<int>(data->MemberCount()) : 0;
-}
-
-struct Run {
-  std::vector<Webhook> webhooks;  // do-nothing first
-  double others_cores = 0;        // what the rest of the machine used, in cores, on average
-  double bench_cores = 0;         // this process: the clients and the emulation
-  double serve_idle_cores = 0;    // gpu-tenancy while the do-nothing webhook was measured
-  std::string load_before, load_after;
-  int record_entries = 0;
-};
-
-std::string Report(const Run& run, const Options& opt) {
-  const Webhook& floor = run.webhooks[0];
-  std::string md = absl::StrCat(
-      "## DRA admission on the live path against a do-nothing webhook (dra_floor)\n\n",
-      "`bench/dra_floor.cc`: the real binary (`serve --kubeconfig`, one replica) follows the "
-      "kube-apiserver emulation holding ",
-      opt.nodes, " nodes whose ResourceSlices offer ", opt.gpus,
-      " whole H100s each (NVIDIA's attributes), the chart's DeviceClasses and, as the run "
-      "goes, ",
-      opt.store ? "every pod and claim it admitted (stored, their claim statuses and allocations "
-                  "written as kube-controller-manager and kube-scheduler would)"
-                : "nothing of what it admits (--without-store: the admission path alone)",
-      ". Per pod, kube-apiserver's "
-      "four reviews for a pod with its own claim from a ResourceClaimTemplate (pod CREATE mutate "
-      "and validate, then the claim's), the captured v1.36 bodies renamed; ",
-      opt.creators, " keep-alive connections start pods open-loop at ", opt.rate, " pods/s, ",
-      opt.pods, " pods per phase, ", opt.reps,
-      " phases per webhook, their order rotated each rep. The do-nothing webhook "
-      "(`bench/noop_webhook.cc`) is gpu-tenancy's own TLS listener answering on its event loop "
-      "after parsing the review",
-      opt.store ? "; what it admits is stored alike, in an emulation of its own that nobody "
-                  "watches (kube-apiserver stores every pod and claim whatever its webhooks), so "
-                  "every webhook's claim reviews follow the same store"
-                : "",
-      ". Tenants `open` and `metered` have the same tier and "
-      "`gpuMemoryPerPod: 80Gi`; `metered` also has a claim quota (its usage record held ",
-      run.record_entries,
-      " reservations at the end). CPU per review: the webhook process's "
-      "CPU (every thread: watches, leader election and all) over the phase, divided by its "
-      "reviews.\n\n",
-      absl::StrFormat("Load average before: %s; after: %s. While the phases ran, the rest of the "
-                      "machine used %.2f of its %d cores on average, this process (clients and "
-                      "emulation) %.2f, and gpu-tenancy %.3f while only watching (during the "
-                      "do-nothing phases).\n\n",
-                      run.load_before, run.load_after, run.others_cores,
-                      static_cast<int>(std::thread::hardware_concurrency()), run.bench_cores,
-                      run.serve_idle_cores),
-      "Handler p50: the review's time in the webhook's handler (its Server-Timing header): the "
-      "rest of a round trip is TLS, HTTP, the network and waiting for a CPU.\n\n"
-      "| webhook | review | reviews | p50 | p99 | p50 / do-nothing | p99 / do-nothing | "
-      "handler p50 |\n"
-      "|---|---|---|---|---|---|---|---|\n");
-  for (const Webhook& w : run.webhooks) {
-    for (int kind = -1; kind < kKinds; ++kind) {
-      std::vector<double> mine = kind < 0 ? All(w) : w.latency_us[kind];
-      std::vector<double> base = kind < 0 ? All(floor) : floor.latency_us[kind];
-      const double p50 = Percentile(mine, 0.5), p99 = Percentile(mine, 0.99);
-      absl::StrAppend(&md, "| ", kind < 0 ? absl::StrCat("**", w.name, "**") : "", " | ",
-                      kind < 0 ? "all" : kKindNames[kind], " | ", mine.size(), " | ", Us(p50),
-                      " | ", Us(p99), " | ", &w == &floor ? "" : Ratio(p50, Percentile(base, 0.5)),
-                      " | ", &w == &floor ? "" : Ratio(p99, Percentile(base, 0.99)), " | ",
-                      Us(Percentile(kind < 0 ? AllHandler(w) : w.handler_us[kind], 0.5)), " |\n");
-    }
-  }
-  absl::StrAppend(&md,
-                  "\n| webhook | pods/s achieved | CPU per review | / do-nothing |\n"
-                  "|---|---|---|---|\n");
-  const double floor_cpu = floor.reviews ? floor.cpu_seconds / floor.reviews : 0;
-  for (const Webhook& w : run.webhooks) {
-    const double cpu = w.reviews ? w.cpu_seconds / w.reviews : 0;
-    absl::StrAppend(&md, "| ", w.name, " | ",
-                    absl::StrFormat("%.1f", w.wall_seconds > 0 ? w.pods / w.wall_seconds : 0),
-                    " | ", Us(cpu * 1e6), " | ", &w == &floor ? "" : Ratio(cpu, floor_cpu), " |\n");
-  }
-  absl::StrAppend(&md, "\nCPU per review by what the webhook process's threads do:\n\n| webhook |");
-  for (const char* role : kRoleNames) absl::StrAppend(&md, " ", role, " |");
-  absl::StrAppend(&md, "\n|---|---|---|---|---|\n");
-  for (const Webhook& w : run.webhooks) {
-    absl::StrAppend(&md, "| ", w.name, " |");
-    for (double seconds : w.cpu_by_role) {
-      absl::StrAppend(&md, " ", Us(w.reviews ? seconds / w.reviews * 1e6 : 0), " |");
-    }
-    absl::StrAppend(&md, "\n");
-  }
-  absl::StrAppend(&md, "\n| target | measured | |\n|---|---|---|\n");
-  for (size_t i = 1; i < run.webhooks.size(); ++i) {
-    const Webhook& w = run.webhooks[i];
-    const double bound = w.ns == "team-quota" ? 1.5 : 1.2;
-    for (int kind = -1; kind < kKinds; ++kind) {
-      if (kind >= 0 && kind != kClaimValidate) continue;
-      std::vector<double> mine = kind < 0 ? All(w) : w.latency_us[kind];
-      std::vector<double> base = kind < 0 ? All(floor) : floor.latency_us[kind];
-      for (double q : {0.5, 0.99}) {
-        const double a = Percentile(mine, q), b = Percentile(base, q);
-        absl::StrAppend(&md, "| ", w.name, ", ", kind < 0 ? "all reviews" : kKindNames[kind], ": p",
-                        static_cast<int>(q * 100), " <= ", absl::StrFormat("%.1f", bound),
-                        "x do-nothing | ", Ratio(a, b), " (", Us(a), " vs ", Us(b), ") | ",
-                        a <= bound * b ? "met" : "**MISSED**", " |\n");
-      }
-    }
-  }
-  return md;
 }
 
 const common::FlagTable kFlags{
