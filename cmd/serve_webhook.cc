@@ -128,7 +128,13 @@ std::optional<server::Reply> WebhookService::Review(absl::string_view body,
   }
   bool stopped_for_io = false;
   if (!may_wait) claim_quota.stopped_for_io = &stopped_for_io;
-  webhook::ReviewOutcome r = webhook::Review(body, kind, *s->policy, *s->snapshot, claim_quota);
+  std::shared_ptr<const webhook::TenantSelectorPlans> plans = selector_plans_.load();
+  if (!plans || &plans->policy() != s->policy.get()) {
+    plans = std::make_shared<const webhook::TenantSelectorPlans>(s->policy);
+    selector_plans_.store(plans);
+  }
+  webhook::ReviewOutcome r =
+      webhook::Review(body, kind, *s->policy, *s->snapshot, claim_quota, plans.get());
   if (stopped_for_io) return std::nullopt;
   const bool validate = kind == webhook::ReviewKind::kValidate;
   if (r.http_status == 200) {

@@ -10,9 +10,11 @@
 #ifndef GPU_TENANCY_CMD_SERVE_WEBHOOK_H_
 #define GPU_TENANCY_CMD_SERVE_WEBHOOK_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -25,6 +27,7 @@
 #include "server/metrics.h"
 #include "server/server.h"
 #include "webhook/claim_quota.h"
+#include "webhook/claim_selectors.h"
 #include "webhook/review.h"
 
 namespace cmd {
@@ -54,6 +57,8 @@ class WebhookService {
   const kube::ClusterState& state_;
   webhook::RecordUpdate records_;
   webhook::ClaimCountCache claim_counts_;
+  // The claim selectors of the policy reviews last saw, replaced when a review sees another.
+  std::atomic<std::shared_ptr<const webhook::TenantSelectorPlans>> selector_plans_;
   webhook::ClaimBudgets budgets_;  // used only with `records_`
   common::AuditLog* audit_;
   std::function<int64_t()> now_unix_;

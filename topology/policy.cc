@@ -264,13 +264,15 @@ TenantRef ResolveTenant(const Policy& policy, absl::string_view namespace_name,
       }
     }
   }
+  return found ? TenantRefOf(policy, *found) : UnknownTenantRef(policy);
+}
+
+TenantRef TenantRefOf(const Policy& policy, const Tenant& tenant) {
+  return TenantRef{tenant.name, &tenant, policy.FindTier(tenant.tier)};
+}
+
+TenantRef UnknownTenantRef(const Policy& policy) {
   TenantRef ref;
-  if (found) {
-    ref.name = found->name;
-    ref.tenant = found;
-    ref.tier = policy.FindTier(found->tier);
-    return ref;
-  }
   ref.name = "unknown";
   if (policy.unknown_tenant_tier) ref.tier = policy.FindTier(*policy.unknown_tenant_tier);
   return ref;

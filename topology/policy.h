@@ -277,6 +277,10 @@ struct TenantRef {
   bool Denied() const { return tier == nullptr; }
 };
 
+// The ref of one of the policy's tenants, and of a namespace no tenant owns.
+TenantRef TenantRefOf(const Policy& policy, const Tenant& tenant);
+TenantRef UnknownTenantRef(const Policy& policy);
+
 // Namespace name first, then the namespace-label selectors, in policy order.
 TenantRef ResolveTenant(const Policy& policy, absl::string_view namespace_name,
                         const Labels& namespace_labels);

@@ -343,7 +343,7 @@ void CheckSharing(const ClaimRuleContext& ctx, Findings& out) {
 }  // namespace claim_rules_internal
 
 void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology::TenantRef& tenant,
-                 bool update, bool shared_devices_published, JsonPatch& patch,
+                 const TenantSelectorPlan* selectors, JsonPatch& patch,
                  std::vector<std::string>& changed, std::vector<std::string>& warnings) {
   // Only claims for NVIDIA devices: the webhook's matchConditions send no others.
   if (!tenant.tier || claim.gpu_use.empty()) return;
@@ -355,10 +355,9 @@ void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology
                     {std::string(topology::kTierLabel), tenant.tier->name}},
                    patch);
   if (patch.size() != before) changed.push_back("labels");
-  if (!update && InjectTenantSelectors(object, claim, tenant, shared_devices_published, patch)) {
-    changed.push_back("selectors");
-  }
-  if (update || !tenant.tenant || !tenant.tier->modes.Has(SharingMode::kMps)) return;
+  if (!selectors) return;  // an UPDATE: a claim's spec is immutable
+  if (InjectTenantSelectors(object, claim, *selectors, patch)) changed.push_back("selectors");
+  if (!tenant.tenant || !tenant.tier->modes.Has(SharingMode::kMps)) return;
 
   const topology::MpsLimits& limits = tenant.tenant->limits.mps;
   before = patch.size();

@@ -105,10 +105,13 @@ ClaimView ParseClaimView(const common::JsonValue& object, absl::string_view kind
 void CheckClaimDeviceAccess(const ClaimView& claim, const topology::TenantRef& tenant,
                             absl::string_view namespace_name, std::vector<Violation>& out);
 
-// Appends the labels, the tenant's selectors (CREATE) and the missing MPS limits to `patch`;
-// warnings say what was filled in. `shared_devices_published`: see TenantSelectors.
+struct TenantSelectorPlan;  // claim_selectors.h
+
+// Appends the labels, and on CREATE the tenant's selectors (`selectors`, the tenant's plan) and
+// the missing MPS limits, to `patch`; warnings say what was filled in. `selectors` null: an
+// UPDATE, which gets the labels only.
 void MutateClaim(const common::JsonValue& object, const ClaimView& claim,
-                 const topology::TenantRef& tenant, bool update, bool shared_devices_published,
+                 const topology::TenantRef& tenant, const TenantSelectorPlan* selectors,
                  JsonPatch& patch, std::vector<std::string>& changed,
                  std::vector<std::string>& warnings);
 

@@ -1,6 +1,9 @@
 #include "webhook/claim_selectors.h"
 
 #include <algorithm>
+#include <array>
+#include <functional>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -9,6 +12,7 @@
 #include "cel/parse.h"
 #include "common/json.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
 #include "topology/dra/class_offer.h"
 
 namespace webhook {
@@ -20,6 +24,9 @@ using topology::SharingMode;
 
 constexpr absl::string_view kAttributes = "device.attributes[\"gpu.nvidia.com\"]";
 constexpr absl::string_view kCapacity = "device.capacity[\"gpu.nvidia.com\"]";
+// TenantSelectorPlan::by_class_type's order: a class of no well-known device type, then the
+// types topology::WellKnownClassDeviceType names.
+constexpr std::array<absl::string_view, 4> kClassTypes = {"", "gpu", "mig", "vfio"};
 
 std::string Quoted(absl::string_view text) { return absl::StrCat("\"", text, "\""); }
 
@@ -63,33 +70,43 @@ rapidjson::Value CelSelector(absl::string_view expression,
   return selector;
 }
 
-std::string Annotation(const topology::TenantRef& tenant,
-                       const std::vector<TenantSelector>& selectors,
-                       const std::vector<std::vector<std::string>>& written,
-                       const std::vector<std::string>& requests) {
-  rapidjson::MemoryPoolAllocator<> pool(common::kSmallJsonChunkBytes);
-  rapidjson::Document doc(rapidjson::kObjectType, &pool);
-  auto& alloc = doc.GetAllocator();
-  auto str = [&](absl::string_view s) { return common::JsonString(s, alloc); };
-  doc.AddMember("tenant", str(tenant.name), alloc);
-  doc.AddMember("tier", str(tenant.tier->name), alloc);
-  rapidjson::Value names(rapidjson::kArrayType);
-  for (const std::string& r : requests) names.PushBack(str(r), alloc);
-  doc.AddMember("requests", names, alloc);
-  rapidjson::Value list(rapidjson::kArrayType);
-  for (size_t i = 0; i < selectors.size(); ++i) {
-    const TenantSelector& s = selectors[i];
-    rapidjson::Value item(rapidjson::kObjectType);
-    item.AddMember("limit", str(s.limit), alloc);
-    item.AddMember("why", str(s.why), alloc);
-    item.AddMember("expression", str(s.expression), alloc);
-    rapidjson::Value into(rapidjson::kArrayType);
-    for (const std::string& r : written[i]) into.PushBack(str(r), alloc);
-    item.AddMember("requests", into, alloc);
-    list.PushBack(item, alloc);
+// The annotation's JSON: the tenant, its tier, the GPU requests, and per limit its reason,
+// expression and the requests it went into (`written`, by limit).
+std::string Annotation(const TenantSelectorPlan& plan,
+                       const std::vector<std::vector<absl::string_view>>& written,
+                       const std::vector<absl::string_view>& requests) {
+  rapidjson::StringBuffer buffer;
+  common::JsonWriter w(buffer);
+  auto names = [&w](const std::vector<absl::string_view>& list) {
+    w.StartArray();
+    for (absl::string_view name : list) common::WriteString(w, name);
+    w.EndArray();
+  };
+  w.StartObject();
+  common::WriteKey(w, "tenant");
+  common::WriteString(w, plan.tenant);
+  common::WriteKey(w, "tier");
+  common::WriteString(w, plan.tier);
+  common::WriteKey(w, "requests");
+  names(requests);
+  common::WriteKey(w, "selectors");
+  w.StartArray();
+  for (size_t i = 0; i < plan.selectors.size(); ++i) {
+    const TenantSelector& s = plan.selectors[i];
+    w.StartObject();
+    common::WriteKey(w, "limit");
+    common::WriteString(w, s.limit);
+    common::WriteKey(w, "why");
+    common::WriteString(w, s.why);
+    common::WriteKey(w, "expression");
+    common::WriteString(w, s.expression);
+    common::WriteKey(w, "requests");
+    names(written[i]);
+    w.EndObject();
   }
-  doc.AddMember("selectors", list, alloc);
-  return common::ToJson(doc);
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 // True for the NVIDIA driver's MIG profile attribute, in either spelling:
@@ -145,6 +162,31 @@ std::optional<std::vector<std::string>> FirstPinned(const cel::CelAst& ast, int 
     if (auto pinned = FirstPinned(ast, operand)) return pinned;
   }
   return std::nullopt;
+}
+
+// A limit the class's device type already implies: "" (a class of no well-known type)
+// implies none.
+bool MootFor(const TenantSelector& selector, absl::string_view type) {
+  return !type.empty() && std::find(selector.moot_for_types.begin(), selector.moot_for_types.end(),
+                                    type) != selector.moot_for_types.end();
+}
+
+// RequestExpression for a class of device type `type`.
+std::string ExpressionForType(const std::vector<TenantSelector>& selectors,
+                              absl::string_view type) {
+  std::vector<const TenantSelector*> kept;
+  for (const TenantSelector& s : selectors) {
+    if (!MootFor(s, type)) kept.push_back(&s);
+  }
+  if (kept.size() == 1) return kept[0]->expression;
+  std::string out;
+  for (const TenantSelector* s : kept) {
+    if (!out.empty()) out += " && ";
+    // && binds tighter than ||: a disjunction joins the chain in parentheses.
+    const bool disjunction = absl::StrContains(s->expression, "||");
+    absl::StrAppend(&out, disjunction ? "(" : "", s->expression, disjunction ? ")" : "");
+  }
+  return out;
 }
 
 }  // namespace
@@ -216,62 +258,95 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant,
 
 std::string RequestExpression(const std::vector<TenantSelector>& selectors,
                               absl::string_view device_class) {
+  return ExpressionForType(selectors, topology::WellKnownClassDeviceType(device_class));
+}
+
+const TenantSelectorPlan::ForClass& TenantSelectorPlan::For(absl::string_view device_class) const {
   const absl::string_view type = topology::WellKnownClassDeviceType(device_class);
-  std::vector<const TenantSelector*> kept;
-  for (const TenantSelector& s : selectors) {
-    const bool moot = !type.empty() && std::find(s.moot_for_types.begin(), s.moot_for_types.end(),
-                                                 type) != s.moot_for_types.end();
-    if (!moot) kept.push_back(&s);
+  for (size_t i = 1; i < kClassTypes.size(); ++i) {
+    if (type == kClassTypes[i]) return by_class_type[i];
   }
-  if (kept.size() == 1) return kept[0]->expression;
-  std::string out;
-  for (const TenantSelector* s : kept) {
-    if (!out.empty()) out += " && ";
-    // && binds tighter than ||: a disjunction joins the chain in parentheses.
-    const bool disjunction = absl::StrContains(s->expression, "||");
-    absl::StrAppend(&out, disjunction ? "(" : "", s->expression, disjunction ? ")" : "");
+  return by_class_type[0];
+}
+
+TenantSelectorPlan PlanTenantSelectors(const topology::TenantRef& tenant,
+                                       bool shared_devices_published) {
+  TenantSelectorPlan plan;
+  plan.tenant = tenant.name;
+  if (tenant.tier) plan.tier = tenant.tier->name;
+  plan.selectors = TenantSelectors(tenant, shared_devices_published);
+  for (size_t t = 0; t < kClassTypes.size(); ++t) {
+    TenantSelectorPlan::ForClass& for_class = plan.by_class_type[t];
+    for_class.expression = ExpressionForType(plan.selectors, kClassTypes[t]);
+    if (for_class.expression.empty()) continue;
+    for (size_t i = 0; i < plan.selectors.size(); ++i) {
+      if (!MootFor(plan.selectors[i], kClassTypes[t])) for_class.limits.push_back(i);
+    }
   }
-  return out;
+  return plan;
+}
+
+TenantSelectorPlans::TenantSelectorPlans(std::shared_ptr<const topology::Policy> policy)
+    : policy_(std::move(policy)) {
+  auto add = [this](topology::TenantRef tenant) {
+    std::array<TenantSelectorPlan, 2> plans = {PlanTenantSelectors(tenant, false),
+                                               PlanTenantSelectors(tenant, true)};
+    entries_.push_back({std::move(tenant), std::move(plans)});
+  };
+  for (const topology::Tenant& t : policy_->tenants) add(topology::TenantRefOf(*policy_, t));
+  add(topology::UnknownTenantRef(*policy_));
+}
+
+const TenantSelectorPlan* TenantSelectorPlans::For(const topology::TenantRef& tenant,
+                                                   bool shared_devices_published) const {
+  // Found by address (std::less orders any two pointers): a tenant of another policy is none
+  // of these.
+  const topology::Tenant* first = policy_->tenants.data();
+  const topology::Tenant* end = first + policy_->tenants.size();
+  size_t index = policy_->tenants.size();  // the unknown tenant
+  if (tenant.tenant) {
+    if (std::less<>()(tenant.tenant, first) || !std::less<>()(tenant.tenant, end)) return nullptr;
+    index = static_cast<size_t>(tenant.tenant - first);
+  }
+  const Entry& e = entries_[index];
+  if (e.tenant.tenant != tenant.tenant || e.tenant.tier != tenant.tier ||
+      e.tenant.name != tenant.name) {
+    return nullptr;
+  }
+  return &e.plans[shared_devices_published ? 1 : 0];
 }
 
 bool InjectTenantSelectors(const JsonValue& object, const ClaimView& claim,
-                           const topology::TenantRef& tenant, bool shared_devices_published,
-                           JsonPatch& patch) {
-  if (claim.extended_resource_claim) return false;
-  const std::vector<TenantSelector> selectors = TenantSelectors(tenant, shared_devices_published);
-  if (selectors.empty()) return false;
+                           const TenantSelectorPlan& plan, JsonPatch& patch) {
+  if (claim.extended_resource_claim || plan.selectors.empty()) return false;
   const size_t before = patch.size();
-  std::vector<std::string> requests;
+  std::vector<absl::string_view> requests;
   // Per limit, the requests it was written into.
-  std::vector<std::vector<std::string>> written(selectors.size());
+  std::vector<std::vector<absl::string_view>> written(plan.selectors.size());
   for (const ClaimRequest& r : claim.requests) {
     if (r.class_kind != topology::DeviceClassKind::kGpu) continue;
     requests.push_back(r.name);
-    const std::string expression = RequestExpression(selectors, r.device_class);
-    if (expression.empty()) continue;  // the class implies every limit
-    for (size_t i = 0; i < selectors.size(); ++i) {
-      if (RequestExpression({selectors[i]}, r.device_class).empty()) continue;
-      written[i].push_back(r.name);
-    }
+    const TenantSelectorPlan::ForClass& for_class = plan.For(r.device_class);
+    if (for_class.expression.empty()) continue;  // the class implies every limit
+    for (size_t i : for_class.limits) written[i].push_back(r.name);
     const JsonValue* existing = FindNonNull(*r.holder, "selectors");
     if (existing && !existing->IsArray()) continue;  // not ours to repair
-    if (HasExpression(*r.holder, expression)) continue;
+    if (HasExpression(*r.holder, for_class.expression)) continue;
     const std::string pointer = absl::StrCat(r.holder_pointer, "/selectors");
     if (existing) {
-      patch.Add(absl::StrCat(pointer, "/-"), CelSelector(expression, patch.allocator()));
+      patch.Add(absl::StrCat(pointer, "/-"), CelSelector(for_class.expression, patch.allocator()));
     } else {
       rapidjson::Value added(rapidjson::kArrayType);
-      added.PushBack(CelSelector(expression, patch.allocator()), patch.allocator());
+      added.PushBack(CelSelector(for_class.expression, patch.allocator()), patch.allocator());
       patch.Add(pointer, added);
     }
   }
   if (requests.empty()) return false;
   const JsonValue* metadata = FindNonNull(object, "metadata");
   if (metadata && metadata->IsObject()) {
-    EnsureMapEntries(
-        *metadata, "/metadata", "annotations",
-        {{std::string(kSelectorsAnnotation), Annotation(tenant, selectors, written, requests)}},
-        patch);
+    EnsureMapEntries(*metadata, "/metadata", "annotations",
+                     {{std::string(kSelectorsAnnotation), Annotation(plan, written, requests)}},
+                     patch);
   }
   return patch.size() != before;
 }

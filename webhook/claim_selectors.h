@@ -31,6 +31,8 @@
 #ifndef GPU_TENANCY_WEBHOOK_CLAIM_SELECTORS_H_
 #define GPU_TENANCY_WEBHOOK_CLAIM_SELECTORS_H_
 
+#include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,11 +68,51 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant,
 std::string RequestExpression(const std::vector<TenantSelector>& selectors,
                               absl::string_view device_class);
 
-// Appends the tenant's selector to each of the claim's GPU requests and sets the annotation.
+// A tenant's selectors ready to write: TenantSelectors, and for each kind of device class the
+// one expression its requests get (RequestExpression) and the limits that expression holds.
+struct TenantSelectorPlan {
+  std::string tenant;  // TenantRef::name
+  std::string tier;
+  std::vector<TenantSelector> selectors;
+  struct ForClass {
+    std::string expression;      // "" when the class implies every limit
+    std::vector<size_t> limits;  // indices into `selectors`, empty with `expression`
+  };
+  // A class of no well-known device type, then classes of "gpu", "mig" and "vfio" devices
+  // (topology::WellKnownClassDeviceType).
+  std::array<ForClass, 4> by_class_type;
+  const ForClass& For(absl::string_view device_class) const;
+};
+
+// `shared_devices_published`: as for TenantSelectors.
+TenantSelectorPlan PlanTenantSelectors(const topology::TenantRef& tenant,
+                                       bool shared_devices_published);
+
+// Every tenant's plan under one policy, worked out once, so that a claim CREATE only looks its
+// tenant up (serve keeps one per policy it has seen). Holds the policy: a plan is never read
+// for a tenant of another policy, even one allocated where an old one was.
+class TenantSelectorPlans {
+ public:
+  explicit TenantSelectorPlans(std::shared_ptr<const topology::Policy> policy);
+  const topology::Policy& policy() const { return *policy_; }
+  // The plan of a tenant that ResolveTenant found under policy(); null for any other (the
+  // caller plans for itself).
+  const TenantSelectorPlan* For(const topology::TenantRef& tenant,
+                                bool shared_devices_published) const;
+
+ private:
+  struct Entry {
+    topology::TenantRef tenant;
+    std::array<TenantSelectorPlan, 2> plans;  // without and with shared devices published
+  };
+  std::shared_ptr<const topology::Policy> policy_;
+  std::vector<Entry> entries_;  // like policy_->tenants, then the unknown tenant
+};
+
+// Appends the plan's selector to each of the claim's GPU requests and sets the annotation.
 // Call on CREATE only (a claim's spec is immutable). Returns whether anything was added.
 bool InjectTenantSelectors(const common::JsonValue& object, const ClaimView& claim,
-                           const topology::TenantRef& tenant, bool shared_devices_published,
-                           JsonPatch& patch);
+                           const TenantSelectorPlan& plan, JsonPatch& patch);
 
 // The MIG profiles a selector pins by literal (`...profile == "1g.10gb"` or `...profile in
 // [...]` as one conjunct of a top-level && chain), or nullopt when that is not decidable. Read

@@ -15,6 +15,7 @@
 #include "rapidjson/writer.h"
 #include "topology/wellknown.h"
 #include "webhook/claim_rules.h"
+#include "webhook/claim_selectors.h"
 #include "webhook/device_annotation_rules.h"
 #include "webhook/pod_mutation.h"
 #include "webhook/pod_rules.h"
@@ -252,12 +253,21 @@ void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy
         r.user.username.empty() ? "an unnamed user" : absl::StrCat("\"", r.user.username, "\""),
         "; the claim is judged as the tenant's own"));
   }
-  const bool shared_devices_published =
-      r.dra && r.dra->device_set && r.dra->device_set->publishes_shared_devices;
   if (kind == ReviewKind::kMutate) {
+    const TenantSelectorPlan* selectors = nullptr;
+    std::optional<TenantSelectorPlan> planned_here;
+    if (!update) {
+      const bool shared_devices_published =
+          r.dra && r.dra->device_set && r.dra->device_set->publishes_shared_devices;
+      if (r.selector_plans && &r.selector_plans->policy() == &policy) {
+        selectors = r.selector_plans->For(tenant, shared_devices_published);
+      }
+      if (!selectors) {
+        selectors = &planned_here.emplace(PlanTenantSelectors(tenant, shared_devices_published));
+      }
+    }
     std::vector<std::string> changed;
-    MutateClaim(*r.object, claim, tenant, update, shared_devices_published, out.patch, changed,
-                out.warnings);
+    MutateClaim(*r.object, claim, tenant, selectors, out.patch, changed, out.warnings);
     if (!changed.empty()) out.audit_annotations["mutated"] = absl::StrJoin(changed, ",");
     return;
   }
@@ -347,7 +357,8 @@ absl::StatusOr<ObjectOutcome> ReviewObject(const ObjectRequest& r, ReviewKind ki
 
 ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Policy& policy,
                      const topology::ClusterSnapshot& snapshot,
-                     const ClaimQuotaContext& claim_quota) {
+                     const ClaimQuotaContext& claim_quota,
+                     const TenantSelectorPlans* selector_plans) {
   // Only read while this review is decided, never copied from: parsed in place.
   rapidjson::MemoryPoolAllocator<> pool(ReviewScratch(), kReviewScratchBytes);
   absl::StatusOr<rapidjson::Document> doc = common::ParseJsonInPlace(body, &pool);
@@ -406,6 +417,7 @@ ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Po
   r.snapshot = &snapshot;
   r.claim_quota = &claim_quota;
   r.dry_run = dry_run;
+  r.selector_plans = selector_plans;
   absl::StatusOr<ObjectOutcome> outcome = ReviewObject(r, kind, policy, namespace_labels);
   if (!outcome.ok()) return BadRequest(outcome.status().message());
   ReviewOutcome out;

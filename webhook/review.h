@@ -66,12 +66,16 @@ struct ReviewOutcome {
   std::string tier;    // empty when the tenant is denied GPUs
 };
 
+class TenantSelectorPlans;  // claim_selectors.h
+
 // `claim_quota`: how a ResourceClaim CREATE reserves its tenant's quota (claim_quota.h); the
 // default counts against the snapshot alone. Its record update is the only side effect, and a
-// dry run (request.dryRun) skips it.
+// dry run (request.dryRun) skips it. `selector_plans`: the tenants' claim selectors worked out
+// for `policy` (a plan for another policy is not used); null: planned per claim.
 ReviewOutcome Review(absl::string_view body, ReviewKind kind, const topology::Policy& policy,
                      const topology::ClusterSnapshot& snapshot /* namespace labels */,
-                     const ClaimQuotaContext& claim_quota = {});
+                     const ClaimQuotaContext& claim_quota = {},
+                     const TenantSelectorPlans* selector_plans = nullptr);
 
 // One object reviewed without the AdmissionReview envelope (used by Review and by
 // `gpu-tenancy check`).
@@ -101,6 +105,8 @@ struct ObjectRequest {
   // checked.
   const ClaimQuotaContext* claim_quota = nullptr;
   bool dry_run = false;
+  // The selectors a claim CREATE gets, planned for the policy ahead; null: planned here.
+  const TenantSelectorPlans* selector_plans = nullptr;
 };
 
 struct ObjectOutcome {

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -247,6 +248,56 @@ TEST(WebhookServiceTest, WithUsageRecordsOnlyAClaimThatNeedsItsRecordLeavesTheLo
   EXPECT_GE(updates, 2) << "no refill ahead";
   common::MutexLock lock(&record_mu);
   EXPECT_TRUE(record.count("acme.a-13")) << "the refill writes what the old budget admitted";
+}
+
+// A claim for a whole GPU from namespace `ns`.
+std::string GpuClaimReview(const std::string& ns) {
+  return absl::StrCat(
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{)"
+      R"("uid":"c-1","kind":{"group":"resource.k8s.io","version":"v1","kind":"ResourceClaim"},)"
+      R"("resource":{"group":"resource.k8s.io","version":"v1","resource":"resourceclaims"},)"
+      R"("operation":"CREATE","namespace":")",
+      ns,
+      R"(","name":"c","userInfo":{"username":"alice"},)"
+      R"("object":{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",)"
+      R"("metadata":{"name":"c","namespace":")",
+      ns,
+      R"("},"spec":{"devices":{"requests":[{"name":"gpu",)"
+      R"("exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}}}})");
+}
+
+// The tenants' claim selectors are worked out once per policy: after a reload, the next claim
+// gets the limits of the policy now in force.
+TEST(WebhookServiceTest, AClaimGetsTheSelectorsOfThePolicyInForce) {
+  std::unique_ptr<ServeCluster> cluster = DemoCluster();
+  WebhookService webhooks(cluster->state(), nullptr, nullptr, [] { return int64_t{0}; });
+  std::vector<server::PostRoute> routes = webhooks.Routes();
+  const server::PostRoute& mutate = Route(routes, "/webhook/mutate");
+  auto patch_under = [&](const std::string& memory_cap) {
+    absl::StatusOr<topology::Policy> policy = common::LoadPolicy(absl::StrCat(
+        "tiers: [{name: gold, modes: [exclusive]}]\n"
+        "tenants: [{name: solo, tier: gold, namespaces: [solo], limits: {gpuMemoryPerPod: ",
+        memory_cap, "}}]\n"));
+    EXPECT_TRUE(policy.ok()) << policy.status();
+    if (!policy.ok()) return std::string();
+    cluster->SetPolicy(std::make_shared<const topology::Policy>(*policy));
+    server::Reply reply = mutate.handler(GpuClaimReview("solo"));
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    absl::StatusOr<rapidjson::Document> body = common::ParseJson(reply.body);
+    EXPECT_TRUE(body.ok()) << reply.body;
+    std::string patch;
+    if (body.ok()) {
+      const rapidjson::Value* response = common::FindMember(*body, "response");
+      EXPECT_TRUE(response && absl::Base64Unescape(common::StringOr(*response, "patch"), &patch))
+          << reply.body;
+    }
+    return patch;
+  };
+  std::string patch = patch_under("20Gi");
+  EXPECT_TRUE(absl::StrContains(patch, R"(quantity(\"20480Mi\"))")) << patch;
+  patch = patch_under("40Gi");
+  EXPECT_TRUE(absl::StrContains(patch, R"(quantity(\"40960Mi\"))")) << patch;
+  EXPECT_FALSE(absl::StrContains(patch, "20480Mi")) << patch;
 }
 
 TEST(ServeClusterTest, AFixedClusterIsReadyAndRepublishesAReloadedPolicy) {

@@ -4,11 +4,14 @@
 // the validating webhook's literal checks.
 #include "webhook/claim_selectors.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
@@ -237,6 +240,76 @@ spec:
     EXPECT_STREQ(At(record, "/selectors/1/limit")->GetString(), "mig-profiles");
     EXPECT_EQ(Strings(At(record, "/selectors/0/requests")), c.device_types_into);
   }
+}
+
+// A plan in words: the tenant, the tier, and per kind of class its expression and limits.
+std::string Described(const webhook::TenantSelectorPlan& plan) {
+  std::string out = absl::StrCat(plan.tenant, "/", plan.tier, ":");
+  for (const webhook::TenantSelectorPlan::ForClass& c : plan.by_class_type) {
+    absl::StrAppend(&out, " [", c.expression, "] limits");
+    for (size_t i : c.limits) absl::StrAppend(&out, " ", plan.selectors[i].limit);
+  }
+  return out;
+}
+
+// serve plans every tenant's selectors once per policy: a claim then gets exactly what planning
+// for it alone gives, for each tenant (the unknown one too) and class, and a plan made for one
+// policy is never used for another.
+TEST(ClaimSelectorsTest, PlannedOncePerPolicyAsForEachClaimAlone) {
+  auto policy = std::make_shared<const topology::Policy>(SelectorPolicy());
+  const webhook::TenantSelectorPlans plans(policy);
+  for (const char* ns : {"inference", "notebooks", "research", "nowhere"}) {
+    for (bool shared : {false, true}) {
+      SCOPED_TRACE(absl::StrCat(ns, shared ? ", shared devices published" : ""));
+      const topology::TenantRef tenant = topology::ResolveTenant(*policy, ns, {});
+      const webhook::TenantSelectorPlan* ahead = plans.For(tenant, shared);
+      ASSERT_NE(ahead, nullptr);
+      EXPECT_EQ(Described(*ahead), Described(webhook::PlanTenantSelectors(tenant, shared)));
+    }
+  }
+  const webhook::TenantSelectorPlan* inference =
+      plans.For(topology::ResolveTenant(*policy, "inference", {}), false);
+  ASSERT_NE(inference, nullptr);
+  EXPECT_EQ(inference->For("mig.nvidia.com").expression,
+            absl::StrCat("(", kInferenceProfiles, ") && ", kInferenceMemory));
+  EXPECT_EQ(inference->For("my-gpus.example.com").limits.size(), 3u);
+
+  const std::string claim = R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - {name: mig, exactly: {deviceClassName: mig.nvidia.com}}
+    - name: gpu
+      firstAvailable:
+      - {name: big, deviceClassName: gpu.nvidia.com}
+      - {name: other, deviceClassName: my-gpus.example.com}
+)";
+  const topology::ClusterSnapshot snapshot;
+  for (const char* ns : {"inference", "notebooks", "research", "nowhere"}) {
+    SCOPED_TRACE(ns);
+    const std::string review = webhook_test::MakeReview(Yaml(claim), ClaimOptions(ns));
+    EXPECT_EQ(webhook::Review(review, ReviewKind::kMutate, *policy, snapshot, {}, &plans).body,
+              webhook::Review(review, ReviewKind::kMutate, *policy, snapshot).body);
+  }
+
+  // A reload: the same names, another memory cap, and a tier for namespaces of no tenant.
+  absl::StatusOr<topology::Policy> reloaded = common::LoadPolicy(absl::StrReplaceAll(
+      kPolicy, {{"20Gi", "40Gi"}, {"unknownTenant: deny", "unknownTenant: shared-only"}}));
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  for (const char* ns : {"inference", "nowhere"}) {
+    EXPECT_EQ(plans.For(topology::ResolveTenant(*reloaded, ns, {}), false), nullptr) << ns;
+  }
+  const std::string review = webhook_test::MakeReview(Yaml(claim), ClaimOptions("inference"));
+  const std::string reply =
+      webhook::Review(review, ReviewKind::kMutate, *reloaded, snapshot, {}, &plans).body;
+  EXPECT_EQ(reply, webhook::Review(review, ReviewKind::kMutate, *reloaded, snapshot).body);
+  Reply decoded = webhook_test::Decode(
+      webhook::Review(review, ReviewKind::kMutate, *reloaded, snapshot, {}, &plans));
+  const std::string patch = common::ToJson(decoded.patch);
+  EXPECT_TRUE(absl::StrContains(patch, "40960Mi")) << patch;
+  EXPECT_FALSE(absl::StrContains(patch, "20480Mi")) << patch;
 }
 
 TEST(ClaimSelectorsTest, LeftAlone) {
