@@ -195,7 +195,7 @@ std::optional<topology::QuotaUsage> ObservedClaimHeld(
   std::optional<topology::QuotaUsage> held = topology::TenantUsage(snapshot, policy, tenant);
   const topology::DraState& dra = snapshot.dra();
   ForEachTenantClaimNamespace(snapshot, policy, tenant, [&](const std::string& ns) {
-    dra.claims.ForEachIn(ns, [&](const topology::DraClaim& claim) {
+    auto count = [&](const topology::DraClaim& claim) {
       if (!held) return;
       if (observed_claims) observed_claims->insert(ClaimKey(claim.namespace_name, claim.name));
       if (claim.allocated) {
@@ -210,7 +210,13 @@ std::optional<topology::QuotaUsage> ObservedClaimHeld(
       } else {
         held.reset();
       }
-    });
+    };
+    // Allocated claims add only their memory: without it, only the pending ones are read.
+    if (without_memory && !observed_claims) {
+      dra.claims.ForEachPendingIn(ns, count);
+    } else {
+      dra.claims.ForEachIn(ns, count);
+    }
   });
   return held;
 }

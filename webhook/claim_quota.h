@@ -157,9 +157,9 @@ std::optional<topology::ClaimQuotaCount> CountShape(const ClaimQuotaContext& con
 
 // What the snapshot says a tenant holds, as claim admission counts it: TenantUsage (pods and
 // allocated claims), the GPU memory of allocated claims (unless `without_memory`: a quota that
-// does not limit memory need not look up every allocated claim's devices), and each pending
-// claim at its CountShape bound; nullopt when CountShape has none for one. `observed_claims`
-// gets the keys of the tenant's claims.
+// does not limit memory need not look up every allocated claim's devices, nor, without
+// `observed_claims`, visit them), and each pending claim at its CountShape bound; nullopt when
+// CountShape has none for one. `observed_claims` gets the keys of the tenant's claims.
 std::optional<topology::QuotaUsage> ObservedClaimHeld(
     const topology::ClusterSnapshot& snapshot, const topology::Policy& policy,
     absl::string_view tenant, absl::flat_hash_set<std::string>* observed_claims,

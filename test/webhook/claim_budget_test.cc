@@ -5,10 +5,12 @@
 #include "webhook/claim_budget.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/config_loader.h"
 #include "gtest/gtest.h"
@@ -440,6 +442,31 @@ TEST(ClaimBudgetReviewTest, OnALoopAPendingClaimOfAShapeNotCountedYetIsCountedOn
   EXPECT_TRUE(
       Admitted("third", policy, snapshot, record.CountingContext(budgets, kNow, counts, &stopped)));
   EXPECT_FALSE(stopped);
+}
+
+// A quota without memory: the budget's count of what the tenant holds reads only the pending
+// claims (an allocated one adds nothing TenantUsage does not hold), and sums what reading every
+// claim sums.
+TEST(ClaimBudgetReviewTest, WithoutMemoryOnlyThePendingClaimsAreRead) {
+  const topology::Policy policy = AcmePolicy();
+  topology::DraClaim pending;
+  pending.namespace_name = "acme";
+  pending.name = "pending";
+  topology::DraRequest two;
+  two.name = "gpus";
+  two.device_class = "gpu.nvidia.com";
+  two.count = 2;
+  pending.requests.push_back(two);
+  const topology::ClusterSnapshot snapshot = OneNode(policy, 3, {pending});
+  absl::flat_hash_set<std::string> seen;
+  const std::optional<topology::QuotaUsage> every_claim =
+      webhook::ObservedClaimHeld(snapshot, policy, "acme", &seen, {}, /*without_memory=*/true);
+  const std::optional<topology::QuotaUsage> pending_only =
+      webhook::ObservedClaimHeld(snapshot, policy, "acme", nullptr, {}, /*without_memory=*/true);
+  ASSERT_TRUE(every_claim && pending_only);
+  EXPECT_EQ(seen.size(), 4u) << "with the keys asked for, every claim is read";
+  EXPECT_EQ(pending_only->gpus, 2) << "the pending claim at its bound";
+  EXPECT_EQ(*pending_only, *every_claim);
 }
 
 TEST(ClaimBudgetReviewTest, TwoReplicasNeverAdmitPastTheQuotaBetweenThem) {

@@ -178,29 +178,49 @@ const DraClaim* DraClaimSet::Find(absl::string_view namespace_name, absl::string
   return found ? found->get() : nullptr;
 }
 
-std::shared_ptr<const DraClaim> DraClaimSet::Put(std::shared_ptr<const DraClaim> claim) {
+std::shared_ptr<const DraClaim> DraClaimSet::PutIn(ByNamespace& index,
+                                                   std::shared_ptr<const DraClaim> claim) {
   std::shared_ptr<const DraClaim> before;
   std::string name = claim->name;
-  by_namespace_.Update(claim->namespace_name, [&](InNamespace& claims) {
+  index.Update(claim->namespace_name, [&](InNamespace& claims) {
     if (const auto* found = claims.Find(name)) before = *found;
     claims.Put(std::move(name), std::move(claim));
   });
+  return before;
+}
+
+std::shared_ptr<const DraClaim> DraClaimSet::EraseIn(ByNamespace& index,
+                                                     absl::string_view namespace_name,
+                                                     absl::string_view name) {
+  const InNamespace* claims = index.Find(namespace_name);
+  const std::shared_ptr<const DraClaim>* found = claims ? claims->Find(name) : nullptr;
+  if (!found) return nullptr;
+  std::shared_ptr<const DraClaim> before = *found;
+  bool now_empty = false;
+  index.Update(std::string(namespace_name), [&](InNamespace& in) {
+    in.Erase(name);
+    now_empty = in.empty();
+  });
+  if (now_empty) index.Erase(namespace_name);
+  return before;
+}
+
+std::shared_ptr<const DraClaim> DraClaimSet::Put(std::shared_ptr<const DraClaim> claim) {
+  if (claim->allocated) {
+    EraseIn(pending_by_namespace_, claim->namespace_name, claim->name);
+  } else {
+    PutIn(pending_by_namespace_, claim);
+  }
+  std::shared_ptr<const DraClaim> before = PutIn(by_namespace_, std::move(claim));
   if (!before) ++size_;
   return before;
 }
 
 std::shared_ptr<const DraClaim> DraClaimSet::Erase(absl::string_view namespace_name,
                                                    absl::string_view name) {
-  const InNamespace* claims = by_namespace_.Find(namespace_name);
-  const std::shared_ptr<const DraClaim>* found = claims ? claims->Find(name) : nullptr;
-  if (!found) return nullptr;
-  std::shared_ptr<const DraClaim> before = *found;
-  bool now_empty = false;
-  by_namespace_.Update(std::string(namespace_name), [&](InNamespace& in) {
-    in.Erase(name);
-    now_empty = in.empty();
-  });
-  if (now_empty) by_namespace_.Erase(namespace_name);
+  std::shared_ptr<const DraClaim> before = EraseIn(by_namespace_, namespace_name, name);
+  if (!before) return nullptr;
+  EraseIn(pending_by_namespace_, namespace_name, name);
   --size_;
   return before;
 }

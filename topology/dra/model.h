@@ -395,6 +395,14 @@ class DraClaimSet {
     if (!claims) return;
     claims->ForEach([&](const std::string&, const std::shared_ptr<const DraClaim>& c) { f(*c); });
   }
+  // The same for the namespace's claims that are not allocated: what a quota that does not
+  // count allocated claims' memory reads of them, without visiting the (many) allocated ones.
+  template <typename F>
+  void ForEachPendingIn(absl::string_view namespace_name, F&& f) const {
+    const InNamespace* claims = pending_by_namespace_.Find(namespace_name);
+    if (!claims) return;
+    claims->ForEach([&](const std::string&, const std::shared_ptr<const DraClaim>& c) { f(*c); });
+  }
   // Calls f(before_claim, after_claim) for every claim that differs from `before` (an
   // earlier version of this set): added (before null), removed (after null) or replaced. Costs
   // the namespaces with claims plus what changed in them.
@@ -422,7 +430,16 @@ class DraClaimSet {
 
  private:
   using InNamespace = PersistentMap<std::string, std::shared_ptr<const DraClaim>>;  // by name
-  PersistentMap<std::string, InNamespace> by_namespace_;
+  using ByNamespace = PersistentMap<std::string, InNamespace>;
+  // Adds or replaces in one index; returns the claim replaced.
+  static std::shared_ptr<const DraClaim> PutIn(ByNamespace& index,
+                                               std::shared_ptr<const DraClaim> claim);
+  // Removes from one index; returns the claim removed, or null when absent.
+  static std::shared_ptr<const DraClaim> EraseIn(ByNamespace& index,
+                                                 absl::string_view namespace_name,
+                                                 absl::string_view name);
+  ByNamespace by_namespace_;
+  ByNamespace pending_by_namespace_;  // the claims of by_namespace_ that are not allocated
   size_t size_ = 0;
 };
 

@@ -3,6 +3,8 @@
 #include "topology/dra/model.h"
 
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -212,6 +214,42 @@ TEST(DraStateTest, UsageCountsWhatAllocatedClaimsHoldPerNamespace) {
   EXPECT_EQ(a.mig_compute_slices, 4);
   EXPECT_EQ(a.gpu_pods, 0);
   EXPECT_EQ(a.gpu_memory_mib, 0);
+}
+
+// The claims of a namespace not allocated yet are indexed apart, and follow every Put and Erase:
+// a quota that does not count allocated claims' memory reads only those.
+TEST(DraClaimSetTest, KeepsThePendingClaimsOfEachNamespaceApart) {
+  auto claim = [](const char* ns, const char* name, bool allocated) {
+    DraClaim c;
+    c.namespace_name = ns;
+    c.name = name;
+    c.allocated = allocated;
+    return std::make_shared<const DraClaim>(std::move(c));
+  };
+  auto pending_in = [](const DraClaimSet& set, const char* ns) {
+    std::set<std::string> names;
+    set.ForEachPendingIn(ns, [&](const DraClaim& c) { names.insert(c.name); });
+    return names;
+  };
+  DraClaimSet set;
+  set.Put(claim("a", "one", false));
+  set.Put(claim("a", "two", false));
+  set.Put(claim("a", "three", true));
+  set.Put(claim("b", "four", false));
+  EXPECT_EQ(pending_in(set, "a"), (std::set<std::string>{"one", "two"}));
+  EXPECT_EQ(pending_in(set, "b"), (std::set<std::string>{"four"}));
+  const DraClaimSet before = set;
+  set.Put(claim("a", "one", true));  // allocated now
+  set.Erase("a", "two");
+  set.Put(claim("a", "three", false));  // its allocation gone
+  set.Erase("b", "four");
+  EXPECT_EQ(pending_in(set, "a"), (std::set<std::string>{"three"}));
+  EXPECT_TRUE(pending_in(set, "b").empty());
+  EXPECT_TRUE(pending_in(set, "c").empty());
+  EXPECT_EQ(set.size(), 2u);
+  // An earlier version is a value of its own.
+  EXPECT_EQ(pending_in(before, "a"), (std::set<std::string>{"one", "two"}));
+  EXPECT_EQ(pending_in(before, "b"), (std::set<std::string>{"four"}));
 }
 
 }  // namespace topology
