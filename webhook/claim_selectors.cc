@@ -77,30 +77,28 @@ std::string Annotation(const TenantSelectorPlan& plan,
                        const std::vector<absl::string_view>& requests) {
   rapidjson::StringBuffer buffer;
   common::JsonWriter w(buffer);
+  auto text = [&w](absl::string_view key, absl::string_view value) {
+    common::WriteKey(w, key);
+    common::WriteString(w, value);
+  };
   auto names = [&w](const std::vector<absl::string_view>& list) {
+    common::WriteKey(w, "requests");
     w.StartArray();
     for (absl::string_view name : list) common::WriteString(w, name);
     w.EndArray();
   };
   w.StartObject();
-  common::WriteKey(w, "tenant");
-  common::WriteString(w, plan.tenant);
-  common::WriteKey(w, "tier");
-  common::WriteString(w, plan.tier);
-  common::WriteKey(w, "requests");
+  text("tenant", plan.tenant);
+  text("tier", plan.tier);
   names(requests);
   common::WriteKey(w, "selectors");
   w.StartArray();
   for (size_t i = 0; i < plan.selectors.size(); ++i) {
     const TenantSelector& s = plan.selectors[i];
     w.StartObject();
-    common::WriteKey(w, "limit");
-    common::WriteString(w, s.limit);
-    common::WriteKey(w, "why");
-    common::WriteString(w, s.why);
-    common::WriteKey(w, "expression");
-    common::WriteString(w, s.expression);
-    common::WriteKey(w, "requests");
+    text("limit", s.limit);
+    text("why", s.why);
+    text("expression", s.expression);
     names(written[i]);
     w.EndObject();
   }

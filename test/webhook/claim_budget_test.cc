@@ -282,6 +282,19 @@ topology::ClusterSnapshot OneNode(const topology::Policy& policy, int claims = 0
   return topology::BuildSnapshot(data, common::BuiltinCatalog(), policy);
 }
 
+// acme's claim "pending" for two whole GPUs, not allocated yet.
+topology::DraClaim PendingTwoGpus() {
+  topology::DraClaim pending;
+  pending.namespace_name = "acme";
+  pending.name = "pending";
+  topology::DraRequest two;
+  two.name = "gpus";
+  two.device_class = "gpu.nvidia.com";
+  two.count = 2;
+  pending.requests.push_back(two);
+  return pending;
+}
+
 TEST(ClaimBudgetReviewTest, TheSnapshotIsAskedForABudgetsClaimsByKey) {
   const topology::Policy policy = AcmePolicy();
   topology::ClusterData data;
@@ -408,14 +421,8 @@ TEST(ClaimBudgetReviewTest, OnALoopAClaimShapeNotCountedYetIsCountedOnAWorker) {
 
 TEST(ClaimBudgetReviewTest, OnALoopAPendingClaimOfAShapeNotCountedYetIsCountedOnAWorker) {
   const topology::Policy policy = AcmePolicy();
-  topology::DraClaim pending;  // not allocated yet, and shaped unlike the claims reviewed below
-  pending.namespace_name = "acme";
-  pending.name = "pending";
-  topology::DraRequest two;
-  two.name = "gpus";
-  two.device_class = "gpu.nvidia.com";
-  two.count = 2;
-  pending.requests.push_back(two);
+  // Not allocated yet, and shaped unlike the claims reviewed below.
+  const topology::DraClaim pending = PendingTwoGpus();
   const topology::ClusterSnapshot snapshot = OneNode(policy, 0, {pending});
   SharedRecord record;
   ClaimBudgets budgets("a");
@@ -449,15 +456,7 @@ TEST(ClaimBudgetReviewTest, OnALoopAPendingClaimOfAShapeNotCountedYetIsCountedOn
 // claim sums.
 TEST(ClaimBudgetReviewTest, WithoutMemoryOnlyThePendingClaimsAreRead) {
   const topology::Policy policy = AcmePolicy();
-  topology::DraClaim pending;
-  pending.namespace_name = "acme";
-  pending.name = "pending";
-  topology::DraRequest two;
-  two.name = "gpus";
-  two.device_class = "gpu.nvidia.com";
-  two.count = 2;
-  pending.requests.push_back(two);
-  const topology::ClusterSnapshot snapshot = OneNode(policy, 3, {pending});
+  const topology::ClusterSnapshot snapshot = OneNode(policy, 3, {PendingTwoGpus()});
   absl::flat_hash_set<std::string> seen;
   const std::optional<topology::QuotaUsage> every_claim =
       webhook::ObservedClaimHeld(snapshot, policy, "acme", &seen, {}, /*without_memory=*/true);
