@@ -65,7 +65,9 @@ ReviewOutcome BadRequest(absl::string_view message) {
 // `patch_json` is o.patch.ToJson() (the caller has it already).
 std::string ReplyBody(absl::string_view uid, const ObjectOutcome& o, ReviewKind kind,
                       absl::string_view patch_json) {
-  rapidjson::StringBuffer buffer;
+  const bool with_patch = kind == ReviewKind::kMutate && !o.patch.empty();
+  // Sized for the patch's base64 (4 bytes per 3) and the rest, so the buffer grows at most once.
+  rapidjson::StringBuffer buffer(nullptr, 1024 + (with_patch ? patch_json.size() / 3 * 4 + 4 : 0));
   common::JsonWriter w(buffer);
   w.StartObject();
   w.Key("apiVersion");
@@ -105,11 +107,13 @@ std::string ReplyBody(absl::string_view uid, const ObjectOutcome& o, ReviewKind 
     w.EndObject();
   }
   // A validating reply with patch or patchType is a call failure at the API server.
-  if (kind == ReviewKind::kMutate && !o.patch.empty()) {
+  if (with_patch) {
     w.Key("patchType");
     common::WriteString(w, "JSONPatch");
     w.Key("patch");
-    common::WriteString(w, absl::Base64Escape(patch_json));  // JsonPatch::ToBase64, serialised once
+    // JsonPatch::ToBase64, serialised once. Base64 needs no JSON escape: written raw, quoted.
+    std::string quoted = absl::StrCat("\"", absl::Base64Escape(patch_json), "\"");
+    w.RawValue(quoted.data(), quoted.size(), rapidjson::kStringType);
   }
   w.EndObject();
   w.EndObject();
