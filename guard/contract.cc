@@ -213,6 +213,27 @@ std::vector<ContractViolation> CheckClaim(const topology::DraClaim& claim,
                            " may use only ", absl::StrJoin(*profiles, ", "),
                            "; delete the claim: made again, it gets the tenant's selectors"))
               .message));
+      continue;
+    }
+    // The gpu-memory selector's cap, also where admission left it to the devices published
+    // then (webhook/claim_selectors.h) and one with more memory came later.
+    const std::optional<int64_t>* cap =
+        tenant.tenant && tenant.tenant->limits.gpu_memory_mib_per_pod
+            ? &tenant.tenant->limits.gpu_memory_mib_per_pod
+            : nullptr;
+    auto memory = device->capacity.find(topology::kNvidiaMemoryCapacity);
+    if (cap && device->driver == topology::kNvidiaDraDriver && memory != device->capacity.end() &&
+        memory->second.ValueMiB() > **cap) {
+      out.push_back(
+          With(about, kClaimDeviceRule,
+               webhook::MakeViolation(
+                   kClaimDeviceRule,
+                   absl::StrCat(subject, " holds ", id, ", a device with ",
+                                memory->second.ValueMiB(), "Mi of memory, but ",
+                                webhook::TenantPhrase(tenant, claim.namespace_name),
+                                " may use at most ", **cap, "Mi of GPU memory per pod",
+                                "; delete the claim: made again, it gets the tenant's selectors"))
+                   .message));
     }
   }
   return out;

@@ -7,7 +7,7 @@
 //     own rows (webhook/rule_table.h, phase kAfterAdmission), so a rule added for admission is
 //     checked after it too;
 //   - what only a placed object can break: the pool its node gives (rule tier-pool), the devices
-//     an allocated claim holds (claim-device: mode and MIG profile), a tenant's quota (the
+//     an allocated claim holds (claim-device: mode, MIG profile, memory), a tenant's quota (the
 //     newest pods beyond it, tenant-quota);
 //   - a MIG node about to be re-cut under what runs there (mig-drift).
 // Pure: a snapshot and a policy in, violations out.
@@ -58,7 +58,8 @@ std::vector<ContractViolation> CheckPod(const topology::PodFacts& pod,
                                         const topology::Policy& policy);
 
 // An allocated claim's violations: the devices it holds, read as the tenant's tier and limits
-// allow (a device several claims may hold at once is time-slicing; a MIG device's profile), its
+// allow (a device several claims may hold at once is time-slicing; a MIG device's profile; a
+// device's memory against gpuMemoryPerPod, which admission may have left to the devices), its
 // classes as the policy maps them. Nothing for a claim that is not allocated.
 std::vector<ContractViolation> CheckClaim(const topology::DraClaim& claim,
                                           const topology::ClusterSnapshot& snapshot,

@@ -343,8 +343,9 @@ void CheckSharing(const ClaimRuleContext& ctx, Findings& out) {
 }  // namespace claim_rules_internal
 
 void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology::TenantRef& tenant,
-                 const TenantSelectorPlan* selectors, JsonPatch& patch,
-                 std::vector<std::string>& changed, std::vector<std::string>& warnings) {
+                 const TenantSelectorPlan* selectors, const topology::DraDeviceSet* devices,
+                 JsonPatch& patch, std::vector<std::string>& changed,
+                 std::vector<std::string>& warnings) {
   // Only claims for NVIDIA devices: the webhook's matchConditions send no others.
   if (!tenant.tier || claim.gpu_use.empty()) return;
   const JsonValue* metadata = FindNonNull(object, "metadata");
@@ -356,7 +357,9 @@ void MutateClaim(const JsonValue& object, const ClaimView& claim, const topology
                    patch);
   if (patch.size() != before) changed.push_back("labels");
   if (!selectors) return;  // an UPDATE: a claim's spec is immutable
-  if (InjectTenantSelectors(object, claim, *selectors, patch)) changed.push_back("selectors");
+  if (InjectTenantSelectors(object, claim, *selectors, devices, patch)) {
+    changed.push_back("selectors");
+  }
   if (!tenant.tenant || !tenant.tier->modes.Has(SharingMode::kMps)) return;
 
   const topology::MpsLimits& limits = tenant.tenant->limits.mps;

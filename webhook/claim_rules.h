@@ -43,13 +43,14 @@
 
 #include "absl/strings/string_view.h"
 #include "common/json.h"
+#include "topology/dra/model.h"
 #include "topology/policy.h"
 #include "webhook/json_patch.h"
 #include "webhook/verdict.h"
 
 namespace webhook {
 
-inline constexpr absl::string_view kNvidiaDraDriver = "gpu.nvidia.com";
+using topology::kNvidiaDraDriver;
 
 // One gpu.nvidia.com opaque config that asks for sharing.
 struct SharingConfig {
@@ -109,11 +110,12 @@ struct TenantSelectorPlan;  // claim_selectors.h
 
 // Appends the labels, and on CREATE the tenant's selectors (`selectors`, the tenant's plan) and
 // the missing MPS limits, to `patch`; warnings say what was filled in. `selectors` null: an
-// UPDATE, which gets the labels only.
+// UPDATE, which gets the labels only. `devices`: the published devices, null when not known
+// (InjectTenantSelectors).
 void MutateClaim(const common::JsonValue& object, const ClaimView& claim,
                  const topology::TenantRef& tenant, const TenantSelectorPlan* selectors,
-                 JsonPatch& patch, std::vector<std::string>& changed,
-                 std::vector<std::string>& warnings);
+                 const topology::DraDeviceSet* devices, JsonPatch& patch,
+                 std::vector<std::string>& changed, std::vector<std::string>& warnings);
 
 }  // namespace webhook
 

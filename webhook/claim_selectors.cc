@@ -24,6 +24,8 @@ using topology::SharingMode;
 
 constexpr absl::string_view kAttributes = "device.attributes[\"gpu.nvidia.com\"]";
 constexpr absl::string_view kCapacity = "device.capacity[\"gpu.nvidia.com\"]";
+constexpr absl::string_view kGpuMemoryLimit = "gpu-memory";
+
 // TenantSelectorPlan::by_class_type's order: a class of no well-known device type, then the
 // types topology::WellKnownClassDeviceType names.
 constexpr std::array<absl::string_view, 4> kClassTypes = {"", "gpu", "mig", "vfio"};
@@ -71,18 +73,20 @@ rapidjson::Value CelSelector(absl::string_view expression,
 }
 
 // The annotation's JSON: the tenant, its tier, the GPU requests, and per limit its reason,
-// expression and the requests it went into (`written`, by limit).
+// expression and the requests it went into (`written`, by limit); gpu-memory also lists the
+// requests the published devices implied it for (`memory_implied`), when there are any.
 std::string Annotation(const TenantSelectorPlan& plan,
                        const std::vector<std::vector<absl::string_view>>& written,
-                       const std::vector<absl::string_view>& requests) {
+                       const std::vector<absl::string_view>& requests,
+                       const std::vector<absl::string_view>& memory_implied) {
   rapidjson::StringBuffer buffer;
   common::JsonWriter w(buffer);
   auto text = [&w](absl::string_view key, absl::string_view value) {
     common::WriteKey(w, key);
     common::WriteString(w, value);
   };
-  auto names = [&w](const std::vector<absl::string_view>& list) {
-    common::WriteKey(w, "requests");
+  auto names = [&w](absl::string_view key, const std::vector<absl::string_view>& list) {
+    common::WriteKey(w, key);
     w.StartArray();
     for (absl::string_view name : list) common::WriteString(w, name);
     w.EndArray();
@@ -90,7 +94,7 @@ std::string Annotation(const TenantSelectorPlan& plan,
   w.StartObject();
   text("tenant", plan.tenant);
   text("tier", plan.tier);
-  names(requests);
+  names("requests", requests);
   common::WriteKey(w, "selectors");
   w.StartArray();
   for (size_t i = 0; i < plan.selectors.size(); ++i) {
@@ -99,7 +103,10 @@ std::string Annotation(const TenantSelectorPlan& plan,
     text("limit", s.limit);
     text("why", s.why);
     text("expression", s.expression);
-    names(written[i]);
+    names("requests", written[i]);
+    if (s.limit == kGpuMemoryLimit && !memory_implied.empty()) {
+      names("impliedBySlices", memory_implied);
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -169,12 +176,12 @@ bool MootFor(const TenantSelector& selector, absl::string_view type) {
                                     type) != selector.moot_for_types.end();
 }
 
-// RequestExpression for a class of device type `type`.
-std::string ExpressionForType(const std::vector<TenantSelector>& selectors,
-                              absl::string_view type) {
+// RequestExpression for a class of device type `type`, without limit `left_out`.
+std::string ExpressionForType(const std::vector<TenantSelector>& selectors, absl::string_view type,
+                              absl::string_view left_out = "") {
   std::vector<const TenantSelector*> kept;
   for (const TenantSelector& s : selectors) {
-    if (!MootFor(s, type)) kept.push_back(&s);
+    if (!MootFor(s, type) && s.limit != left_out) kept.push_back(&s);
   }
   if (kept.size() == 1) return kept[0]->expression;
   std::string out;
@@ -245,7 +252,7 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant,
   if (limits.gpu_memory_mib_per_pod) {
     const std::string cap = absl::StrCat(*limits.gpu_memory_mib_per_pod, "Mi");
     out.push_back(
-        {"gpu-memory",
+        {std::string(kGpuMemoryLimit),
          absl::StrCat("tenant ", tenant.name, " may use at most ", cap, " of GPU memory per pod"),
          absl::StrCat("\"memory\" in ", kCapacity, " && ", kCapacity, ".memory.compareTo(quantity(",
                       Quoted(cap), ")) <= 0"),
@@ -259,12 +266,29 @@ std::string RequestExpression(const std::vector<TenantSelector>& selectors,
   return ExpressionForType(selectors, topology::WellKnownClassDeviceType(device_class));
 }
 
-const TenantSelectorPlan::ForClass& TenantSelectorPlan::For(absl::string_view device_class) const {
+bool MemoryCapImplied(const topology::DraDeviceSet& devices, absl::string_view type,
+                      int64_t cap_mib) {
+  auto found = devices.nvidia_max_memory_milli.find(type);
+  if (found == devices.nvidia_max_memory_milli.end() || !found->second) return false;
+  // In whole MiB rounded up, as the guard's claim-device check reads a device.
+  return topology::Quantity::FromMilli(*found->second).ValueMiB() <= cap_mib;
+}
+
+const TenantSelectorPlan::ForClass& TenantSelectorPlan::For(absl::string_view device_class,
+                                                            bool without_memory) const {
   const absl::string_view type = topology::WellKnownClassDeviceType(device_class);
+  size_t t = 0;
   for (size_t i = 1; i < kClassTypes.size(); ++i) {
-    if (type == kClassTypes[i]) return by_class_type[i];
+    if (type == kClassTypes[i]) t = i;
   }
-  return by_class_type[0];
+  return by_class_type[t][without_memory ? 1 : 0];
+}
+
+bool TenantSelectorPlan::MemoryImplied(absl::string_view device_class,
+                                       const topology::DraDeviceSet* devices) const {
+  const absl::string_view type = topology::WellKnownClassDeviceType(device_class);
+  return memory_cap_mib && devices && !type.empty() &&
+         MemoryCapImplied(*devices, type, *memory_cap_mib);
 }
 
 TenantSelectorPlan PlanTenantSelectors(const topology::TenantRef& tenant,
@@ -273,12 +297,20 @@ TenantSelectorPlan PlanTenantSelectors(const topology::TenantRef& tenant,
   plan.tenant = tenant.name;
   if (tenant.tier) plan.tier = tenant.tier->name;
   plan.selectors = TenantSelectors(tenant, shared_devices_published);
+  for (const TenantSelector& s : plan.selectors) {
+    if (s.limit == kGpuMemoryLimit)
+      plan.memory_cap_mib = tenant.tenant->limits.gpu_memory_mib_per_pod;
+  }
   for (size_t t = 0; t < kClassTypes.size(); ++t) {
-    TenantSelectorPlan::ForClass& for_class = plan.by_class_type[t];
-    for_class.expression = ExpressionForType(plan.selectors, kClassTypes[t]);
-    if (for_class.expression.empty()) continue;
-    for (size_t i = 0; i < plan.selectors.size(); ++i) {
-      if (!MootFor(plan.selectors[i], kClassTypes[t])) for_class.limits.push_back(i);
+    for (size_t without_memory = 0; without_memory < 2; ++without_memory) {
+      const absl::string_view left_out = without_memory ? kGpuMemoryLimit : "";
+      TenantSelectorPlan::ForClass& for_class = plan.by_class_type[t][without_memory];
+      for_class.expression = ExpressionForType(plan.selectors, kClassTypes[t], left_out);
+      if (for_class.expression.empty()) continue;
+      for (size_t i = 0; i < plan.selectors.size(); ++i) {
+        const TenantSelector& s = plan.selectors[i];
+        if (!MootFor(s, kClassTypes[t]) && s.limit != left_out) for_class.limits.push_back(i);
+      }
     }
   }
   return plan;
@@ -315,16 +347,21 @@ const TenantSelectorPlan* TenantSelectorPlans::For(const topology::TenantRef& te
 }
 
 bool InjectTenantSelectors(const JsonValue& object, const ClaimView& claim,
-                           const TenantSelectorPlan& plan, JsonPatch& patch) {
+                           const TenantSelectorPlan& plan, const topology::DraDeviceSet* devices,
+                           JsonPatch& patch) {
   if (claim.extended_resource_claim || plan.selectors.empty()) return false;
   const size_t before = patch.size();
   std::vector<absl::string_view> requests;
+  // The requests gpu-memory was left out of, the published devices implying it.
+  std::vector<absl::string_view> memory_implied;
   // Per limit, the requests it was written into.
   std::vector<std::vector<absl::string_view>> written(plan.selectors.size());
   for (const ClaimRequest& r : claim.requests) {
     if (r.class_kind != topology::DeviceClassKind::kGpu) continue;
     requests.push_back(r.name);
-    const TenantSelectorPlan::ForClass& for_class = plan.For(r.device_class);
+    const bool without_memory = plan.MemoryImplied(r.device_class, devices);
+    if (without_memory) memory_implied.push_back(r.name);
+    const TenantSelectorPlan::ForClass& for_class = plan.For(r.device_class, without_memory);
     if (for_class.expression.empty()) continue;  // the class implies every limit
     for (size_t i : for_class.limits) written[i].push_back(r.name);
     const JsonValue* existing = FindNonNull(*r.holder, "selectors");
@@ -342,9 +379,10 @@ bool InjectTenantSelectors(const JsonValue& object, const ClaimView& claim,
   if (requests.empty()) return false;
   const JsonValue* metadata = FindNonNull(object, "metadata");
   if (metadata && metadata->IsObject()) {
-    EnsureMapEntries(*metadata, "/metadata", "annotations",
-                     {{std::string(kSelectorsAnnotation), Annotation(plan, written, requests)}},
-                     patch);
+    EnsureMapEntries(
+        *metadata, "/metadata", "annotations",
+        {{std::string(kSelectorsAnnotation), Annotation(plan, written, requests, memory_implied)}},
+        patch);
   }
   return patch.size() != before;
 }

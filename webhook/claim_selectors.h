@@ -20,9 +20,14 @@
 // (gpu.nvidia.com, mig.nvidia.com, vfio.gpu.nvidia.com, topology::WellKnownClassDeviceType)
 // select one device type, so device-types is moot for a class of a type the tier may use, and
 // mig-profiles (and device-sharing, when the tier shares that kind) for a class of whole GPUs.
-// The annotation gpu-tenancy.io/selectors records each limit, why, its expression and the
-// requests it was written into, since CEL has no comments. Writing is idempotent: a request
-// that already carries the expression does not get it again.
+// So is gpu-memory for such a class when every device of its type published now has memory
+// within the cap (MemoryCapImplied): the request then needs no selector of its own. A device
+// published later can break that for a claim still pending; the contract guard's claim-device
+// check reports an allocated device over the cap (guard/contract.h).
+// The annotation gpu-tenancy.io/selectors records each limit, why, its expression, the
+// requests it was written into and those the published devices implied it for, since CEL has
+// no comments. Writing is idempotent: a request that already carries the expression does not
+// get it again.
 //
 // Validation decides from literals only: a request naming a class whose device type the tier
 // may not use (claim-device-class), or a selector that pins the MIG profile to literals none
@@ -32,6 +37,7 @@
 #define GPU_TENANCY_WEBHOOK_CLAIM_SELECTORS_H_
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +45,7 @@
 
 #include "absl/strings/string_view.h"
 #include "common/json.h"
+#include "topology/dra/model.h"
 #include "topology/policy.h"
 #include "webhook/claim_rules.h"
 #include "webhook/json_patch.h"
@@ -74,15 +81,29 @@ struct TenantSelectorPlan {
   std::string tenant;  // TenantRef::name
   std::string tier;
   std::vector<TenantSelector> selectors;
+  // The tenant's gpuMemoryPerPod when `selectors` caps device memory (limit gpu-memory).
+  std::optional<int64_t> memory_cap_mib;
   struct ForClass {
     std::string expression;      // "" when the class implies every limit
     std::vector<size_t> limits;  // indices into `selectors`, empty with `expression`
   };
   // A class of no well-known device type, then classes of "gpu", "mig" and "vfio" devices
-  // (topology::WellKnownClassDeviceType).
-  std::array<ForClass, 4> by_class_type;
-  const ForClass& For(absl::string_view device_class) const;
+  // (topology::WellKnownClassDeviceType); [1] leaves gpu-memory out.
+  std::array<std::array<ForClass, 2>, 4> by_class_type;
+  // What a request of `device_class` gets; `without_memory`: with gpu-memory left out.
+  const ForClass& For(absl::string_view device_class, bool without_memory = false) const;
+  // Whether gpu-memory may be left out of a request of `device_class`: the plan caps memory,
+  // the class hands out one NVIDIA device type, and every device of that type published now
+  // (`devices`; null: not known) has memory within the cap (MemoryCapImplied).
+  bool MemoryImplied(absl::string_view device_class, const topology::DraDeviceSet* devices) const;
 };
+
+// Whether the published devices imply a cap of `cap_mib` on each device's memory for a request
+// of device type `type`: at least one NVIDIA device of that type is published, and each
+// publishes a `memory` of at most the cap. The allocator then evaluates no selector for it:
+// each selector costs the allocator a CEL evaluation (with its setup) per device it considers.
+bool MemoryCapImplied(const topology::DraDeviceSet& devices, absl::string_view type,
+                      int64_t cap_mib);
 
 // `shared_devices_published`: as for TenantSelectors.
 TenantSelectorPlan PlanTenantSelectors(const topology::TenantRef& tenant,
@@ -110,9 +131,11 @@ class TenantSelectorPlans {
 };
 
 // Appends the plan's selector to each of the claim's GPU requests and sets the annotation.
-// Call on CREATE only (a claim's spec is immutable). Returns whether anything was added.
+// `devices`: the published devices (TenantSelectorPlan::For), null when not known. Call on
+// CREATE only (a claim's spec is immutable). Returns whether anything was added.
 bool InjectTenantSelectors(const common::JsonValue& object, const ClaimView& claim,
-                           const TenantSelectorPlan& plan, JsonPatch& patch);
+                           const TenantSelectorPlan& plan, const topology::DraDeviceSet* devices,
+                           JsonPatch& patch);
 
 // The MIG profiles a selector pins by literal (`...profile == "1g.10gb"` or `...profile in
 // [...]` as one conjunct of a top-level && chain), or nullopt when that is not decidable. Read

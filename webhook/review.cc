@@ -271,7 +271,9 @@ void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy
       }
     }
     std::vector<std::string> changed;
-    MutateClaim(*r.object, claim, tenant, selectors, out.patch, changed, out.warnings);
+    MutateClaim(*r.object, claim, tenant, selectors,
+                r.dra && r.dra->device_set ? r.dra->device_set.get() : nullptr, out.patch, changed,
+                out.warnings);
     if (!changed.empty()) out.audit_annotations["mutated"] = absl::StrJoin(changed, ",");
     return;
   }

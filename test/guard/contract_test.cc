@@ -11,6 +11,7 @@
 #include "common/yaml_json.h"
 #include "gtest/gtest.h"
 #include "test/support/test_inputs.h"
+#include "test/topology/dra/devices.h"
 #include "wire/k8s_codec.h"
 
 namespace guard {
@@ -129,6 +130,53 @@ TEST(ContractTest, AnAllocatedClaimIsJudgedByTheDeviceItGot) {
                                 "holds gpu.nvidia.com/dra-a/gpu-0, a device other claims may "
                                 "hold at the same time (timeslice)"))
       << vs[0].message;
+}
+
+// A device with more memory than the tenant's gpuMemoryPerPod: admission may have left the cap
+// to the devices published when the claim was made (webhook/claim_selectors.h), and a bigger
+// one came later.
+TEST(ContractTest, AClaimOnADeviceWithMoreMemoryThanTheTenantsCapViolates) {
+  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(R"(
+tiers: [{name: gold, modes: [exclusive]}]
+tenants: [{name: acme, tier: gold, namespaces: [acme], limits: {gpuMemoryPerPod: 80Gi}}]
+)");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  auto gpu = [](const std::string& name, const std::string& memory) {
+    topology::DraDevice d = testing_dra::NvidiaDevice("node-a", name);
+    d.capacity[std::string(topology::kNvidiaMemoryCapacity)] = *topology::Quantity::Parse(memory);
+    return d;
+  };
+  auto claim_on = [](const std::string& name, const std::string& device) {
+    topology::DraClaim c;
+    c.namespace_name = "acme";
+    c.name = name;
+    c.allocated = true;
+    c.allocated_node = "node-a";
+    topology::DraRequest r;
+    r.name = "gpu";
+    r.device_class = "gpu.nvidia.com";
+    c.requests.push_back(r);
+    c.results.push_back({"gpu", "gpu.nvidia.com", "node-a", device});
+    return c;
+  };
+  topology::ClusterData data;
+  data.dra_slices.push_back(testing_dra::NodeSlice(
+      "node-a", {gpu("h100", "81559Mi"), gpu("h200", "143771Mi"), gpu("edge", "80Gi")}));
+  data.dra_claims = {claim_on("big", "h200"), claim_on("fits", "h100"), claim_on("at-cap", "edge")};
+  data.namespace_labels["acme"] = {};
+  const topology::ClusterSnapshot snapshot =
+      topology::BuildSnapshot(data, common::BuiltinCatalog(), *policy);
+  std::vector<ContractViolation> vs =
+      CheckClaim(*snapshot.dra().claims.Find("acme", "big"), snapshot, *policy);
+  ASSERT_EQ(Rules(vs), (std::vector<std::string>{"claim-device"}));
+  EXPECT_EQ(vs[0].message,
+            "[claim-device] ResourceClaim \"acme/big\" holds gpu.nvidia.com/node-a/h200, a device "
+            "with 143771Mi of memory, but tenant \"acme\" (tier gold) may use at most 81920Mi of "
+            "GPU memory per pod; delete the claim: made again, it gets the tenant's selectors");
+  for (const char* within : {"fits", "at-cap"}) {
+    EXPECT_TRUE(CheckClaim(*snapshot.dra().claims.Find("acme", within), snapshot, *policy).empty())
+        << within;
+  }
 }
 
 TEST(ContractTest, OverQuotaTheNewestPodsBeyondItViolate) {

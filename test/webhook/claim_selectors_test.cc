@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -15,6 +16,7 @@
 #include "common/config_loader.h"
 #include "common/json.h"
 #include "gtest/gtest.h"
+#include "test/topology/dra/devices.h"
 #include "test/webhook/webhook_test_util.h"
 #include "webhook/review.h"
 
@@ -245,9 +247,11 @@ spec:
 // A plan in words: the tenant, the tier, and per kind of class its expression and limits.
 std::string Described(const webhook::TenantSelectorPlan& plan) {
   std::string out = absl::StrCat(plan.tenant, "/", plan.tier, ":");
-  for (const webhook::TenantSelectorPlan::ForClass& c : plan.by_class_type) {
-    absl::StrAppend(&out, " [", c.expression, "] limits");
-    for (size_t i : c.limits) absl::StrAppend(&out, " ", plan.selectors[i].limit);
+  for (const auto& both : plan.by_class_type) {
+    for (const webhook::TenantSelectorPlan::ForClass& c : both) {
+      absl::StrAppend(&out, " [", c.expression, "] limits");
+      for (size_t i : c.limits) absl::StrAppend(&out, " ", plan.selectors[i].limit);
+    }
   }
   return out;
 }
@@ -310,6 +314,87 @@ spec:
   const std::string patch = common::ToJson(decoded.patch);
   EXPECT_TRUE(absl::StrContains(patch, "40960Mi")) << patch;
   EXPECT_FALSE(absl::StrContains(patch, "20480Mi")) << patch;
+}
+
+// The cluster's MIG devices, each as {profile, memory} ("" memory: none published).
+topology::ClusterSnapshot MigDevices(const topology::Policy& policy,
+                                     const std::vector<std::pair<std::string, std::string>>& migs) {
+  std::vector<topology::DraDevice> devices;
+  for (const auto& [profile, memory] : migs) {
+    topology::DraDevice d =
+        testing_dra::NvidiaDevice("node-a", absl::StrCat("mig-", devices.size()), "mig", profile);
+    if (!memory.empty()) {
+      d.capacity[std::string(topology::kNvidiaMemoryCapacity)] = *topology::Quantity::Parse(memory);
+    }
+    devices.push_back(std::move(d));
+  }
+  topology::ClusterData data;
+  data.dra_slices.push_back(testing_dra::NodeSlice("node-a", std::move(devices)));
+  return topology::BuildSnapshot(data, common::BuiltinCatalog(), policy);
+}
+
+// gpu-memory is left out of a request whose class hands out one device type when every device
+// of that type published now is within the cap (each selector costs the allocator a CEL
+// evaluation per device it considers); the annotation says for which requests. A class of no
+// known type, a device over the cap or one publishing no memory keeps it.
+TEST(ClaimSelectorsTest, NoMemoryCapWhereThePublishedDevicesImplyIt) {
+  topology::Policy policy = SelectorPolicy();  // inference: MIG only, at most 20Gi
+  const rapidjson::Document claim = Yaml(R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - {name: mig, exactly: {deviceClassName: mig.nvidia.com}}
+    - {name: other, exactly: {deviceClassName: mig-1g-12gb.gpu.nvidia.com}}
+)");
+  const std::string all =
+      absl::StrCat(kMigOnly, " && (", kInferenceProfiles, ") && ", kInferenceMemory);
+  struct Case {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> migs;
+    std::string mig_selector;
+    std::vector<std::string> implied;  // gpu-memory's impliedBySlices
+  } cases[] = {
+      {"every MIG device within 20Gi",
+       {{"1g.10gb", "9984Mi"}, {"2g.20gb", "20096Mi"}},
+       kInferenceProfiles,
+       {"mig"}},
+      {"one over it",
+       {{"1g.10gb", "9984Mi"}, {"3g.40gb", "40448Mi"}},
+       absl::StrCat("(", kInferenceProfiles, ") && ", kInferenceMemory),
+       {}},
+      {"one that publishes no memory",
+       {{"1g.10gb", "9984Mi"}, {"1g.10gb", ""}},
+       absl::StrCat("(", kInferenceProfiles, ") && ", kInferenceMemory),
+       {}},
+      {"no MIG device at all",
+       {},
+       absl::StrCat("(", kInferenceProfiles, ") && ", kInferenceMemory),
+       {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const topology::ClusterSnapshot snapshot = MigDevices(policy, c.migs);
+    Reply reply =
+        RunReview(claim, ReviewKind::kMutate, policy, ClaimOptions("inference"), snapshot);
+    ASSERT_TRUE(reply.has_patch);
+    rapidjson::Document mutated;
+    mutated.CopyFrom(claim, mutated.GetAllocator());
+    ASSERT_TRUE(webhook::ApplyPatch(reply.patch, mutated).ok());
+    EXPECT_EQ(Expressions(At(mutated, "/spec/devices/requests/0/exactly/selectors")),
+              std::vector<std::string>{c.mig_selector});
+    EXPECT_EQ(Expressions(At(mutated, "/spec/devices/requests/1/exactly/selectors")),
+              std::vector<std::string>{all});
+    rapidjson::Document record = webhook_test::Json(
+        At(mutated, "/metadata/annotations/gpu-tenancy.io~1selectors")->GetString());
+    ASSERT_STREQ(At(record, "/selectors/2/limit")->GetString(), "gpu-memory");
+    EXPECT_EQ(Strings(At(record, "/selectors/2/impliedBySlices")), c.implied);
+    const std::vector<std::string> written = c.implied.empty()
+                                                 ? std::vector<std::string>{"mig", "other"}
+                                                 : std::vector<std::string>{"other"};
+    EXPECT_EQ(Strings(At(record, "/selectors/2/requests")), written);
+  }
 }
 
 TEST(ClaimSelectorsTest, LeftAlone) {

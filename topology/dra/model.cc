@@ -96,6 +96,15 @@ std::shared_ptr<const DraDeviceSet> MakeDraDeviceSet(const std::vector<DraSlice>
     const DraDevice& d = set->devices[i];
     set->index.emplace(DraDeviceSet::Key{d.driver, d.pool, d.name}, i);
     set->publishes_shared_devices = set->publishes_shared_devices || d.allow_multiple_allocations;
+    if (d.driver == kNvidiaDraDriver) {
+      auto memory = d.capacity.find(kNvidiaMemoryCapacity);
+      auto bound = set->nvidia_max_memory_milli.try_emplace(d.type, 0).first;
+      if (memory == d.capacity.end()) {
+        bound->second.reset();
+      } else if (bound->second) {
+        bound->second = std::max(*bound->second, memory->second.milli());
+      }
+    }
   }
   IndexDraPartitions(*set, slices);
   IndexDraExtendedResources(*set);

@@ -30,6 +30,11 @@
 
 namespace topology {
 
+// The NVIDIA DRA driver, and its devices' memory as DraDevice::capacity names it (capacity and
+// attribute names are qualified by their domain, the driver's own by default).
+inline constexpr absl::string_view kNvidiaDraDriver = "gpu.nvidia.com";
+inline constexpr absl::string_view kNvidiaMemoryCapacity = "gpu.nvidia.com/memory";
+
 // A device's identity across the cluster: the DRA device ID `<driver>/<pool>/<device>`. Device
 // names are unique only inside a pool, and pool names only inside a driver.
 struct DraDeviceId {
@@ -319,6 +324,10 @@ struct DraDeviceSet {
   // Some device allows multiple allocations: the apiserver has DRAConsumableCapacity on, so a
   // selector may read device.allowMultipleAllocations.
   bool publishes_shared_devices = false;
+  // Per type of the NVIDIA driver's devices ("gpu", "mig", "vfio"): the largest `memory`
+  // capacity one publishes, in milli-units, or nullopt when one publishes none; no entry for
+  // a type no device has. What a cap on each device's memory says about the devices now.
+  absl::flat_hash_map<std::string, std::optional<int64_t>> nvidia_max_memory_milli;
   absl::flat_hash_map<Key, size_t> index;  // -> index in `devices`
   std::vector<DraDeviceClass> classes;
   // DRA extended resources (KEP-5004), from IndexDraExtendedResources: the resource name a pod

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -214,6 +215,34 @@ TEST(DraStateTest, UsageCountsWhatAllocatedClaimsHoldPerNamespace) {
   EXPECT_EQ(a.mig_compute_slices, 4);
   EXPECT_EQ(a.gpu_pods, 0);
   EXPECT_EQ(a.gpu_memory_mib, 0);
+}
+
+// Per NVIDIA device type, the largest memory a device publishes: what a cap on each device's
+// memory says about the devices now. A device without memory leaves its type unbounded; other
+// drivers' devices are not counted.
+TEST(DraDeviceSetTest, KnowsTheLargestMemoryOfEachNvidiaDeviceType) {
+  auto with_memory = [](DraDevice d, const char* memory) {
+    if (*memory) d.capacity[std::string(kNvidiaMemoryCapacity)] = *Quantity::Parse(memory);
+    return d;
+  };
+  DraSlice nvidia = DraTestSlice(kGpuDriver, "node-a", 1, {});
+  DraDevice gpu = DraTestDevice(kGpuDriver, "node-a", "gpu-0");
+  DraDevice mig = DraTestDevice(kGpuDriver, "node-a", "mig-0");
+  mig.type = "mig";
+  DraDevice vfio = DraTestDevice(kGpuDriver, "node-a", "vfio-0");
+  vfio.type = "vfio";
+  nvidia.devices = {with_memory(gpu, "80Gi"), with_memory(gpu, "40Gi"), with_memory(mig, "10Gi"),
+                    with_memory(mig, ""), with_memory(vfio, "141Gi")};
+  nvidia.devices[1].name = "gpu-1";
+  nvidia.devices[3].name = "mig-1";
+  DraSlice other = DraTestSlice(kOtherDriver, "node-a", 1, {"big"});
+  other.devices[0] = with_memory(other.devices[0], "1Ti");
+  const std::shared_ptr<const DraDeviceSet> set = MakeDraDeviceSet({nvidia, other}, {});
+  const auto& max = set->nvidia_max_memory_milli;
+  ASSERT_EQ(max.size(), 3u);
+  EXPECT_EQ(max.at("gpu"), Quantity::Parse("80Gi")->milli());
+  EXPECT_EQ(max.at("mig"), std::nullopt) << "one MIG device publishes no memory";
+  EXPECT_EQ(max.at("vfio"), Quantity::Parse("141Gi")->milli());
 }
 
 // The claims of a namespace not allocated yet are indexed apart, and follow every Put and Erase:
