@@ -465,7 +465,7 @@ def main():
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--modes", default="none,noop,gpu-tenancy,gpu-tenancy-nolimit")
     ap.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
-    ap.add_argument("--md", help="write the report here as Markdown")
+    ap.add_argument("--md", dest="markdown", help="write the report here as Markdown")
     args = ap.parse_args()
     args.k8s_bin = os.environ.get("K8S_BIN", "")
     if not os.access(f"{args.k8s_bin}/kube-apiserver", os.X_OK):
@@ -485,8 +485,8 @@ def main():
                 results.append(r)
     text = report(args, results)
     print(text)
-    if args.md:
-        with open(args.md, "w") as f:
+    if args.markdown:
+        with open(args.markdown, "w") as f:
             f.write(text)
 
 
