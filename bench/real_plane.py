@@ -137,6 +137,16 @@ class Api:
             return False
 
 
+def stop(proc):
+    """SIGTERM, and SIGKILL after ten seconds; returns once it is gone."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 class ControlPlane:
     def __init__(self, k8s_bin, work):
         self.k8s_bin, self.work, self.pki = k8s_bin, work, f"{work}/pki"
@@ -192,12 +202,7 @@ leaderElection: {{leaderElect: false}}
 
     def down(self):
         for proc in reversed(self.procs):
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
         self.procs = []
 
 
@@ -422,11 +427,7 @@ def one_rep(mode, args, work):
                                  .get("selectors", []))}
     finally:
         if proc:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc)
         plane.down()
 
 
