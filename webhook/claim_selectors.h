@@ -131,8 +131,8 @@ class TenantSelectorPlans {
 };
 
 // Appends the plan's selector to each of the claim's GPU requests and sets the annotation.
-// `devices`: the published devices (TenantSelectorPlan::For), null when not known. Call on
-// CREATE only (a claim's spec is immutable). Returns whether anything was added.
+// `devices`: the published devices (TenantSelectorPlan::MemoryImplied), null when not known.
+// Call on CREATE only (a claim's spec is immutable). Returns whether anything was added.
 bool InjectTenantSelectors(const common::JsonValue& object, const ClaimView& claim,
                            const TenantSelectorPlan& plan, const topology::DraDeviceSet* devices,
                            JsonPatch& patch);
