@@ -56,7 +56,9 @@ std::string Report(const Run& run, const Options& opt) {
                   "every webhook's claim reviews follow the same store"
                 : "",
       ". Tenants `open` and `metered` have the same tier and "
-      "`gpuMemoryPerPod: 80Gi`; `metered` also has a claim quota (its usage record held ",
+      "`gpuMemoryPerPod: 80Gi`, which the published H100s (81559Mi each) imply, so their claims "
+      "get the annotation and no selector; `metered` also has a claim quota (its usage record "
+      "held ",
       run.record_entries,
       " reservations at the end). CPU per review: the webhook process's "
       "CPU (every thread: watches, leader election and all) over the phase, divided by its "
