@@ -244,6 +244,19 @@ spec:
   }
 }
 
+// Claim "c" with request "mig" (class mig.nvidia.com) and then `more_requests` (YAML list items).
+std::string MigClaimAnd(const std::string& more_requests) {
+  return absl::StrCat(R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - {name: mig, exactly: {deviceClassName: mig.nvidia.com}}
+)",
+                      more_requests);
+}
+
 // A plan in words: the tenant, the tier, and per kind of class its expression and limits.
 std::string Described(const webhook::TenantSelectorPlan& plan) {
   std::string out = absl::StrCat(plan.tenant, "/", plan.tier, ":");
@@ -278,18 +291,11 @@ TEST(ClaimSelectorsTest, PlannedOncePerPolicyAsForEachClaimAlone) {
             absl::StrCat("(", kInferenceProfiles, ") && ", kInferenceMemory));
   EXPECT_EQ(inference->For("my-gpus.example.com").limits.size(), 3u);
 
-  const std::string claim = R"(apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: c}
-spec:
-  devices:
-    requests:
-    - {name: mig, exactly: {deviceClassName: mig.nvidia.com}}
-    - name: gpu
+  const std::string claim = MigClaimAnd(R"(    - name: gpu
       firstAvailable:
       - {name: big, deviceClassName: gpu.nvidia.com}
       - {name: other, deviceClassName: my-gpus.example.com}
-)";
+)");
   const topology::ClusterSnapshot snapshot;
   for (const char* ns : {"inference", "notebooks", "research", "nowhere"}) {
     SCOPED_TRACE(ns);
@@ -339,15 +345,8 @@ topology::ClusterSnapshot MigDevices(const topology::Policy& policy,
 // known type, a device over the cap or one publishing no memory keeps it.
 TEST(ClaimSelectorsTest, NoMemoryCapWhereThePublishedDevicesImplyIt) {
   topology::Policy policy = SelectorPolicy();  // inference: MIG only, at most 20Gi
-  const rapidjson::Document claim = Yaml(R"(apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: c}
-spec:
-  devices:
-    requests:
-    - {name: mig, exactly: {deviceClassName: mig.nvidia.com}}
-    - {name: other, exactly: {deviceClassName: mig-1g-12gb.gpu.nvidia.com}}
-)");
+  const rapidjson::Document claim = Yaml(
+      MigClaimAnd("    - {name: other, exactly: {deviceClassName: mig-1g-12gb.gpu.nvidia.com}}\n"));
   const std::string all =
       absl::StrCat(kMigOnly, " && (", kInferenceProfiles, ") && ", kInferenceMemory);
   struct Case {
