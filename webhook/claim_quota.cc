@@ -222,10 +222,12 @@ std::optional<topology::QuotaUsage> ObservedClaimHeld(
 }
 
 size_t ClaimsInTenantNamespaces(const topology::ClusterSnapshot& snapshot,
-                                const topology::Policy& policy, absl::string_view tenant) {
+                                const topology::Policy& policy, absl::string_view tenant,
+                                bool pending_only) {
+  const topology::DraClaimSet& claims = snapshot.dra().claims;
   size_t count = 0;
   ForEachTenantClaimNamespace(snapshot, policy, tenant, [&](const std::string& ns) {
-    count += snapshot.dra().claims.CountIn(ns);
+    count += pending_only ? claims.CountPendingIn(ns) : claims.CountIn(ns);
   });
   return count;
 }
@@ -313,18 +315,20 @@ void CheckClaimQuota(const common::JsonValue& object, absl::string_view namespac
   // What the snapshot shows the tenant hold, for the budget's own check: without the keys of
   // its claims (a budget's few unrecorded claims are looked up one by one) and, when the quota
   // does not limit memory, without the allocated claims' memory.
+  const bool without_memory = !in.quota->gpu_memory_mib;
   std::optional<topology::QuotaUsage> observed_for_budget;
   auto from_budget = [&] {
     // Near the quota no budget is open: that claim goes to the record without counting twice.
     if (!budgets || !budgets->HasOpenBudget(tenant.name, in.now_unix)) return false;
-    // On a loop, a tenant with very many claims is counted on a worker instead.
+    // On a loop, a tenant with very many claims to visit is counted on a worker instead.
     if (context.stopped_for_io &&
-        ClaimsInTenantNamespaces(snapshot, policy, tenant.name) > kMostClaimsCountedOnALoop) {
+        ClaimsInTenantNamespaces(snapshot, policy, tenant.name, without_memory) >
+            kMostClaimsCountedOnALoop) {
       return false;
     }
     if (!observed_for_budget) {
-      observed_for_budget = ObservedClaimHeld(snapshot, policy, tenant.name, nullptr, context,
-                                              !in.quota->gpu_memory_mib);
+      observed_for_budget =
+          ObservedClaimHeld(snapshot, policy, tenant.name, nullptr, context, without_memory);
       // On a loop, a pending claim of a shape never counted: a worker counts it.
       if (!observed_for_budget) return false;
     }

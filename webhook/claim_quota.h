@@ -137,14 +137,16 @@ class ClaimCountCache {
 };
 
 // On an event loop (ClaimQuotaContext::stopped_for_io set) a claim of a tenant whose namespaces
-// hold more claims than this goes to a worker: ObservedClaimHeld visits each of them (an
-// allocated one in about 6 ns with warm caches, a pending one several times that), and a loop
-// must not be held much longer than a review takes.
+// hold more claims than this for ObservedClaimHeld to visit goes to a worker (an allocated one
+// takes about 6 ns with warm caches, a pending one several times that), and a loop must not be
+// held much longer than a review takes.
 inline constexpr size_t kMostClaimsCountedOnALoop = 5000;
 
-// How many claims the snapshot holds in the tenant's namespaces.
+// How many claims the snapshot holds in the tenant's namespaces; `pending_only`: only those not
+// allocated, all that ObservedClaimHeld visits without memory and without the claims' keys.
 size_t ClaimsInTenantNamespaces(const topology::ClusterSnapshot& snapshot,
-                                const topology::Policy& policy, absl::string_view tenant);
+                                const topology::Policy& policy, absl::string_view tenant,
+                                bool pending_only = false);
 
 struct ClaimQuotaContext;
 

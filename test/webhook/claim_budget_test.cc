@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "common/config_loader.h"
 #include "gtest/gtest.h"
 #include "test/topology/dra/devices.h"
@@ -208,9 +209,10 @@ pools:
   - {name: gpu, mode: exclusive}
 )";
 
-// kPolicy, loaded.
-topology::Policy AcmePolicy() {
-  absl::StatusOr<topology::Policy> policy = common::LoadPolicy(kPolicy);
+// kPolicy, loaded; `quota` replaces acme's.
+topology::Policy AcmePolicy(absl::string_view quota = "{gpus: 100}") {
+  absl::StatusOr<topology::Policy> policy =
+      common::LoadPolicy(absl::StrReplaceAll(kPolicy, {{"{gpus: 100}", quota}}));
   EXPECT_TRUE(policy.ok()) << policy.status();
   return policy.ok() ? *std::move(policy) : topology::Policy{};
 }
@@ -377,23 +379,37 @@ TEST(ClaimBudgetReviewTest, RefilledAheadNoClaimButTheFirstWaitsForTheRecord) {
   EXPECT_GE(reserved, 50 - static_cast<int64_t>(budgets.Close("acme").size()));
 }
 
+// Whether a review on a loop of acme's claim "second" stopped for a worker, with a budget open
+// and `held` allocated claims in acme's namespace besides.
+bool StoppedOnALoop(const topology::Policy& policy, int held) {
+  const topology::ClusterSnapshot snapshot = OneNode(policy, held);
+  EXPECT_EQ(webhook::ClaimsInTenantNamespaces(snapshot, policy, "acme"), static_cast<size_t>(held));
+  SharedRecord record;
+  ClaimBudgets budgets("a");
+  EXPECT_TRUE(Admitted("first", policy, snapshot, record.Context(budgets, kNow)));
+  EXPECT_TRUE(budgets.HasOpenBudget("acme", kNow));
+  bool stopped = false;
+  webhook::ClaimQuotaContext on_loop = record.Context(budgets, kNow);
+  on_loop.stopped_for_io = &stopped;
+  Admitted("second", policy, snapshot, on_loop);
+  return stopped;
+}
+
+// A quota that limits memory reads every claim of the tenant: past the limit a worker does.
 TEST(ClaimBudgetReviewTest, OnALoopATenantWithManyClaimsIsCountedOnAWorker) {
-  const topology::Policy policy = AcmePolicy();
+  const topology::Policy policy = AcmePolicy("{gpus: 100, gpuMemory: 10000Gi}");
   for (const int held : {static_cast<int>(webhook::kMostClaimsCountedOnALoop),
                          static_cast<int>(webhook::kMostClaimsCountedOnALoop) + 1}) {
-    const topology::ClusterSnapshot snapshot = OneNode(policy, held);
-    ASSERT_EQ(webhook::ClaimsInTenantNamespaces(snapshot, policy, "acme"),
-              static_cast<size_t>(held));
-    SharedRecord record;
-    ClaimBudgets budgets("a");
-    ASSERT_TRUE(Admitted("first", policy, snapshot, record.Context(budgets, kNow)));
-    ASSERT_TRUE(budgets.HasOpenBudget("acme", kNow));
-    bool stopped = false;
-    webhook::ClaimQuotaContext on_loop = record.Context(budgets, kNow);
-    on_loop.stopped_for_io = &stopped;
-    Admitted("second", policy, snapshot, on_loop);
-    EXPECT_EQ(stopped, held > static_cast<int>(webhook::kMostClaimsCountedOnALoop)) << held;
+    EXPECT_EQ(StoppedOnALoop(policy, held),
+              held > static_cast<int>(webhook::kMostClaimsCountedOnALoop))
+        << held;
   }
+}
+
+// One that does not reads only the pending claims: many allocated ones stay on the loop.
+TEST(ClaimBudgetReviewTest, OnALoopAllocatedClaimsAloneNeverSendAQuotaWithoutMemoryToAWorker) {
+  const topology::Policy policy = AcmePolicy();
+  EXPECT_FALSE(StoppedOnALoop(policy, static_cast<int>(webhook::kMostClaimsCountedOnALoop) + 1));
 }
 
 TEST(ClaimBudgetReviewTest, OnALoopAClaimShapeNotCountedYetIsCountedOnAWorker) {

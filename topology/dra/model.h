@@ -384,6 +384,11 @@ class DraClaimSet {
     const InNamespace* claims = by_namespace_.Find(namespace_name);
     return claims ? claims->size() : 0;
   }
+  // The namespace's claims that are not allocated (ForEachPendingIn).
+  size_t CountPendingIn(absl::string_view namespace_name) const {
+    const InNamespace* claims = pending_by_namespace_.Find(namespace_name);
+    return claims ? claims->size() : 0;
+  }
   // Calls f(const DraClaim&) for each, in unspecified order.
   template <typename F>
   void ForEach(F&& f) const {
