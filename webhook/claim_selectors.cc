@@ -176,20 +176,28 @@ bool MootFor(const TenantSelector& selector, absl::string_view type) {
                                     type) != selector.moot_for_types.end();
 }
 
-// RequestExpression for a class of device type `type`, without limit `left_out`.
-std::string ExpressionForType(const std::vector<TenantSelector>& selectors, absl::string_view type,
-                              absl::string_view left_out = "") {
-  std::vector<const TenantSelector*> kept;
-  for (const TenantSelector& s : selectors) {
-    if (!MootFor(s, type) && s.limit != left_out) kept.push_back(&s);
+// The limits a request of a class of device type `type` gets (indices into `selectors`): those
+// the type does not imply, without limit `left_out`.
+std::vector<size_t> KeptLimits(const std::vector<TenantSelector>& selectors, absl::string_view type,
+                               absl::string_view left_out = "") {
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < selectors.size(); ++i) {
+    if (!MootFor(selectors[i], type) && selectors[i].limit != left_out) kept.push_back(i);
   }
-  if (kept.size() == 1) return kept[0]->expression;
+  return kept;
+}
+
+// The kept limits' expressions as one, joined with &&; "" when none is kept.
+std::string JoinedExpression(const std::vector<TenantSelector>& selectors,
+                             const std::vector<size_t>& kept) {
+  if (kept.size() == 1) return selectors[kept[0]].expression;
   std::string out;
-  for (const TenantSelector* s : kept) {
+  for (size_t i : kept) {
+    const std::string& expression = selectors[i].expression;
     if (!out.empty()) out += " && ";
     // && binds tighter than ||: a disjunction joins the chain in parentheses.
-    const bool disjunction = absl::StrContains(s->expression, "||");
-    absl::StrAppend(&out, disjunction ? "(" : "", s->expression, disjunction ? ")" : "");
+    const bool disjunction = absl::StrContains(expression, "||");
+    absl::StrAppend(&out, disjunction ? "(" : "", expression, disjunction ? ")" : "");
   }
   return out;
 }
@@ -263,7 +271,8 @@ std::vector<TenantSelector> TenantSelectors(const topology::TenantRef& tenant,
 
 std::string RequestExpression(const std::vector<TenantSelector>& selectors,
                               absl::string_view device_class) {
-  return ExpressionForType(selectors, topology::WellKnownClassDeviceType(device_class));
+  return JoinedExpression(selectors,
+                          KeptLimits(selectors, topology::WellKnownClassDeviceType(device_class)));
 }
 
 bool MemoryCapImplied(const topology::DraDeviceSet& devices, absl::string_view type,
@@ -297,20 +306,16 @@ TenantSelectorPlan PlanTenantSelectors(const topology::TenantRef& tenant,
   plan.tenant = tenant.name;
   if (tenant.tier) plan.tier = tenant.tier->name;
   plan.selectors = TenantSelectors(tenant, shared_devices_published);
-  for (const TenantSelector& s : plan.selectors) {
-    if (s.limit == kGpuMemoryLimit)
-      plan.memory_cap_mib = tenant.tenant->limits.gpu_memory_mib_per_pod;
+  // TenantSelectors writes gpu-memory for every tenant of a tier with the limit.
+  if (tenant.tier && tenant.tenant) {
+    plan.memory_cap_mib = tenant.tenant->limits.gpu_memory_mib_per_pod;
   }
   for (size_t t = 0; t < kClassTypes.size(); ++t) {
     for (size_t without_memory = 0; without_memory < 2; ++without_memory) {
-      const absl::string_view left_out = without_memory ? kGpuMemoryLimit : "";
       TenantSelectorPlan::ForClass& for_class = plan.by_class_type[t][without_memory];
-      for_class.expression = ExpressionForType(plan.selectors, kClassTypes[t], left_out);
-      if (for_class.expression.empty()) continue;
-      for (size_t i = 0; i < plan.selectors.size(); ++i) {
-        const TenantSelector& s = plan.selectors[i];
-        if (!MootFor(s, kClassTypes[t]) && s.limit != left_out) for_class.limits.push_back(i);
-      }
+      for_class.limits =
+          KeptLimits(plan.selectors, kClassTypes[t], without_memory ? kGpuMemoryLimit : "");
+      for_class.expression = JoinedExpression(plan.selectors, for_class.limits);
     }
   }
   return plan;

@@ -263,9 +263,8 @@ void ReviewClaim(const ObjectRequest& r, ReviewKind kind, const topology::Policy
     if (!update) {
       const bool shared_devices_published =
           r.dra && r.dra->device_set && r.dra->device_set->publishes_shared_devices;
-      if (r.selector_plans && &r.selector_plans->policy() == &policy) {
-        selectors = r.selector_plans->For(tenant, shared_devices_published);
-      }
+      // For finds only a tenant of the plans' own policy.
+      if (r.selector_plans) selectors = r.selector_plans->For(tenant, shared_devices_published);
       if (!selectors) {
         selectors = &planned_here.emplace(PlanTenantSelectors(tenant, shared_devices_published));
       }
