@@ -217,13 +217,12 @@ std::vector<ContractViolation> CheckClaim(const topology::DraClaim& claim,
     }
     // The gpu-memory selector's cap, also where admission left it to the devices published
     // then (webhook/claim_selectors.h) and one with more memory came later.
-    const std::optional<int64_t>* cap =
-        tenant.tenant && tenant.tenant->limits.gpu_memory_mib_per_pod
-            ? &tenant.tenant->limits.gpu_memory_mib_per_pod
-            : nullptr;
+    const int64_t* cap = tenant.tenant && tenant.tenant->limits.gpu_memory_mib_per_pod
+                             ? &*tenant.tenant->limits.gpu_memory_mib_per_pod
+                             : nullptr;
     auto memory = device->capacity.find(topology::kNvidiaMemoryCapacity);
     if (cap && device->driver == topology::kNvidiaDraDriver && memory != device->capacity.end() &&
-        memory->second.ValueMiB() > **cap) {
+        memory->second.ValueMiB() > *cap) {
       out.push_back(
           With(about, kClaimDeviceRule,
                webhook::MakeViolation(
@@ -231,7 +230,7 @@ std::vector<ContractViolation> CheckClaim(const topology::DraClaim& claim,
                    absl::StrCat(subject, " holds ", id, ", a device with ",
                                 memory->second.ValueMiB(), "Mi of memory, but ",
                                 webhook::TenantPhrase(tenant, claim.namespace_name),
-                                " may use at most ", **cap, "Mi of GPU memory per pod",
+                                " may use at most ", *cap, "Mi of GPU memory per pod",
                                 "; delete the claim: made again, it gets the tenant's selectors"))
                    .message));
     }
