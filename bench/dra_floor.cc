@@ -307,6 +307,15 @@ int RecordEntries(const FakeApiServer& api) {
   return data && data->IsObject() ? static_cast<int>(data->MemberCount()) : 0;
 }
 
+// How many times the usage record of tenant metered was written (created or replaced) since the
+// request log was last cleared.
+int64_t RecordWrites(const FakeApiServer& api) {
+  const std::string configmaps =
+      absl::StrCat("/api/v1/namespaces/", kRecordNamespace, "/configmaps");
+  return api.CountRequests("POST", configmaps) +
+         api.CountRequests("PUT", absl::StrCat(configmaps, "/gpu-tenancy-usage-metered"));
+}
+
 const common::FlagTable kFlags{
     {"dra_floor [--smoke] [--nodes N] [--gpus N] [--pods N] [--reps N] [--rate PODS_PER_S]\n"
      "                 [--creators N] [--md FILE] [--keep-logs DIR]"},
@@ -470,6 +479,7 @@ int Main(const Options& opt) {
           stderr, "dra_floor: rep %d %-26s %zu pods in %.1f s, webhook CPU %.3f s%s\n", rep,
           w.name.c_str(), loads.size(), used.wall, used.webhook,
           w.errors ? absl::StrCat("  ERRORS ", w.errors, ": ", w.first_error).c_str() : "");
+      run.record_writes += RecordWrites(**api);
       (*api)->ClearRequests();
       if (floor_api) floor_api->ClearRequests();
     }

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,7 @@ struct Run {
   double serve_idle_cores = 0;    // gpu-tenancy while the do-nothing webhook was measured
   std::string load_before, load_after;
   int record_entries = 0;
+  int64_t record_writes = 0;  // PUTs and POSTs of that record: claims and refills that wrote
 };
 
 // The Markdown section for bench/results.md.
