@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,18 +14,41 @@
 namespace cmd {
 namespace {
 
-// The tenant's limits as the webhook writes them into claims in this cluster, so that explain
-// can say which limit kept a device from a claim.
-std::vector<topology::NamedSelector> TenantLimits(const topology::TenantRef& tenant,
-                                                  const topology::DraState& dra) {
-  const bool shared_devices_published =
-      dra.device_set != nullptr && dra.device_set->publishes_shared_devices;
-  std::vector<topology::NamedSelector> out;
-  for (const webhook::TenantSelector& s :
-       webhook::TenantSelectors(tenant, shared_devices_published)) {
-    out.push_back({s.limit, s.expression});
-  }
-  return out;
+// The tenant's limits as the webhook writes them into claims of each device class in this
+// cluster, so that explain can say which limit kept a device from a claim, and which the claim
+// does not carry.
+topology::RequestLimitsFor TenantLimits(const topology::TenantRef& tenant,
+                                        const topology::DraState& dra) {
+  std::shared_ptr<const topology::DraDeviceSet> devices = dra.device_set;
+  auto plan = std::make_shared<const webhook::TenantSelectorPlan>(webhook::PlanTenantSelectors(
+      tenant, devices != nullptr && devices->publishes_shared_devices));
+  if (plan->selectors.empty()) return nullptr;
+  return [plan, devices](const std::string& device_class) {
+    topology::RequestLimits out;
+    auto names = [&](const webhook::TenantSelectorPlan::ForClass& written) {
+      std::vector<std::string> limits;
+      for (size_t i : written.limits) limits.push_back(plan->selectors[i].limit);
+      return limits;
+    };
+    for (const webhook::TenantSelector& s : plan->selectors) {
+      out.own.push_back({s.limit, s.expression});
+    }
+    const webhook::TenantSelectorPlan::ForClass& whole = plan->For(device_class);
+    out.required = names(whole);
+    for (bool without_memory : {false, true}) {
+      const webhook::TenantSelectorPlan::ForClass& written =
+          plan->For(device_class, without_memory);
+      if (!written.expression.empty()) out.joined.push_back({written.expression, names(written)});
+    }
+    if (plan->MemoryImplied(device_class, devices.get())) {
+      // The limits the request may go without: those the expression without memory leaves out.
+      const std::vector<std::string> kept = names(plan->For(device_class, true));
+      for (const std::string& limit : out.required) {
+        if (std::find(kept.begin(), kept.end(), limit) == kept.end()) out.implied.push_back(limit);
+      }
+    }
+    return out;
+  };
 }
 
 // The claim's devices; for the multi-allocatable ones, who holds them.
@@ -132,6 +156,13 @@ void WriteCandidates(rapidjson::PrettyWriter<rapidjson::StringBuffer>& w,
         w.Int64(count);
       }
       w.EndObject();
+      for (auto [key, limits] : {std::pair{"limitsNotInClaim", &r.limits_not_in_claim},
+                                 {"limitsImpliedByDevices", &r.limits_implied}}) {
+        w.Key(key);
+        w.StartArray();
+        for (const std::string& limit : *limits) w.String(limit.c_str());
+        w.EndArray();
+      }
       w.Key("notDecided");
       w.Int64(r.not_evaluated);
       w.Key("reason");
@@ -150,7 +181,7 @@ std::vector<ClaimRow> ClaimRows(const topology::PodFacts& pod,
                                 const topology::ClusterSnapshot& snapshot,
                                 const topology::Policy& policy) {
   const topology::DraState& dra = snapshot.dra();
-  const std::vector<topology::NamedSelector> limits =
+  const topology::RequestLimitsFor limits =
       TenantLimits(topology::ResolveTenant(policy, pod.namespace_name,
                                            snapshot.NamespaceLabels(pod.namespace_name)),
                    dra);

@@ -4,12 +4,15 @@
 // rows count the devices whose shares leave room for it. The cluster file is shaped as a v1.36
 // apiserver serves the objects: research and acme each hold a 10Gi share of node-c's gpu-0.
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 #include "test/support/serve_process.h"
 #include "test/support/shell.h"
 
@@ -99,6 +102,86 @@ TEST(ExplainClaimsTest, APendingClaimSeesWhatTheSharesLeave) {
   EXPECT_EQ(request["freeMatching"].GetInt(), 2);
   EXPECT_EQ(request["sharedMatching"].GetInt(), 1);
   EXPECT_EQ(request["fullMatching"].GetInt(), 0);
+}
+
+// The mig-profiles selector as the webhook writes it for migProfiles [1g.10gb], and the
+// gpu-memory one for gpuMemoryPerPod: 20Gi.
+constexpr char kOnlySmallMig[] =
+    "(\"type\" in device.attributes[\"gpu.nvidia.com\"] && "
+    "device.attributes[\"gpu.nvidia.com\"].type != \"mig\") || (\"profile\" in "
+    "device.attributes[\"gpu.nvidia.com\"] && device.attributes[\"gpu.nvidia.com\"].profile in "
+    "[\"1g.10gb\"])";
+constexpr char kUpTo20Gi[] =
+    "\"memory\" in device.capacity[\"gpu.nvidia.com\"] && "
+    "device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"20480Mi\")) <= 0";
+
+testing_support::CommandResult ExplainWaiting(const testing_support::TempDir& dir,
+                                              const std::string& cluster,
+                                              const std::string& memory_per_pod,
+                                              const std::string& args = "") {
+  std::ofstream(dir.File("limits.yaml"))
+      << "tiers:\n  - name: trusted\n    modes: [mig, exclusive]\n"
+         "tenants:\n  - name: team-a\n    tier: trusted\n    namespaces: [team-a]\n"
+         "    limits:\n      migProfiles: [1g.10gb]\n      gpuMemoryPerPod: "
+      << memory_per_pod << "\nunknownTenant: deny\n";
+  return testing_support::RunShell(
+      absl::StrCat(testing_support::ShellQuote(GT_BINARY), " explain --cluster-file '", cluster,
+                   "' --policy '", dir.File("limits.yaml"), "' --pod team-a/waiting ", args));
+}
+
+// team-a's pending claim carries the mig-profiles selector. Under a 40Gi cap every MIG device
+// published (9984Mi and 40448Mi) is within it, so the webhook writes no gpu-memory selector:
+// explain says the devices imply it. Under 20Gi the claim goes without a limit it needs. A
+// claim made under 20Gi carries both limits in one selector, and explain reads it so.
+TEST(ExplainClaimsTest, JoinedAndImpliedLimitsAreReadAsTheWebhookWritesThem) {
+  testing_support::TempDir dir;
+  const std::string pending = absl::StrCat(GT_TESTDATA_DIR, "/dra/cluster-pending-claims.json");
+  const std::string node_a =
+      "          node-a  no       mig (mig.nvidia.com): 1 wanted, 0 free match; 1 held by "
+      "claims; 1 excluded by mig-profiles";
+  testing_support::CommandResult implied = ExplainWaiting(dir, pending, "40Gi");
+  ASSERT_EQ(implied.exit_code, 0) << implied.out;
+  EXPECT_TRUE(absl::StrContains(
+      implied.out, absl::StrCat(node_a, "; implied by the devices published: gpu-memory\n")))
+      << implied.out;
+  testing_support::CommandResult json = ExplainWaiting(dir, pending, "40Gi", "-o json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  rapidjson::Document doc;
+  doc.Parse(json.out.c_str());
+  ASSERT_TRUE(doc.IsObject() && doc.HasMember("claims")) << json.out;
+  const rapidjson::Value& request = doc["claims"][0]["nodes"][0]["requests"][0];
+  ASSERT_TRUE(request.HasMember("limitsImpliedByDevices") && request.HasMember("limitsNotInClaim"))
+      << json.out;
+  ASSERT_EQ(request["limitsImpliedByDevices"].Size(), 1u) << json.out;
+  EXPECT_EQ(std::string(request["limitsImpliedByDevices"][0].GetString()), "gpu-memory");
+  EXPECT_EQ(request["limitsNotInClaim"].Size(), 0u) << json.out;
+  testing_support::CommandResult missing = ExplainWaiting(dir, pending, "20Gi");
+  ASSERT_EQ(missing.exit_code, 0) << missing.out;
+  EXPECT_TRUE(absl::StrContains(
+      missing.out, absl::StrCat(node_a, "; not in the claim, so not enforced: gpu-memory\n")))
+      << missing.out;
+
+  std::ifstream in(pending);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  rapidjson::Document cluster;
+  cluster.Parse(text.c_str());
+  ASSERT_TRUE(cluster.IsObject() && cluster.HasMember("items"));
+  const std::string joined = absl::StrCat("(", kOnlySmallMig, ") && ", kUpTo20Gi);
+  int rewritten = 0;
+  for (rapidjson::Value& item : cluster["items"].GetArray()) {
+    if (std::string(item["metadata"]["name"].GetString()) != "tenant-a-training") continue;
+    item["spec"]["devices"]["requests"][0]["exactly"]["selectors"][0]["cel"]["expression"]
+        .SetString(joined.c_str(), cluster.GetAllocator());
+    ++rewritten;
+  }
+  ASSERT_EQ(rewritten, 1);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  cluster.Accept(writer);
+  std::ofstream(dir.File("joined.json")) << buffer.GetString();
+  testing_support::CommandResult carried = ExplainWaiting(dir, dir.File("joined.json"), "20Gi");
+  ASSERT_EQ(carried.exit_code, 0) << carried.out;
+  EXPECT_TRUE(absl::StrContains(carried.out, absl::StrCat(node_a, "\n"))) << carried.out;
 }
 
 }  // namespace

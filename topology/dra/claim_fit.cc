@@ -12,17 +12,47 @@
 namespace topology {
 namespace dra_claim_fit_internal {
 
+// The tenant limits one request selector holds, and how to tell which of them excluded a device.
+struct LimitSelector {
+  std::vector<std::string> limits;  // empty: the class's or the request's own selector
+  // With several limits, each one's own expression, in `limits`' order.
+  std::vector<CompiledSelector> parts;
+};
+
 // A request's selectors in the allocator's order (class first), each with who wrote it.
 struct Evaluation {
   RequestOnNode prototype;  // everything but the per-node counts
   DraCapacity capacity_requests;
   std::vector<CompiledSelector> selectors;
-  // Per selector: the tenant limit it is, or nullopt for the class's and the request's own.
-  std::vector<std::optional<std::string>> limit;
+  std::vector<LimitSelector> limit;  // per selector
 };
 
+bool Contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// What the request selector `expression` holds of the tenant's limits.
+LimitSelector LimitsOf(const std::string& expression, const RequestLimits& limits) {
+  LimitSelector out;
+  for (const NamedSelector& s : limits.own) {
+    if (s.expression == expression) return {{s.limit}, {}};
+  }
+  for (const RequestLimits::Joined& j : limits.joined) {
+    if (j.expression != expression) continue;
+    out.limits = j.limits;
+    for (const std::string& limit : j.limits) {
+      for (const NamedSelector& s : limits.own) {
+        if (s.limit == limit) out.parts.push_back(CompiledSelector::Compile(s.expression));
+      }
+    }
+    if (out.parts.size() != out.limits.size()) out.parts.clear();  // not told apart
+    return out;
+  }
+  return out;
+}
+
 Evaluation Prepare(const DraRequest& request, const DraState& dra,
-                   const std::vector<NamedSelector>& tenant_limits) {
+                   const RequestLimitsFor& tenant_limits) {
   Evaluation e;
   e.prototype.request = request.name;
   e.prototype.device_class = request.device_class;
@@ -35,25 +65,35 @@ Evaluation Prepare(const DraRequest& request, const DraState& dra,
   }
   e.prototype.class_found = device_class != nullptr;
   if (!device_class) return e;
+  const RequestLimits limits =
+      tenant_limits ? tenant_limits(request.device_class) : RequestLimits{};
   for (const std::string& expression : device_class->selectors) {
     e.selectors.push_back(CompiledSelector::Compile(expression));
-    e.limit.push_back(std::nullopt);
+    e.limit.emplace_back();
   }
+  std::vector<std::string> carried;
   for (const std::string& expression : request.selectors) {
     e.selectors.push_back(CompiledSelector::Compile(expression));
-    std::optional<std::string> limit;
-    for (const NamedSelector& s : tenant_limits) {
-      if (s.expression == expression) limit = s.limit;
-    }
-    e.limit.push_back(std::move(limit));
+    e.limit.push_back(LimitsOf(expression, limits));
+    carried.insert(carried.end(), e.limit.back().limits.begin(), e.limit.back().limits.end());
   }
-  for (const NamedSelector& s : tenant_limits) {
-    if (std::find(request.selectors.begin(), request.selectors.end(), s.expression) ==
-        request.selectors.end()) {
-      e.prototype.limits_not_in_claim.push_back(s.limit);
-    }
+  for (const std::string& limit : limits.required) {
+    if (Contains(carried, limit)) continue;
+    (Contains(limits.implied, limit) ? e.prototype.limits_implied : e.prototype.limits_not_in_claim)
+        .push_back(limit);
   }
   return e;
+}
+
+// The limit a device that `selector` excluded is counted under: the first of its limits whose
+// own expression is false for the device, else all of them.
+std::string ExcludedBy(const LimitSelector& selector, const DraDevice& device) {
+  for (size_t i = 0; i < selector.parts.size(); ++i) {
+    if (selector.parts[i].Evaluate(device).outcome == SelectorOutcome::kNoMatch) {
+      return selector.limits[i];
+    }
+  }
+  return absl::StrJoin(selector.limits, " and ");
 }
 
 // Counts one device into `on`: the first selector that is not true decides, as in the
@@ -65,7 +105,7 @@ void Count(const Evaluation& e, const DraState& dra, size_t k, bool blocked, Req
     SelectorResult r = e.selectors[i].Evaluate(device);
     if (r.outcome == SelectorOutcome::kMatch) continue;
     if (r.outcome == SelectorOutcome::kNoMatch) {
-      if (e.limit[i]) ++on.excluded_by_limit[*e.limit[i]];
+      if (!e.limit[i].limits.empty()) ++on.excluded_by_limit[ExcludedBy(e.limit[i], device)];
       return;
     }
     if (on.not_evaluated++ == 0) {
@@ -126,7 +166,7 @@ RequestOnNode::Answer RequestOnNode::answer() const {
 }
 
 std::vector<ClaimOnNode> ClaimCandidates(const DraClaim& claim, const DraState& dra,
-                                         const std::vector<NamedSelector>& tenant_limits) {
+                                         const RequestLimitsFor& tenant_limits) {
   using namespace dra_claim_fit_internal;
   std::vector<ClaimOnNode> out;
   if (claim.requests.empty()) return out;
@@ -207,6 +247,10 @@ std::string RequestOnNodeText(const RequestOnNode& r) {
   if (!r.limits_not_in_claim.empty()) {
     absl::StrAppend(
         &text, "; not in the claim, so not enforced: ", absl::StrJoin(r.limits_not_in_claim, ", "));
+  }
+  if (!r.limits_implied.empty()) {
+    absl::StrAppend(&text,
+                    "; implied by the devices published: ", absl::StrJoin(r.limits_implied, ", "));
   }
   return text;
 }

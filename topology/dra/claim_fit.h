@@ -17,6 +17,7 @@
 #define GPU_TENANCY_TOPOLOGY_DRA_CLAIM_FIT_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,12 +26,36 @@
 
 namespace topology {
 
-// A tenant limit as the webhook writes it into claims: its name ("mig-profiles") and the CEL
-// expression. A request selector equal to `expression` is attributed to the limit.
+// A tenant limit as the webhook writes it into claims: its name ("mig-profiles") and its own CEL
+// expression.
 struct NamedSelector {
   std::string limit;
   std::string expression;
 };
+
+// What the tenant's webhook writes into a request of one device class.
+struct RequestLimits {
+  // The limits such a request carries, by name; the class implies the tenant's others.
+  std::vector<std::string> required;
+  // Every limit's own expression: a request selector equal to one holds that limit (claims
+  // admitted when each limit was a selector of its own).
+  std::vector<NamedSelector> own;
+  // The expressions the webhook writes now, several limits joined with && (with and without
+  // gpu-memory), and the limits each holds, in `own`'s names: a device one of them excludes
+  // is counted under the first of its limits whose own expression is false for it.
+  struct Joined {
+    std::string expression;
+    std::vector<std::string> limits;
+  };
+  std::vector<Joined> joined;
+  // Of `required`, the limits every device the request could get satisfies as published now
+  // (gpu-memory when no device of the class's type has more memory than the cap): a request
+  // without them is not reported as unenforced.
+  std::vector<std::string> implied;
+};
+
+// The tenant's limits for a request of `device_class`; unset: the tenant has none.
+using RequestLimitsFor = std::function<RequestLimits(const std::string& device_class)>;
 
 // One request (or firstAvailable subrequest) on one node.
 struct RequestOnNode {
@@ -52,16 +77,20 @@ struct RequestOnNode {
   // Matching devices no claim holds that cannot be allocated now: what they consume of shared
   // counters (partitionable devices, such as a GPU's MIG placements) is used up by held ones.
   int64_t blocked_matching = 0;
-  // Devices a tenant limit excluded (they passed the class's and the request's own selectors),
-  // by limit name.
+  // Devices a tenant limit excluded (they passed the class's selectors and the request's
+  // selectors before it), by limit name ("mig-profiles and gpu-memory" when a joined selector
+  // excluded a device that each limit alone allows).
   std::map<std::string, int64_t> excluded_by_limit;
   // Devices whose answer is unknown (a selector outside the evaluated CEL subset, or a runtime
   // error, which makes the allocator give up on the node), with the first reason.
   int64_t not_evaluated = 0;
   std::string not_evaluated_reason;
   // The tenant limits the request does not carry (the claim was made before the webhook, or
-  // by a path it does not see): the allocator does not enforce these for this claim.
+  // by a path it does not see) and the published devices do not imply: the allocator does not
+  // enforce these for this claim.
   std::vector<std::string> limits_not_in_claim;
+  // Those it does not carry that the published devices imply (RequestLimits::implied).
+  std::vector<std::string> limits_implied;
 
   enum class Answer { kYes, kNo, kUnknown };
   Answer answer() const;
@@ -78,7 +107,7 @@ struct ClaimOnNode {
 // (an allocated claim's answer is its allocation: call AllocatedDevices instead). A claim
 // without requests gets no rows. Devices of slices without a node are not considered.
 std::vector<ClaimOnNode> ClaimCandidates(const DraClaim& claim, const DraState& dra,
-                                         const std::vector<NamedSelector>& tenant_limits);
+                                         const RequestLimitsFor& tenant_limits);
 
 // "yes", "no", "unknown".
 const char* AnswerName(RequestOnNode::Answer answer);

@@ -3,9 +3,11 @@
 // and selectors outside the evaluated subset.
 #include "topology/dra/claim_fit.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "test/topology/dra/devices.h"
 #include "topology/dra/model.h"
@@ -54,7 +56,43 @@ DraClaim Pending(std::vector<DraRequest> requests) {
 using testing_dra::NodeSlice;
 using testing_dra::NvidiaDevice;
 
-const std::vector<NamedSelector> kLimits = {{"mig-profiles", kOnlySmallMig}};
+// A device's memory of at most 20Gi, as the webhook writes gpuMemoryPerPod: 20Gi.
+constexpr char kUpTo20Gi[] =
+    "\"memory\" in device.capacity[\"gpu.nvidia.com\"] && "
+    "device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"20480Mi\")) <= 0";
+
+// The tenant's mig-profiles as the webhook writes it: into requests for MIG devices only.
+const RequestLimitsFor kLimits = [](const std::string& device_class) {
+  RequestLimits limits;
+  limits.own = {{"mig-profiles", kOnlySmallMig}};
+  if (device_class == "mig.nvidia.com") {
+    limits.required = {"mig-profiles"};
+    limits.joined = {{kOnlySmallMig, {"mig-profiles"}}};
+  }
+  return limits;
+};
+
+// mig-profiles and gpu-memory, joined into one selector for MIG requests; `memory_implied`:
+// every MIG device published has at most 20Gi.
+RequestLimitsFor ProfilesAndMemory(bool memory_implied) {
+  return [memory_implied](const std::string&) {
+    RequestLimits limits;
+    limits.own = {{"mig-profiles", kOnlySmallMig}, {"gpu-memory", kUpTo20Gi}};
+    limits.required = {"mig-profiles", "gpu-memory"};
+    limits.joined = {
+        {absl::StrCat("(", kOnlySmallMig, ") && ", kUpTo20Gi), {"mig-profiles", "gpu-memory"}},
+        {kOnlySmallMig, {"mig-profiles"}}};
+    if (memory_implied) limits.implied = {"gpu-memory"};
+    return limits;
+  };
+}
+
+// A MIG device that publishes `memory_gi` GiB of memory.
+DraDevice MigWithMemory(const std::string& name, const std::string& profile, int64_t memory_gi) {
+  DraDevice d = testing_dra::NvidiaDevice("node-a", name, "mig", profile);
+  d.capacity["gpu.nvidia.com/memory"] = Quantity::FromUnits(memory_gi << 30);
+  return d;
+}
 
 class DraClaimFitTest : public testing::Test {
  protected:
@@ -109,6 +147,46 @@ TEST_F(DraClaimFitTest, ALimitTheClaimDoesNotCarryIsReportedAndNotApplied) {
   EXPECT_EQ(a.limits_not_in_claim, std::vector<std::string>{"mig-profiles"});
   EXPECT_NE(RequestOnNodeText(a).find("not in the claim, so not enforced: mig-profiles"),
             std::string::npos);
+}
+
+// The webhook writes one selector per request, the limits joined: a device it excludes is
+// counted under the limit that excluded it, and the claim carries both.
+TEST_F(DraClaimFitTest, AJoinedSelectorCountsEachDeviceUnderTheLimitThatExcludedIt) {
+  const DraState dra =
+      MakeDraState({NodeSlice("node-a", {MigWithMemory("gpu-0-mig-1g", "1g.10gb", 24),
+                                         MigWithMemory("gpu-0-mig-3g", "3g.40gb", 40),
+                                         MigWithMemory("gpu-1-mig-1g", "1g.10gb", 10)})},
+                   {}, {{"mig.nvidia.com", {kMigClass}, ""}});
+  const std::string joined = absl::StrCat("(", kOnlySmallMig, ") && ", kUpTo20Gi);
+  std::vector<ClaimOnNode> nodes = ClaimCandidates(
+      Pending({Request("mig", "mig.nvidia.com", {joined})}), dra, ProfilesAndMemory(false));
+  ASSERT_EQ(nodes.size(), 1u);
+  const RequestOnNode& a = nodes[0].requests.at(0);
+  EXPECT_EQ(a.free_matching, 1);  // the 1g.10gb with 10Gi
+  EXPECT_EQ(a.excluded_by_limit,
+            (std::map<std::string, int64_t>{{"gpu-memory", 1}, {"mig-profiles", 1}}));
+  EXPECT_TRUE(a.limits_not_in_claim.empty());
+  EXPECT_TRUE(a.limits_implied.empty());
+  EXPECT_EQ(RequestOnNodeText(a),
+            "mig (mig.nvidia.com): 1 wanted, 1 free match; 1 excluded by gpu-memory; 1 excluded "
+            "by mig-profiles");
+}
+
+// Where every device published has memory within the cap the webhook leaves gpu-memory out:
+// explain says the devices imply it. Once they do not, the claim goes without it.
+TEST_F(DraClaimFitTest, ALimitThePublishedDevicesImplyIsNotReportedAsUnenforced) {
+  const DraClaim claim = Pending({Request("mig", "mig.nvidia.com", {kOnlySmallMig})});
+  const RequestOnNode implied =
+      ClaimCandidates(claim, State({}), ProfilesAndMemory(true)).at(0).requests.at(0);
+  EXPECT_TRUE(implied.limits_not_in_claim.empty());
+  EXPECT_EQ(implied.limits_implied, std::vector<std::string>{"gpu-memory"});
+  EXPECT_NE(RequestOnNodeText(implied).find("; implied by the devices published: gpu-memory"),
+            std::string::npos)
+      << RequestOnNodeText(implied);
+  const RequestOnNode not_implied =
+      ClaimCandidates(claim, State({}), ProfilesAndMemory(false)).at(0).requests.at(0);
+  EXPECT_EQ(not_implied.limits_not_in_claim, std::vector<std::string>{"gpu-memory"});
+  EXPECT_TRUE(not_implied.limits_implied.empty());
 }
 
 TEST_F(DraClaimFitTest, OneFittingAlternativeIsEnough) {
