@@ -7,6 +7,7 @@
 #include "base/status_macros.h"
 #include "common/config_loader.h"
 #include "common/json.h"
+#include "guard/contract.h"
 #include "kube/api_client.h"
 #include "kube/cluster_state.h"
 #include "kube/config.h"
@@ -22,17 +23,23 @@ namespace cmd {
 absl::string_view DemoClusterText() { return EmbeddedDemoCluster(); }
 absl::string_view DemoPolicyText() { return EmbeddedDemoPolicy(); }
 
+absl::StatusOr<topology::Policy> LoadPolicy(absl::string_view text) {
+  ASSIGN_OR_RETURN(topology::Policy policy, common::LoadPolicy(text));
+  RETURN_IF_ERROR(guard::CheckGuardActions(policy.guard));
+  return policy;
+}
+
 absl::StatusOr<topology::Policy> ReadPolicy(const InputOptions& inputs) {
   if (!inputs.policy_file.empty()) {
     const std::string& path = inputs.policy_file;
     ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-    absl::StatusOr<topology::Policy> policy = common::LoadPolicy(text);
+    absl::StatusOr<topology::Policy> policy = LoadPolicy(text);
     if (!policy.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": ", policy.status().message()));
     }
     return policy;
   }
-  if (inputs.demo) return common::LoadPolicy(DemoPolicyText());
+  if (inputs.demo) return LoadPolicy(DemoPolicyText());
   return topology::Policy::AllowAll();
 }
 

@@ -29,6 +29,9 @@ absl::string_view DemoPolicyText();
 // The policy file, else the demo policy with `demo`, else Policy::AllowAll(). A file that
 // cannot be read or parsed is an error naming it.
 absl::StatusOr<topology::Policy> ReadPolicy(const InputOptions& inputs);
+// A policy file's text as every command takes it: common::LoadPolicy, and the rule ids
+// guard.actions names checked against the contract guard's (guard::CheckGuardActions).
+absl::StatusOr<topology::Policy> LoadPolicy(absl::string_view text);
 // The cluster file, else the demo cluster with `demo`; InvalidArgument without either.
 absl::StatusOr<topology::ClusterData> ReadCluster(const InputOptions& inputs);
 

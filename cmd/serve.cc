@@ -141,7 +141,7 @@ std::unique_ptr<server::FileWatcher> WatchPolicy(const std::string& path, ServeC
       std::vector<std::string>{path}, std::chrono::seconds(2), [&cluster, path] {
         absl::StatusOr<std::string> text = ReadFile(path);
         absl::StatusOr<topology::Policy> next =
-            text.ok() ? common::LoadPolicy(*text) : absl::StatusOr<topology::Policy>(text.status());
+            text.ok() ? LoadPolicy(*text) : absl::StatusOr<topology::Policy>(text.status());
         if (!next.ok()) {
           common::Log(common::LogLevel::kWarn, "policy reload rejected; keeping the current policy",
                       {{"file", path}, {"reason", next.status().message()}});

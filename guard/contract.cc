@@ -109,6 +109,31 @@ std::vector<ContractViolation> CheckNode(const topology::NodeState& node) {
   return {v};
 }
 
+std::vector<std::string> GuardRuleIds() {
+  std::vector<std::string> ids;
+  auto add = [&ids](absl::string_view id) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.emplace_back(id);
+  };
+  for (const webhook::PodRule& row : webhook::PodRules()) {
+    if (row.phases & webhook::kAfterAdmission) add(row.id);
+  }
+  for (absl::string_view own : {kTierPoolRule, kClaimDeviceRule, kQuotaRule, kMigDriftRule}) {
+    add(own);
+  }
+  return ids;
+}
+
+absl::Status CheckGuardActions(const topology::GuardPolicy& guard) {
+  const std::vector<std::string> ids = GuardRuleIds();
+  for (const auto& [rule, action] : guard.actions) {
+    if (std::find(ids.begin(), ids.end(), rule) != ids.end()) continue;
+    return absl::InvalidArgumentError(
+        absl::StrCat("guard.actions.", rule, ": not a rule the contract guard reports (one of ",
+                     absl::StrJoin(ids, ", "), ")"));
+  }
+  return absl::OkStatus();
+}
+
 std::string ContractViolation::ObjectKey() const {
   return guard::ObjectKey(kind, namespace_name, name);
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "topology/dra/model.h"
 #include "topology/facts.h"
@@ -36,6 +37,13 @@ inline constexpr absl::string_view kTierPoolRule = "tier-pool";
 inline constexpr absl::string_view kClaimDeviceRule = "claim-device";
 inline constexpr absl::string_view kQuotaRule = "tenant-quota";
 inline constexpr absl::string_view kMigDriftRule = "mig-drift";
+
+// Every rule id the guard can report: the admission rows it runs on placed pods, then its own.
+std::vector<std::string> GuardRuleIds();
+
+// InvalidArgument naming "guard.actions.<rule>" for an action on a rule the guard never
+// reports: a misspelt id would otherwise leave the evictions asked for off without a word.
+absl::Status CheckGuardActions(const topology::GuardPolicy& guard);
 
 struct ContractViolation {
   ObjectKind kind = ObjectKind::kPod;

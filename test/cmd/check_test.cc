@@ -193,6 +193,17 @@ TEST(CheckTest, UsageAndParseErrorsExit2) {
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     EXPECT_NE(r.err.find(c.err_contains), std::string::npos) << r.err;
   }
+  // A misspelt rule in guard.actions would leave the evictions asked for off without a word.
+  testing_support::TempDir dir;
+  std::ofstream(dir.File("policy.yaml"))
+      << ReadAll(kPolicy) << "guard:\n  actions:\n    tier-shard: evict\n";
+  Result guard = RunCheck({"--policy", dir.File("policy.yaml"), Data("warn.yaml")});
+  EXPECT_EQ(guard.exit_code, 2) << guard.out << guard.err;
+  EXPECT_NE(guard.err.find(absl::StrCat(dir.File("policy.yaml"),
+                                        ": guard.actions.tier-shard: not a rule the contract "
+                                        "guard reports (one of ")),
+            std::string::npos)
+      << guard.err;
   // A parse error wins over a denial in the same run.
   Result r = RunCheck({"--policy", kPolicy, Data("denied.yaml"), Data("bad.yaml")});
   EXPECT_EQ(r.exit_code, 2);

@@ -211,4 +211,24 @@ TEST(ContractTest, AMigNodeAboutToBeReCutIsAViolation) {
 }
 
 }  // namespace
+// The ids policy.guard.actions may name are the ones the guard reports, as docs/policy.md lists
+// them; any other is refused, naming its key.
+TEST(GuardRulesTest, ActionsNameOnlyRulesTheGuardReports) {
+  EXPECT_EQ(GuardRuleIds(),
+            (std::vector<std::string>{"unknown-tenant", "tier-shared", "device-access",
+                                      "tenant-limits", "priority-class", "unknown-demand",
+                                      "tier-pool", "claim-device", "tenant-quota", "mig-drift"}));
+  topology::GuardPolicy guard;
+  guard.actions["tier-shared"] = topology::GuardAction::kEvict;
+  guard.actions["mig-drift"] = topology::GuardAction::kReport;
+  EXPECT_TRUE(CheckGuardActions(guard).ok());
+  guard.actions["tenant_quota"] = topology::GuardAction::kEvict;
+  const absl::Status bad = CheckGuardActions(guard);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(bad.message(),
+                               "guard.actions.tenant_quota: not a rule the contract guard reports "
+                               "(one of unknown-tenant, "))
+      << bad.message();
+}
+
 }  // namespace guard

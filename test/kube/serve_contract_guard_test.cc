@@ -4,6 +4,7 @@
 // says evict, evicts them newest first at the policy's rate; a dry run evicts nothing.
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -158,6 +159,17 @@ TEST_F(ServeContractGuardTest, ADemotionEvictsTheTenantsPodsNewestFirstAtThePoli
   ASSERT_NO_FATAL_FAILURE(StartServe(Policy("trusted", "")));
   ASSERT_TRUE(Eventually([&] { return serve_->Get("/readyz").status == 200; }));
   std::this_thread::sleep_for(2s);  // a round or two: nothing breaks the contract yet
+  EXPECT_TRUE(Violations().empty()) << ::testing::PrintToString(Violations());
+
+  // A misspelt rule id would leave the evictions asked for off: the reload is refused, naming
+  // it, and the policy in force stays (the tenant is still trusted).
+  WritePolicy(Policy("untrusted", "guard: {actions: {tier_shared: evict}}\n"));
+  ASSERT_TRUE(Eventually([&] {
+    std::ifstream in(dir_.File("serve.log"));
+    const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return absl::StrContains(log, "policy reload rejected") &&
+           absl::StrContains(log, "guard.actions.tier_shared: not a rule the contract guard");
+  }));
   EXPECT_TRUE(Violations().empty()) << ::testing::PrintToString(Violations());
 
   // The tenant is demoted; the policy evicts for tier-shared, two a minute.
