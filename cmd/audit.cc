@@ -81,6 +81,8 @@ int RunAudit(const std::vector<std::string>& args) {
   if (!sources.ok()) return Fail(sources.status());
   in.mig_parted = sources->mig_parted.get();
   in.wiring.extenders = sources->extenders;
+  // The contract's mig-drift findings read node configs as the geometry check does.
+  const topology::Catalog catalog = common::BuiltinCatalog().WithMigParted(sources->mig_parted);
   std::shared_ptr<const topology::ModelState> state;
   if (options->inputs.has_cluster()) {
     absl::StatusOr<topology::ClusterData> cluster = ReadCluster(options->inputs);
@@ -97,13 +99,13 @@ int RunAudit(const std::vector<std::string>& args) {
     if (const common::JsonValue* items = Items(*doc)) FileAuditInputs(*items, *policy, in);
     auto model = std::make_shared<topology::ModelState>();
     model->policy = std::make_shared<const topology::Policy>(*policy);
-    model->catalog = &common::BuiltinCatalog();
+    model->catalog = &catalog;
     model->snapshot = std::make_shared<const topology::ClusterSnapshot>(
-        topology::BuildSnapshot(*cluster, common::BuiltinCatalog(), *policy));
+        topology::BuildSnapshot(*cluster, catalog, *policy));
     state = std::move(model);
   } else {
     absl::StatusOr<std::shared_ptr<const topology::ModelState>> live =
-        ListLive(options->api_server, *policy);
+        ListLive(options->api_server, *policy, nullptr, &catalog);
     if (!live.ok()) return Fail(live.status());
     state = *std::move(live);
     // What the model keeps no trace of is listed again: pod and claim specs, the webhooks.

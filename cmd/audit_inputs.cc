@@ -197,8 +197,9 @@ std::vector<views::ContractFinding> ContractFindings(
     const std::vector<guard::ContractViolation>& violations) {
   std::vector<views::ContractFinding> out;
   for (const guard::ContractViolation& v : violations) {
+    // "pod/acme/train-0"; a node has no namespace: "node/mig-a".
     out.push_back({absl::StrCat(absl::AsciiStrToLower(guard::KindName(v.kind)), "/",
-                                v.namespace_name, "/", v.name),
+                                v.namespace_name, v.namespace_name.empty() ? "" : "/", v.name),
                    v.tenant, v.rule, v.message});
   }
   return out;

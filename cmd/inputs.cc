@@ -132,9 +132,9 @@ absl::StatusOr<std::unique_ptr<kube::ApiClient>> LiveApiClient(const KubeOptions
 
 absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
     const KubeOptions& api_server, topology::Policy policy,
-    std::vector<topology::PodFacts>* pending) {
+    std::vector<topology::PodFacts>* pending, const topology::Catalog* catalog) {
   ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> api, LiveApiClient(api_server));
-  auto state = std::make_shared<kube::ClusterState>(common::BuiltinCatalog());
+  auto state = std::make_shared<kube::ClusterState>(catalog ? *catalog : common::BuiltinCatalog());
   state->SetPolicy(std::make_shared<const topology::Policy>(std::move(policy)));
   kube::LiveSource source(*api, *state);
   source.Start();

@@ -41,10 +41,11 @@ absl::StatusOr<kube::ApiConfig> ApiConfigOf(const KubeOptions& api_server);
 absl::StatusOr<std::unique_ptr<kube::ApiClient>> LiveApiClient(const KubeOptions& api_server);
 
 // Lists the cluster once from kube-apiserver, as serve does at start. With `pending`, also
-// lists the pods no node holds yet, which the live state does not keep.
+// lists the pods no node holds yet, which the live state does not keep. The state read with
+// `catalog` (it must outlive the state), by default the built-in one.
 absl::StatusOr<std::shared_ptr<const topology::ModelState>> ListLive(
     const KubeOptions& api_server, topology::Policy policy,
-    std::vector<topology::PodFacts>* pending = nullptr);
+    std::vector<topology::PodFacts>* pending = nullptr, const topology::Catalog* catalog = nullptr);
 
 // What the isolation audit reads besides the cluster (views/audit.h): the mig-parted config
 // (YAML) and the KubeSchedulerConfiguration (its extender entries, their verbs and

@@ -88,11 +88,11 @@ void PrintDemoHelp(const std::string& ca_for_curl, int tls_port, int metrics_por
 // kube-apiserver, as --kubeconfig or the pod's service account reaches it.
 absl::StatusOr<std::unique_ptr<ServeCluster>> FollowApiServer(
     const ServeOptions& options, std::shared_ptr<const topology::Policy> policy,
-    common::AuditLog* audit) {
+    common::AuditLog* audit, std::shared_ptr<const topology::MigPartedFile> mig_parted) {
   ASSIGN_OR_RETURN(kube::ApiConfig config, ApiConfigOf(options.api_server));
   ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> client, kube::ApiClient::Create(config));
   return ServeCluster::Live(std::move(client), config.namespace_name, options, std::move(policy),
-                            audit);
+                            audit, std::move(mig_parted));
 }
 
 // The operator port's own series: what the binary is, and the audit log's health.
@@ -188,13 +188,14 @@ int RunServe(const std::vector<std::string>& args) {
   std::unique_ptr<ServeCluster> opened_cluster;
   if (options->cluster == ClusterSource::kLive) {
     absl::StatusOr<std::unique_ptr<ServeCluster>> live =
-        FollowApiServer(*options, shared_policy, audit.get());
+        FollowApiServer(*options, shared_policy, audit.get(), audit_sources->mig_parted);
     if (!live.ok()) return Fail(live.status());
     opened_cluster = *std::move(live);
   } else {
     absl::StatusOr<topology::ClusterData> data = ReadCluster(options->inputs);
     if (!data.ok()) return table.Refuse(data.status());
-    opened_cluster = ServeCluster::Fixed(*std::move(data), shared_policy);
+    opened_cluster =
+        ServeCluster::Fixed(*std::move(data), shared_policy, audit_sources->mig_parted);
   }
   ServeCluster& cluster = *opened_cluster;
   audit_sources->contract = [&cluster] {

@@ -11,16 +11,20 @@
 
 namespace cmd {
 
-ServeCluster::ServeCluster(std::shared_ptr<const topology::Policy> policy)
-    : state_(common::BuiltinCatalog()), initial_policy_(std::move(policy)) {
+ServeCluster::ServeCluster(std::shared_ptr<const topology::Policy> policy,
+                           std::shared_ptr<const topology::MigPartedFile> mig_parted)
+    : catalog_(common::BuiltinCatalog().WithMigParted(std::move(mig_parted))),
+      state_(catalog_),
+      initial_policy_(std::move(policy)) {
   state_.SetPolicy(initial_policy_);
 }
 
 ServeCluster::~ServeCluster() { Stop(); }
 
-std::unique_ptr<ServeCluster> ServeCluster::Fixed(topology::ClusterData cluster,
-                                                  std::shared_ptr<const topology::Policy> policy) {
-  std::unique_ptr<ServeCluster> c(new ServeCluster(std::move(policy)));
+std::unique_ptr<ServeCluster> ServeCluster::Fixed(
+    topology::ClusterData cluster, std::shared_ptr<const topology::Policy> policy,
+    std::shared_ptr<const topology::MigPartedFile> mig_parted) {
+  std::unique_ptr<ServeCluster> c(new ServeCluster(std::move(policy), std::move(mig_parted)));
   c->fixed_ = cluster;
   c->state_.ReplaceAll(std::move(cluster));
   // Judged, never acted on: there is no API server to post to.
@@ -29,12 +33,11 @@ std::unique_ptr<ServeCluster> ServeCluster::Fixed(topology::ClusterData cluster,
   return c;
 }
 
-std::unique_ptr<ServeCluster> ServeCluster::Live(std::unique_ptr<kube::Api> api,
-                                                 const std::string& api_namespace,
-                                                 const ServeOptions& options,
-                                                 std::shared_ptr<const topology::Policy> policy,
-                                                 common::AuditLog* audit) {
-  std::unique_ptr<ServeCluster> c(new ServeCluster(std::move(policy)));
+std::unique_ptr<ServeCluster> ServeCluster::Live(
+    std::unique_ptr<kube::Api> api, const std::string& api_namespace, const ServeOptions& options,
+    std::shared_ptr<const topology::Policy> policy, common::AuditLog* audit,
+    std::shared_ptr<const topology::MigPartedFile> mig_parted) {
+  std::unique_ptr<ServeCluster> c(new ServeCluster(std::move(policy), std::move(mig_parted)));
   c->api_ = std::move(api);
   kube::Api& api_ref = *c->api_;
   const std::string lease_namespace =

@@ -31,6 +31,8 @@
 #include "kube/leader.h"
 #include "kube/live_source.h"
 #include "kube/usage_record.h"
+#include "topology/catalog.h"
+#include "topology/mig_parted.h"
 #include "topology/policy.h"
 #include "topology/snapshot.h"
 
@@ -39,15 +41,17 @@ namespace cmd {
 class ServeCluster {
  public:
   // A fixed cluster: published at once, no binds, claim quotas counted on the state alone.
-  static std::unique_ptr<ServeCluster> Fixed(topology::ClusterData cluster,
-                                             std::shared_ptr<const topology::Policy> policy);
+  // `mig_parted` (may be null): the cluster's mig-parted config, what its nodes'
+  // nvidia.com/mig.config names stand for (topology::Catalog::WithMigParted).
+  static std::unique_ptr<ServeCluster> Fixed(
+      topology::ClusterData cluster, std::shared_ptr<const topology::Policy> policy,
+      std::shared_ptr<const topology::MigPartedFile> mig_parted = nullptr);
   // Follows `api`. `api_namespace` is where the Lease and the quota records live unless
   // options.lease_namespace says otherwise. `audit` (may be null) outlives the cluster.
-  static std::unique_ptr<ServeCluster> Live(std::unique_ptr<kube::Api> api,
-                                            const std::string& api_namespace,
-                                            const ServeOptions& options,
-                                            std::shared_ptr<const topology::Policy> policy,
-                                            common::AuditLog* audit);
+  static std::unique_ptr<ServeCluster> Live(
+      std::unique_ptr<kube::Api> api, const std::string& api_namespace, const ServeOptions& options,
+      std::shared_ptr<const topology::Policy> policy, common::AuditLog* audit,
+      std::shared_ptr<const topology::MigPartedFile> mig_parted = nullptr);
   ~ServeCluster();  // Stop()
   ServeCluster(const ServeCluster&) = delete;
   ServeCluster& operator=(const ServeCluster&) = delete;
@@ -72,10 +76,12 @@ class ServeCluster {
   void Collect(common::MetricsText& out) const;
 
  private:
-  explicit ServeCluster(std::shared_ptr<const topology::Policy> policy);
+  ServeCluster(std::shared_ptr<const topology::Policy> policy,
+               std::shared_ptr<const topology::MigPartedFile> mig_parted);
   void StartLeaderElection(const ServeOptions& options, const std::string& lease_namespace,
                            common::AuditLog* audit);
 
+  const topology::Catalog catalog_;  // the built-in one, with the cluster's mig-parted config
   kube::ClusterState state_;
   std::shared_ptr<const topology::Policy> initial_policy_;
   std::optional<topology::ClusterData> fixed_;  // republished with each policy

@@ -51,7 +51,9 @@ const common::FlagTable kServeFlags{
      {"audit-log", "FILE|-",
       "append one JSON line per bind, per admission denial and per DRA claim\n"
       "allocated or released (\"-\": stdout)"},
-     {"mig-parted-config", "FILE", "the mig-parted config the audit page compares MIG with"},
+     {"mig-parted-config", "FILE",
+      "the site's mig-parted config: what nvidia.com/mig.config names mean\n"
+      "(mig-drift in the filter, the contract guard and the audit page)"},
      {"scheduler-config", "FILE",
       "the KubeSchedulerConfiguration the audit page compares managed\n"
       "resources with"},

@@ -50,6 +50,12 @@ const GpuModel* Catalog::FindModel(absl::string_view model) const {
   return nullptr;
 }
 
+Catalog Catalog::WithMigParted(std::shared_ptr<const MigPartedFile> mig_parted) const {
+  Catalog out = *this;
+  out.mig_parted_ = std::move(mig_parted);
+  return out;
+}
+
 absl::Status Catalog::Validate() const {
   for (const GpuModel& m : models_) {
     if (m.memory_slices <= 0 || m.compute_slices <= 0) {

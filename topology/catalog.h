@@ -9,6 +9,7 @@
 #define GPU_TENANCY_TOPOLOGY_CATALOG_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,6 +19,8 @@
 #include "absl/strings/string_view.h"
 
 namespace topology {
+
+struct MigPartedFile;  // topology/mig_parted.h
 
 struct MigProfile {
   std::string name;                   // as nvidia-smi prints it: "3g.40gb", "1g.10gb+me"
@@ -66,8 +69,15 @@ class Catalog {
   // loader calls it so a bad data file fails at start, not during a scheduling decision.
   absl::Status Validate() const;
 
+  // The cluster's mig-parted config (mig-manager's): what the names in nvidia.com/mig.config
+  // stand for, before NVIDIA's default configs (topology/mig_drift.h); null when not given.
+  const MigPartedFile* mig_parted() const { return mig_parted_.get(); }
+  // This catalog, reading nvidia.com/mig.config names through `mig_parted` (may be null).
+  Catalog WithMigParted(std::shared_ptr<const MigPartedFile> mig_parted) const;
+
  private:
   std::vector<GpuModel> models_;
+  std::shared_ptr<const MigPartedFile> mig_parted_;
 };
 
 // Splits a GFD product label into the parent product and the MIG profile of the single

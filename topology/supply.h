@@ -48,8 +48,9 @@ struct NodeSupply {
   // has paused the device plugin for it.
   std::string mig_unsettled;
   // Non-empty when mig-manager reports the node settled but it shows a geometry other than its
-  // nvidia.com/mig.config predicts by NVIDIA's default configs: the reason, naming the config
-  // and the differences (topology/mig_drift.h). mig-manager re-cuts such a node when it next runs.
+  // nvidia.com/mig.config predicts (by the catalog's mig-parted config, else NVIDIA's default
+  // configs): the reason, naming the config and the differences (topology/mig_drift.h). mig-manager
+  // re-cuts such a node when it next runs.
   std::string mig_drift;
 
   // The offer of a resource, or null. The second form takes a demand's entry and hashes nothing.

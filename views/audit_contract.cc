@@ -25,7 +25,10 @@ CheckResult ContractHeld(const AuditInputs& in) {
                    " of the policy by objects that got past admission or that a policy "
                    "change left behind");
   for (const ContractFinding& f : *in.contract) {
-    r.findings.push_back({f.object, absl::StrCat("tenant ", f.tenant, ": ", f.message)});
+    // A MIG node about to be re-cut is the platform's, no tenant's.
+    r.findings.push_back({f.object, f.tenant.empty()
+                                        ? f.message
+                                        : absl::StrCat("tenant ", f.tenant, ": ", f.message)});
   }
   r.fix =
       "delete or fix each object as its message says (kubectl get events -A --field-selector "

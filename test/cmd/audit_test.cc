@@ -200,9 +200,17 @@ TEST(AuditCommandTest, MisconfiguredFleetFailsExactlyItsMistakes) {
                         {"untrusted-isolation", {"pod/acme/chat"}},
                         {"separate-resource-names", {"node/ts-plain"}},
                         {"mig-config-applied", {"node/mig-drift"}},
-                        // Past admission, the contract guard finds the pod too.
-                        {"contract-held", {"pod/acme/chat"}},
+                        // Past admission, the contract guard finds the pod too, and the node,
+                        // reading its config through the same mig-parted file.
+                        {"contract-held", {"node/mig-drift", "pod/acme/chat"}},
                     }));
+  for (const auto& c : doc["checklist"].GetArray()) {
+    if (std::string(c["id"].GetString()) != "contract-held") continue;
+    // A node is no tenant's: its finding names the rule first.
+    EXPECT_THAT(std::string(c["findings"][0]["problem"].GetString()),
+                ::testing::StartsWith("[mig-drift] node \"mig-drift\": MIG geometry differs from "
+                                      "nvidia.com/mig.config=tenancy-3-2-1-1"));
+  }
   // The deal says the same: acme's chat pod shares a fault domain with research.
   const rapidjson::Value* chat = FindDevice(doc, "acme", "acme/chat");
   ASSERT_NE(chat, nullptr);

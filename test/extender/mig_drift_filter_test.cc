@@ -2,6 +2,7 @@
 // mig-manager still reports success, over real HTTPS: `gpu-tenancy serve` on a cluster file whose
 // nodes carry NVIDIA's default config names (no mig-parted config given), asked with the names-only
 // request kube-scheduler sent in the captured call (filter-nodecache-true), its candidates renamed.
+// With the site's mig-parted config (--mig-parted-config) a name means what that file says.
 #include <map>
 #include <string>
 #include <vector>
@@ -61,6 +62,29 @@ TEST_F(MigDriftFilterTest, ADriftedNodeIsUnresolvableWithTheConfigAndTheDifferen
                 "gpu_tenancy_filter_rejections_total{verdict=\"unresolvable\",rule=\"mig-drift\"}"),
             std::string::npos)
       << metrics.body;
+}
+
+// The site's all-1g.10gb leaves a 3g.40gb on a second GPU: mig-drifted shows just that.
+class MigDriftSiteConfigTest : public SharedServeSuite<MigDriftSiteConfigTest> {
+ public:
+  static std::vector<std::string> ServeArgs() {
+    return {"--cluster-file", std::string(GT_TESTDATA_DIR) + "/extender/mig-drift-cluster.yaml",
+            "--mig-parted-config", std::string(GT_TESTDATA_DIR) + "/extender/mig-parted-site.yaml"};
+  }
+};
+
+TEST_F(MigDriftSiteConfigTest, ANodeShowingWhatTheSitesConfigSaysIsKept) {
+  testing_support::ServeProcess::Response r =
+      server_->Post("/extender/filter", ReadTestData("extender/filter-mig-drift.request.json"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  rapidjson::Document reply = ParseOrDie(r.body);
+  std::vector<std::string> kept;
+  const rapidjson::Value* names = common::FindMember(reply, "NodeNames");
+  ASSERT_TRUE(names != nullptr && names->IsArray()) << r.body;
+  for (const auto& n : names->GetArray()) kept.push_back(n.GetString());
+  EXPECT_EQ(kept, (std::vector<std::string>{"mig-drifted", "mig-settled", "mig-unhealthy"}));
+  EXPECT_EQ(Reasons(common::FindMember(reply, "FailedAndUnresolvableNodes")),
+            (std::map<std::string, std::string>{{"cpu-node", "no NVIDIA GPU on node"}}));
 }
 
 }  // namespace

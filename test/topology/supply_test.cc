@@ -3,12 +3,14 @@
 // reconfiguration, pools.
 #include "topology/supply.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/config_loader.h"
 #include "gtest/gtest.h"
+#include "topology/mig_parted.h"
 
 namespace topology {
 namespace {
@@ -559,6 +561,32 @@ TEST(BuildNodeSupplyTest, MigDrift) {
     EXPECT_EQ(s.mig_drift, c.mig_drift);
     EXPECT_EQ(s.mig_unsettled, c.mig_unsettled);
   }
+}
+
+// The catalog's mig-parted config says what a name stands for: a name only it knows is
+// compared, and its layout of a default name wins over NVIDIA's.
+TEST(BuildNodeSupplyTest, MigDriftReadsTheNamesThroughTheCatalogsMigPartedConfig) {
+  auto layout = [](const std::string& name, int per_gpu) {
+    MigPartedEntry entry;
+    entry.mig_enabled = true;
+    entry.mig_devices = {{"3g.40gb", per_gpu}};
+    return MigPartedLayout{name, {entry}};
+  };
+  auto file = std::make_shared<MigPartedFile>();
+  file->layouts = {layout("custom", 2), layout("all-3g.40gb", 1)};
+  const Catalog catalog = common::BuiltinCatalog().WithMigParted(file);
+  auto node = [](const std::string& config) {
+    return Node(With(kH100Mixed, {{"nvidia.com/mig.config", config}}),
+                {{"nvidia.com/mig-3g.40gb", "2"}});
+  };
+  // Two GPUs showing one 3g.40gb each: what the site's all-3g.40gb says, not NVIDIA's.
+  EXPECT_EQ(BuildNodeSupply(node("all-3g.40gb"), catalog, TestPolicy()).mig_drift, "");
+  EXPECT_NE(BuildNodeSupply(node("all-3g.40gb"), common::BuiltinCatalog(), TestPolicy()).mig_drift,
+            "");
+  EXPECT_EQ(BuildNodeSupply(node("custom"), catalog, TestPolicy()).mig_drift,
+            "MIG geometry differs from nvidia.com/mig.config=custom (state success): mig-manager "
+            "is about to re-cut it; nvidia.com/mig-3g.40gb: expected 4, node shows 2");
+  EXPECT_EQ(BuildNodeSupply(node("custom"), common::BuiltinCatalog(), TestPolicy()).mig_drift, "");
 }
 
 }  // namespace
