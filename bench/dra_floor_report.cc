@@ -59,9 +59,9 @@ std::string Report(const Run& run, const Options& opt) {
       "`gpuMemoryPerPod: 80Gi`, which the published H100s (81559Mi each) imply, so their claims "
       "get the annotation and no selector; `metered` also has a claim quota (its usage record "
       "held ",
-      run.record_entries, " reservations at the end, after ", run.record_writes,
-      " writes: the rest of its claims were admitted from the replica's budget). CPU per review: "
-      "the webhook process's "
+      run.record_entries, " reservations at the end and was written ", run.record_writes,
+      " times, by claims that found no budget open and by refills ahead of need: every other "
+      "claim was admitted from the replica's budget). CPU per review: the webhook process's "
       "CPU (every thread: watches, leader election and all) over the phase, divided by its "
       "reviews.\n\n",
       absl::StrFormat("Load average before: %s; after: %s. While the phases ran, the rest of the "
@@ -71,9 +71,8 @@ std::string Report(const Run& run, const Options& opt) {
                       run.load_before, run.load_after, run.others_cores,
                       static_cast<int>(std::thread::hardware_concurrency()), run.bench_cores,
                       run.serve_idle_cores),
-      "Handler p50 and p99: the review's time in the webhook's handler (its Server-Timing header): "
-      "the "
-      "rest of a round trip is TLS, HTTP, the network and waiting for a CPU.\n\n"
+      "Handler p50 and p99: the review's time in the webhook's handler (its Server-Timing "
+      "header): the rest of a round trip is TLS, HTTP, the network and waiting for a CPU.\n\n"
       "| webhook | review | reviews | p50 | p99 | p50 / do-nothing | p99 / do-nothing | "
       "handler p50 | handler p99 |\n"
       "|---|---|---|---|---|---|---|---|---|\n");

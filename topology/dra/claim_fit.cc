@@ -1,7 +1,6 @@
 #include "topology/dra/claim_fit.h"
 
 #include <algorithm>
-#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
