@@ -53,6 +53,18 @@ topology::TenantQuota BudgetLimits(const topology::TenantQuota& quota,
   return limits;
 }
 
+// What is left of `budget` once `spent` is admitted from it, on the items the quota sets.
+topology::QuotaUsage LeftOf(const topology::TenantQuota& quota, const topology::QuotaUsage& budget,
+                            const topology::QuotaUsage& spent) {
+  topology::QuotaUsage left;
+  ForEachClaimItem(quota, spent, budget, left,
+                   [](int64_t, int64_t spent_item, int64_t budget_item, int64_t& amount) {
+                     amount = std::max<int64_t>(0, budget_item - spent_item);
+                   });
+  std::erase_if(left.mig_instances, [](const auto& entry) { return entry.second == 0; });
+  return left;
+}
+
 }  // namespace
 
 std::optional<topology::QuotaUsage> BudgetToGrant(const topology::TenantQuota& quota,
@@ -145,12 +157,60 @@ void ClaimBudgets::Written(absl::string_view tenant, const UnrecordedClaims& con
                            const std::optional<topology::QuotaUsage>& granted, int64_t now_unix) {
   common::MutexLock lock(&mu_);
   Tenant& t = Of(tenant);
-  for (const auto& [key, admitted] : converted) {
-    if (t.unrecorded.erase(key)) t.unrecorded_total.Add(admitted.first, -1);
-  }
+  ForgetConverted(t, converted);
   t.budget = granted;
   t.granted_unix = now_unix;
   t.spent = {};
+}
+
+ClaimBudgets::Refill ClaimBudgets::BeginRefill(absl::string_view tenant,
+                                               const topology::TenantQuota& quota,
+                                               int64_t now_unix) {
+  common::MutexLock lock(&mu_);
+  Tenant& t = Of(tenant);
+  Refill refill{t.unrecorded, {}};
+  t.spent_at_refill = t.spent;
+  // What TryAdmit may still admit: the budget's amounts on the items the quota sets, less what
+  // it admitted. Nothing of an expired budget: TryAdmit admits from it no more.
+  if (t.budget && now_unix - t.granted_unix < kBudgetSeconds) {
+    refill.carried = LeftOf(quota, *t.budget, t.spent);
+  }
+  return refill;
+}
+
+void ClaimBudgets::RefillWritten(absl::string_view tenant, const Refill& refill,
+                                 const std::optional<topology::QuotaUsage>& granted,
+                                 int64_t now_unix) {
+  common::MutexLock lock(&mu_);
+  Tenant& t = Of(tenant);
+  ForgetConverted(t, refill.converted);
+  topology::QuotaUsage since = t.spent;  // admitted while the write was under way
+  since.Add(t.spent_at_refill, -1);
+  if (granted) {
+    t.budget = refill.carried;
+    t.budget->Add(*granted);
+    t.granted_unix = now_unix;
+    t.spent = since;
+  } else {
+    t.budget.reset();
+    t.spent = {};
+  }
+  t.spent_at_refill = {};
+  t.refill_ahead = false;
+}
+
+void ClaimBudgets::RefillFailed(absl::string_view tenant) {
+  common::MutexLock lock(&mu_);
+  Tenant& t = Of(tenant);
+  t.budget.reset();
+  t.spent_at_refill = {};
+  t.refill_ahead = false;
+}
+
+void ClaimBudgets::ForgetConverted(Tenant& t, const UnrecordedClaims& converted) {
+  for (const auto& [key, admitted] : converted) {
+    if (t.unrecorded.erase(key)) t.unrecorded_total.Add(admitted.first, -1);
+  }
 }
 
 common::Mutex& ClaimBudgets::RefillTurn(absl::string_view tenant) {

@@ -15,7 +15,11 @@
 // admitted from the budget into its own reservation (counted until every replica sees it) and
 // replaces the budget: with a new one when the headroom allows, else with none. So that claims
 // seldom meet a spent budget, a refill without a claim (RefillClaimBudget) does the same ahead
-// of need once TakeRefillAhead says so; while that write is under way no budget is open.
+// of need once TakeRefillAhead says so. The budget stays open while that write is under way:
+// the write carries what is left of it into the new budget entry (the old entry counted it
+// already), so the claims admitted meanwhile, which it does not convert, stay covered; they are
+// spent from the new budget, or, when no new one is granted, covered by the carried part alone
+// with no budget open until the next write converts them.
 //
 // Sizes: a budget takes at most 1/kBudgetShare of the headroom left after the claim that asked,
 // per quota item, and at most kBudgetClaims claims like it; none is granted unless it covers one
@@ -28,8 +32,11 @@
 // replicas count it whole until the owner replaces it or kReservationGraceSeconds after its grant
 // (the owner stops using it after kBudgetSeconds, so a claim admitted from it is counted by the
 // budget at least kReservationGraceSeconds - kBudgetSeconds after its admission, and by its own
-// reservation once converted). The key names the process, not the pod: a restarted replica never
-// takes over, or drops, the budget of its previous run; that one expires.
+// reservation once converted). A refill ahead of need writes what is left of the old budget
+// into the new entry: the old entry counted it whole, and the grant beside it is sized with it
+// held, so what the record holds for the replica covers every claim it admitted and not
+// converted, before, during and after the write. The key names the process, not the pod: a
+// restarted replica never takes over, or drops, the budget of its previous run; that one expires.
 //
 // Thread-safe. Refills of one tenant take turns (RefillTurn), so a budget is never replaced by two
 // writes at once.
@@ -101,7 +108,7 @@ class ClaimBudgets {
   // since.
   bool RefillAheadDue(absl::string_view tenant);
 
-  // The refill of a tenant's budget, while the caller holds RefillTurn(tenant): Close() stops
+  // The write that admits a claim, while the caller holds RefillTurn(tenant): Close() stops
   // admitting from the current budget and returns the claims the write must convert into
   // reservations; after the write succeeded, Written() forgets those and installs `granted`
   // (none: no budget until the next write). After a failed write nothing is called: the old
@@ -109,19 +116,39 @@ class ClaimBudgets {
   UnrecordedClaims Close(absl::string_view tenant);
   void Written(absl::string_view tenant, const UnrecordedClaims& converted,
                const std::optional<topology::QuotaUsage>& granted, int64_t now_unix);
+
+  // A refill ahead of need, while the caller holds RefillTurn(tenant): the budget stays open.
+  // BeginRefill returns the claims to convert and what is left of the budget at `now_unix`
+  // (nothing once it expired), which the write carries into the new entry. After the write
+  // succeeded, RefillWritten forgets the converted claims and opens `carried` + `granted`,
+  // the claims admitted since BeginRefill spent from it (no grant: no budget open; the record
+  // covers those claims with `carried` until the next write converts them). After a failed
+  // write, RefillFailed closes the budget, as a failed write leaves it (its old entry still
+  // covers every claim it admitted).
+  struct Refill {
+    UnrecordedClaims converted;
+    topology::QuotaUsage carried;
+  };
+  Refill BeginRefill(absl::string_view tenant, const topology::TenantQuota& quota,
+                     int64_t now_unix);
+  void RefillWritten(absl::string_view tenant, const Refill& refill,
+                     const std::optional<topology::QuotaUsage>& granted, int64_t now_unix);
+  void RefillFailed(absl::string_view tenant);
   common::Mutex& RefillTurn(absl::string_view tenant);
 
  private:
   struct Tenant {
     std::optional<topology::QuotaUsage> budget;  // open while set
     int64_t granted_unix = 0;
-    topology::QuotaUsage spent;  // admitted from `budget`
+    topology::QuotaUsage spent;            // admitted from `budget`
+    topology::QuotaUsage spent_at_refill;  // `spent` when BeginRefill ran
     UnrecordedClaims unrecorded;
     topology::QuotaUsage unrecorded_total;  // what `unrecorded` holds, summed
     bool refill_ahead = false;              // asked for, for the current budget
     std::unique_ptr<common::Mutex> refill_turn = std::make_unique<common::Mutex>();
   };
   Tenant& Of(absl::string_view tenant) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static void ForgetConverted(Tenant& t, const UnrecordedClaims& converted);
 
   const std::string record_key_;
   common::Mutex mu_;

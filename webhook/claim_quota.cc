@@ -117,8 +117,11 @@ ClaimQuotaDecision DecideClaimQuota(const ClaimQuotaInput& in, const RecordData&
     after.Add(in.requested);
   }
   if (own_budget) {
+    topology::QuotaUsage entry = in.carried ? *in.carried : topology::QuotaUsage{};
+    after.Add(entry);
     out.budget = BudgetToGrant(*in.quota, after, in.requested);
-    if (out.budget) kept[in.own_budget_key] = EncodeReservation({*out.budget, in.now_unix});
+    if (out.budget) entry.Add(*out.budget);
+    if (!entry.empty()) kept[in.own_budget_key] = EncodeReservation({entry, in.now_unix});
   }
   out.write = std::move(kept);
   return out;
@@ -246,18 +249,26 @@ bool ClaimCountsAgainstRecord(const topology::TenantRef& tenant) {
 namespace {
 
 // Writes what `in` decides into the tenant's usage record. With `budgets` (the caller holds the
-// tenant's refill turn) the write also replaces this replica's budget: it is closed first, the
-// claims admitted from it are converted into their own reservations, and the budget the decision
-// grants is installed once the write succeeded.
+// tenant's refill turn) the write also replaces this replica's budget: the claims admitted from
+// it are converted into their own reservations, and the budget the decision grants is installed
+// once the write succeeded. A claim's write closes the budget first; a refill `ahead` of need
+// keeps it open and carries what is left of it (ClaimBudgets::BeginRefill).
 absl::Status WriteRecord(ClaimQuotaInput in, const std::string& tenant, ClaimBudgets* budgets,
                          const ClaimQuotaContext& context, bool dry_run,
-                         ClaimQuotaDecision& decision) {
+                         ClaimQuotaDecision& decision, bool ahead = false) {
   UnrecordedClaims converted;
+  ClaimBudgets::Refill refill;
   if (budgets) {
-    converted = budgets->Close(tenant);
     in.grant_budget = true;
     in.own_budget_key = budgets->record_key();
-    in.converted = &converted;
+    if (ahead) {
+      refill = budgets->BeginRefill(tenant, *in.quota, in.now_unix);
+      in.converted = &refill.converted;
+      in.carried = &refill.carried;
+    } else {
+      converted = budgets->Close(tenant);
+      in.converted = &converted;
+    }
   }
   absl::Status written = context.update(
       UsageRecordName(tenant),
@@ -268,7 +279,13 @@ absl::Status WriteRecord(ClaimQuotaInput in, const std::string& tenant, ClaimBud
       dry_run);
   // After a failed write the budget stays closed: the next claim goes through the record, and
   // its write converts what the old budget admitted.
-  if (written.ok() && budgets && decision.write) {
+  if (budgets && ahead) {
+    if (written.ok() && decision.write) {
+      budgets->RefillWritten(tenant, refill, decision.budget, in.now_unix);
+    } else {
+      budgets->RefillFailed(tenant);
+    }
+  } else if (written.ok() && budgets && decision.write) {
     budgets->Written(tenant, converted, decision.budget, in.now_unix);
   }
   return written;
@@ -414,7 +431,8 @@ absl::Status RefillClaimBudget(const topology::ClusterSnapshot& snapshot,
   in.observed = *std::move(observed);
   in.observed_claims = &seen;
   ClaimQuotaDecision decision;
-  return WriteRecord(std::move(in), tenant_name, budgets, context, /*dry_run=*/false, decision);
+  return WriteRecord(std::move(in), tenant_name, budgets, context, /*dry_run=*/false, decision,
+                     /*ahead=*/true);
 }
 
 namespace claim_rules_internal {

@@ -85,6 +85,10 @@ struct ClaimQuotaInput {
   bool grant_budget = false;
   std::string own_budget_key;
   const UnrecordedClaims* converted = nullptr;
+  // With `grant_budget`, a refill ahead of need: what is left of the budget being replaced
+  // (ClaimBudgets::BeginRefill). The new entry carries it beside the grant, which is sized with
+  // it held, so the claims admitted from it while the write is under way stay covered.
+  const topology::QuotaUsage* carried = nullptr;
 };
 
 struct ClaimQuotaDecision {
@@ -93,7 +97,8 @@ struct ClaimQuotaDecision {
   // The record to write when admitted: stale and unreadable entries dropped, this claim's
   // reservation added (replacing one under the same key: the API server retried the call).
   std::optional<RecordData> write;
-  std::optional<topology::QuotaUsage> budget;  // granted with `write` (grant_budget only)
+  // Granted with `write` (grant_budget only); the entry also holds `carried`.
+  std::optional<topology::QuotaUsage> budget;
 };
 ClaimQuotaDecision DecideClaimQuota(const ClaimQuotaInput& input, const RecordData& record);
 

@@ -4,6 +4,7 @@
 // claims, and two replicas sharing one record never admit past the quota between them.
 #include "webhook/claim_budget.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -197,6 +198,88 @@ TEST(ClaimBudgetsTest, ARefillAheadIsAskedOnceWhenMoreThanHalfIsSpentOrHalfItsTi
   EXPECT_TRUE(budgets.TakeRefillAhead("acme", quota, kNow + webhook::kBudgetSeconds / 2 + 1));
 }
 
+// A refill ahead of need keeps the budget open: claims admitted while its write is under way
+// come out of what is left of the old budget, which the write carries into the new one, and
+// stay unrecorded until the next write converts them.
+TEST(ClaimBudgetsTest, ARefillAheadKeepsTheBudgetOpenAndCarriesWhatIsLeft) {
+  const topology::TenantQuota quota = GpuQuota(100);
+  auto none = [](const std::string&) { return false; };
+  auto admit = [&](ClaimBudgets& budgets, const std::string& key, int64_t now = kNow) {
+    return budgets.TryAdmit("acme", quota, key, Gpus(1), {}, none, now);
+  };
+  ClaimBudgets budgets("a");
+  budgets.Written("acme", {}, Gpus(8), kNow);
+  for (const char* key : {"a", "b", "c"}) ASSERT_TRUE(admit(budgets, key));
+  const ClaimBudgets::Refill refill = budgets.BeginRefill("acme", quota, kNow);
+  EXPECT_EQ(refill.carried, Gpus(5));
+  ASSERT_EQ(refill.converted.size(), 3u);
+  // While the write is under way: what is left, and no more.
+  for (const char* key : {"d", "e", "f", "g", "h"}) EXPECT_TRUE(admit(budgets, key)) << key;
+  EXPECT_FALSE(admit(budgets, "i")) << "the old budget is spent";
+  budgets.RefillWritten("acme", refill, Gpus(4), kNow + 1);
+  // 5 carried + 4 granted, 5 of it spent while the write was under way.
+  for (const char* key : {"i", "j", "k", "l"}) EXPECT_TRUE(admit(budgets, key, kNow + 1)) << key;
+  EXPECT_FALSE(admit(budgets, "m", kNow + 1));
+  const webhook::UnrecordedClaims left = budgets.Close("acme");
+  std::vector<std::string> keys;
+  for (const auto& [key, admitted] : left) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"d", "e", "f", "g", "h", "i", "j", "k", "l"}))
+      << "the claims the write converted are forgotten, the others wait for the next one";
+
+  // No grant: no budget open; the record's carried part covers what was admitted meanwhile.
+  ClaimBudgets near("b");
+  near.Written("acme", {}, Gpus(2), kNow);
+  const ClaimBudgets::Refill last = near.BeginRefill("acme", quota, kNow);
+  ASSERT_TRUE(admit(near, "x"));
+  near.RefillWritten("acme", last, std::nullopt, kNow + 1);
+  EXPECT_FALSE(near.HasOpenBudget("acme", kNow + 1));
+  EXPECT_EQ(near.Close("acme").count("x"), 1u) << "converted by the next write";
+
+  // A failed write closes the budget; every claim it admitted waits for the next write.
+  ClaimBudgets failed("c");
+  failed.Written("acme", {}, Gpus(4), kNow);
+  ASSERT_TRUE(admit(failed, "p"));
+  failed.BeginRefill("acme", quota, kNow);
+  ASSERT_TRUE(admit(failed, "q"));
+  failed.RefillFailed("acme");
+  EXPECT_FALSE(failed.HasOpenBudget("acme", kNow));
+  EXPECT_EQ(failed.Close("acme").size(), 2u);
+
+  // An expired budget admits nothing more, so nothing of it is carried.
+  ClaimBudgets old("d");
+  old.Written("acme", {}, Gpus(4), kNow);
+  EXPECT_TRUE(old.BeginRefill("acme", quota, kNow + webhook::kBudgetSeconds).carried.empty());
+}
+
+// The refill's entry holds what it carries and the grant, which is sized with the carried part
+// held.
+TEST(ClaimBudgetsTest, ARefillAheadsEntryCarriesWhatIsLeftBesideTheGrant) {
+  const topology::TenantQuota quota = GpuQuota(100);
+  const webhook::UnrecordedClaims converted = {{"acme.a", {Gpus(3), kNow - 5}}};
+  const QuotaUsage carried = Gpus(5);
+  const RecordData record = {{"budget.mine", webhook::EncodeReservation({Gpus(8), kNow - 6})}};
+  webhook::ClaimQuotaInput in;
+  in.quota = &quota;
+  in.observed = Gpus(40);
+  in.requested = Gpus(1);  // the shape; no claim is admitted
+  in.now_unix = kNow;
+  in.grant_budget = true;
+  in.own_budget_key = "budget.mine";
+  in.converted = &converted;
+  in.carried = &carried;
+  const webhook::ClaimQuotaDecision d = webhook::DecideClaimQuota(in, record);
+  ASSERT_TRUE(d.write.has_value());
+  // Held: 40 observed + 3 converted + 5 carried = 48: the grant is min((100 - 48) / 4, 128) = 13.
+  EXPECT_EQ(d.budget, Gpus(13));
+  EXPECT_EQ(*d.write, (RecordData{{"acme.a", webhook::EncodeReservation({Gpus(3), kNow - 5})},
+                                  {"budget.mine", webhook::EncodeReservation({Gpus(18), kNow})}}));
+  // Near the quota nothing is granted, and the carried part alone stays reserved.
+  in.observed = Gpus(90);
+  const webhook::ClaimQuotaDecision near = webhook::DecideClaimQuota(in, record);
+  EXPECT_EQ(near.budget, std::nullopt);
+  EXPECT_EQ(near.write->at("budget.mine"), webhook::EncodeReservation({Gpus(5), kNow}));
+}
+
 constexpr char kPolicy[] = R"(tiers:
   - {name: training, modes: [exclusive, mig]}
 tenants:
@@ -219,22 +302,29 @@ topology::Policy AcmePolicy(absl::string_view quota = "{gpus: 100}") {
 
 // Replicas sharing one record kept in memory, each with its own budgets: a write is applied
 // only if the record did not change since the replica decided, as the API server's
-// resourceVersion precondition does (here the decision and the write are one step).
+// resourceVersion precondition does; on a conflict the replica decides again.
 struct SharedRecord {
   RecordData data;
   int writes = 0;
+  // Runs once, between the next decision and its write: what happens while a write is under way.
+  std::function<void()> during_write;
 
   webhook::ClaimQuotaContext Context(ClaimBudgets& budgets, int64_t now) {
     webhook::ClaimQuotaContext c;
     c.now_unix = now;
     c.budgets = &budgets;
     c.update = [this](const std::string&, const auto& decide, bool dry_run) {
-      std::optional<RecordData> next = decide(data);
-      if (next && !dry_run) {
-        data = *next;
-        ++writes;
+      for (;;) {
+        const int seen = writes;
+        std::optional<RecordData> next = decide(data);
+        if (std::function<void()> meanwhile = std::exchange(during_write, nullptr)) meanwhile();
+        if (writes != seen) continue;  // the record changed: decide again
+        if (next && !dry_run) {
+          data = *next;
+          ++writes;
+        }
+        return absl::OkStatus();
       }
-      return absl::OkStatus();
     };
     return c;
   }
@@ -500,6 +590,81 @@ TEST(ClaimBudgetReviewTest, TwoReplicasNeverAdmitPastTheQuotaBetweenThem) {
   EXPECT_LE(admitted, 100);
   EXPECT_GE(admitted, 90) << "budgets near the quota are small, so little is left unspent";
   EXPECT_LT(record.writes, admitted) << "some claims came from budgets";
+}
+
+// Claims that arrive while a refill's write is under way are admitted on the loop from what is
+// left of the old budget, with no write of their own, and the other replica's writes meanwhile
+// make the refill decide again. After every step the record covers each claim a replica admitted
+// and did not write (its budget entry holds at least as many), and the two never pass the quota.
+TEST(ClaimBudgetReviewTest, ClaimsAdmittedWhileARefillIsWrittenStayCovered) {
+  const topology::Policy policy = AcmePolicy();
+  const topology::ClusterSnapshot snapshot = OneNode(policy);
+  SharedRecord record;
+  ClaimBudgets a("a"), b("b");
+  std::map<std::string, std::vector<std::string>> admitted;  // claim keys, by budget entry
+  bool refill_asked = false;
+  int next = 0;
+  // Admitted, refused, or nullopt when a review on a loop stopped for a worker.
+  auto claim = [&](ClaimBudgets& replica, bool on_loop) -> std::optional<bool> {
+    const std::string name = absl::StrCat("c-", next++);
+    bool stopped = false;
+    webhook::ClaimQuotaContext c = record.Context(replica, kNow);
+    if (on_loop) c.stopped_for_io = &stopped;
+    c.refill_ahead = [&](const std::string&, const QuotaUsage&) {
+      if (&replica == &a) refill_asked = true;
+    };
+    const bool ok = Admitted(name, policy, snapshot, c);
+    if (stopped) return std::nullopt;
+    if (ok) admitted[replica.record_key()].push_back(absl::StrCat("acme.", name));
+    return ok;
+  };
+  auto covered = [&] {
+    int64_t total = 0;
+    for (const auto& [owner, keys] : admitted) {
+      int64_t unwritten = 0;
+      for (const std::string& key : keys) unwritten += record.data.count(key) ? 0 : 1;
+      int64_t entry = 0;
+      if (auto it = record.data.find(owner); it != record.data.end()) {
+        entry = webhook::DecodeReservation(it->second)->usage.gpus;
+      }
+      EXPECT_LE(unwritten, entry) << owner << " admitted claims the record does not cover";
+      total += static_cast<int64_t>(keys.size());
+    }
+    EXPECT_LE(total, 100);
+    return total;
+  };
+  ASSERT_EQ(claim(a, false), true);  // no budget yet: through the record, which opens one
+  while (!refill_asked) ASSERT_EQ(claim(a, true), true);
+  covered();
+  // The refill's write is under way: a admits on its loop, b's first claim writes the record.
+  const int writes_before = record.writes;
+  record.during_write = [&] {
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(claim(a, true), true) << "from what is left, no worker";
+    EXPECT_EQ(claim(b, false), true);
+    covered();
+  };
+  ASSERT_TRUE(
+      webhook::RefillClaimBudget(snapshot, policy, "acme", Gpus(1), record.Context(a, kNow)).ok());
+  EXPECT_EQ(record.writes, writes_before + 2) << "b's write, then the refill decided again";
+  EXPECT_TRUE(a.HasOpenBudget("acme", kNow));
+  covered();
+  // On to the quota: each refill meets claims of both replicas while it is written.
+  for (int round = 0; round < 200; ++round) {
+    refill_asked = false;
+    claim(round % 4 == 0 ? b : a, round % 2 == 0);
+    if (refill_asked) {
+      record.during_write = [&] {
+        claim(a, true);
+        claim(b, false);
+      };
+      webhook::RefillClaimBudget(snapshot, policy, "acme", Gpus(1), record.Context(a, kNow))
+          .IgnoreError();
+      record.during_write = nullptr;
+    }
+    covered();
+  }
+  const int64_t total = covered();
+  EXPECT_GE(total, 90) << "near the quota budgets are small, so little is left unspent";
 }
 
 }  // namespace
