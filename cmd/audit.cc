@@ -79,9 +79,8 @@ int RunAudit(const std::vector<std::string>& args) {
   views::AuditInputs in;
   absl::StatusOr<AuditSources> sources = LoadAuditSources(options->sources);
   if (!sources.ok()) return Fail(sources.status());
-  in.mig_parted = sources->mig_parted.get();
   in.wiring.extenders = sources->extenders;
-  // The contract's mig-drift findings read node configs as the geometry check does.
+  // The geometry check and the contract's mig-drift findings read node configs through it.
   const topology::Catalog catalog = common::BuiltinCatalog().WithMigParted(sources->mig_parted);
   std::shared_ptr<const topology::ModelState> state;
   if (options->inputs.has_cluster()) {

@@ -57,7 +57,6 @@ server::UiHandlers MakeUiHandlers(
       if (!current) return std::nullopt;
       views::AuditInputs in;
       in.state = current.get();
-      in.mig_parted = audit.mig_parted.get();
       in.wiring.extenders = audit.extenders;
       in.escape_hatches_unseen =
           "the service's watch keeps no pod security fields (gpu-tenancy audit lists them)";

@@ -1,12 +1,11 @@
 // The isolation audit: what each tenant's GPUs really give it (its deal), and whether the
 // platform is set up the way its design says (the go-live checklist), read from one snapshot of
 // the cluster and the policy it was built with. Pure: no I/O; the inputs the snapshot does not
-// carry (pod security fields, the scheduler's configuration, the webhook configurations, the
-// mig-parted config) are passed in, and where one is absent the item that needs it says so
-// (warn) instead of passing.
+// carry (pod security fields, the scheduler's configuration, the webhook configurations) are
+// passed in, and where one is absent the item that needs it says so (warn) instead of passing.
+// The site's mig-parted config comes with the state's catalog (topology::Catalog::mig_parted).
 //
 //   AuditInputs in{&model_state};
-//   in.mig_parted = &configs;
 //   AuditReport report = BuildAuditReport(in);
 //   for (const CheckResult& c : report.checklist) ...   // c.status, c.findings, c.fix
 #ifndef GPU_TENANCY_VIEWS_AUDIT_H_
@@ -18,7 +17,6 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "topology/mig_parted.h"
 #include "topology/quota.h"
 #include "topology/snapshot.h"
 #include "topology/supply.h"
@@ -151,7 +149,6 @@ struct AuditInputs {
   std::optional<std::vector<EscapeHatch>> escape_hatches;
   std::string escape_hatches_unseen;
   Wiring wiring;
-  const topology::MigPartedFile* mig_parted = nullptr;  // null: geometry not compared
 };
 
 // One checklist item: a small named function.

@@ -1,5 +1,6 @@
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -9,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/views/audit_fixture.h"
+#include "topology/mig_parted.h"
 #include "views/audit.h"
 
 namespace views {
@@ -93,8 +95,16 @@ CheckResult RunOne(const std::string& id, const AuditInputs& in) {
 }
 
 TEST(AuditChecksTest, EachItemPassesAndFails) {
-  static const topology::MigPartedFile layouts = TenancyLayout();
-  auto with_layouts = [](AuditInputs& in) { in.mig_parted = &layouts; };
+  // The site's mig-parted config comes with the state's catalog: these cases read a copy of
+  // their state whose catalog carries it (kept for the test's life).
+  static const topology::Catalog with_file = common::BuiltinCatalog().WithMigParted(
+      std::make_shared<const topology::MigPartedFile>(TenancyLayout()));
+  auto with_layouts = [](AuditInputs& in) {
+    static std::vector<std::unique_ptr<topology::ModelState>> states;
+    states.push_back(std::make_unique<topology::ModelState>(*in.state));
+    states.back()->catalog = &with_file;
+    in.state = states.back().get();
+  };
   const std::vector<CheckCase> cases = {
       {"untrusted tenant on MIG passes",
        "untrusted-isolation",
