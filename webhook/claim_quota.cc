@@ -256,19 +256,17 @@ namespace {
 absl::Status WriteRecord(ClaimQuotaInput in, const std::string& tenant, ClaimBudgets* budgets,
                          const ClaimQuotaContext& context, bool dry_run,
                          ClaimQuotaDecision& decision, bool ahead = false) {
-  UnrecordedClaims converted;
-  ClaimBudgets::Refill refill;
+  ClaimBudgets::Refill refill;  // a claim's write converts, and carries nothing
   if (budgets) {
     in.grant_budget = true;
     in.own_budget_key = budgets->record_key();
     if (ahead) {
       refill = budgets->BeginRefill(tenant, *in.quota, in.now_unix);
-      in.converted = &refill.converted;
       in.carried = &refill.carried;
     } else {
-      converted = budgets->Close(tenant);
-      in.converted = &converted;
+      refill.converted = budgets->Close(tenant);
     }
+    in.converted = &refill.converted;
   }
   absl::Status written = context.update(
       UsageRecordName(tenant),
@@ -286,7 +284,7 @@ absl::Status WriteRecord(ClaimQuotaInput in, const std::string& tenant, ClaimBud
       budgets->RefillFailed(tenant);
     }
   } else if (written.ok() && budgets && decision.write) {
-    budgets->Written(tenant, converted, decision.budget, in.now_unix);
+    budgets->Written(tenant, refill.converted, decision.budget, in.now_unix);
   }
   return written;
 }
