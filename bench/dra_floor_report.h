@@ -21,7 +21,7 @@ namespace dra_floor {
 using testing_support::FakeApiServer;
 
 struct Options {
-  int nodes = 500, gpus = 20, pods = 250, reps = 3, creators = 4;
+  int nodes = 500, gpus = 20, pods = 50, reps = 12, creators = 4;
   double rate = 40;
   bool smoke = false;
   bool store = true;  // --without-store: nothing admitted is stored, nothing to watch

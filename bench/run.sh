@@ -33,10 +33,10 @@ dra_section() {
   load="$(cut -d" " -f1-3 /proc/loadavg)"
   build_type="$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt")"
   echo "== dra_floor" >&2
-  "$build/bench/dra_floor" --nodes 500 --gpus 20 --pods 200 --reps 3 --rate 40 --creators 4 \
+  "$build/bench/dra_floor" --nodes 500 --gpus 20 --pods 50 --reps 12 --rate 40 --creators 4 \
     --md "$tmp/dra_floor.md" >&2
   echo "== dra_floor --without-store" >&2
-  "$build/bench/dra_floor" --nodes 500 --gpus 20 --pods 200 --reps 2 --rate 40 --creators 4 \
+  "$build/bench/dra_floor" --nodes 500 --gpus 20 --pods 50 --reps 8 --rate 40 --creators 4 \
     --without-store --md "$tmp/dra_floor_alone.md" >&2
   echo "== selector_cost" >&2
   "$build/bench/selector_cost" --nodes 10000 --rounds 9 --md "$tmp/selector_cost.md" >&2
