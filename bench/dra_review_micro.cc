@@ -139,15 +139,15 @@ void BM_DraFloorReview(benchmark::State& state) {
 }
 BENCHMARK(BM_DraFloorReview)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 
-// Each review after the caches were flushed, as on a busy machine where a pod's first review
-// finds nothing of the last pod's in them.
+// Writes over 64 MiB, so that what runs next finds little of its code and data in the caches, as
+// a pod's reviews find them on a busy machine.
 void Flush() {
   static std::vector<char>* scratch = new std::vector<char>(64u << 20);
   for (size_t i = 0; i < scratch->size(); i += 64) (*scratch)[i] += 1;
   benchmark::ClobberMemory();
 }
 
-// `once(floor, body)` for the review of Arg, each time with the caches flushed first.
+// `once(floor, body, kind)` for the review of Arg, each time with the caches flushed first.
 template <typename Once>
 void RunCold(benchmark::State& state, Once once) {
   const Floor& f = TheFloor();
