@@ -61,8 +61,8 @@ int GpusNamed(const MigPartedLayout& layout) {
 
 }  // namespace
 
-MigDrift CheckMigDrift(const NodeFacts& node, const Catalog& catalog,
-                       const MigPartedFile* mig_parted) {
+MigDrift CheckMigDrift(const NodeFacts& node, const Catalog& catalog) {
+  const MigPartedFile* mig_parted = catalog.mig_parted();
   MigDrift d;
   const Labels& labels = node.labels;
   const absl::string_view strategy = LabelOf(labels, kMigStrategyLabel);

@@ -22,7 +22,7 @@
 // - kConfigInvalid: the named layout cannot apply to this node at all (a profile the model lacks,
 //   no valid placement, or GPUs cut differently under the single strategy).
 //
-//   MigDrift d = CheckMigDrift(node.facts, catalog, /*mig_parted=*/nullptr);
+//   MigDrift d = CheckMigDrift(node.facts, catalog);
 //   if (d.drifted()) Report(node.facts.name, d.why);
 #ifndef GPU_TENANCY_TOPOLOGY_MIG_DRIFT_H_
 #define GPU_TENANCY_TOPOLOGY_MIG_DRIFT_H_
@@ -61,9 +61,9 @@ struct MigDrift {
   bool drifted() const { return verdict == MigDriftVerdict::kDrifted; }
 };
 
-// `mig_parted` may be null (NVIDIA's defaults only). Never fails: every outcome is a verdict.
-MigDrift CheckMigDrift(const NodeFacts& node, const Catalog& catalog,
-                       const MigPartedFile* mig_parted);
+// Config names resolve through the catalog's mig-parted file (Catalog::mig_parted), else NVIDIA's
+// defaults only. Never fails: every outcome is a verdict.
+MigDrift CheckMigDrift(const NodeFacts& node, const Catalog& catalog);
 
 }  // namespace topology
 

@@ -177,7 +177,7 @@ NodeSupply BuildNodeSupply(const NodeFacts& node, const Catalog& catalog, const 
   }
   // Only a settled node can drift; the cheap label test keeps the comparison off other nodes.
   if (supply.mig_unsettled.empty() && mig_state == "success") {
-    MigDrift drift = CheckMigDrift(node, catalog, catalog.mig_parted());
+    MigDrift drift = CheckMigDrift(node, catalog);
     if (drift.drifted()) supply.mig_drift = std::move(drift.why);
   }
   return supply;

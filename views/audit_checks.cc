@@ -215,7 +215,7 @@ CheckResult MigConfigApplied(const AuditInputs& in) {
                                                           " while mig-manager reports success")});
       continue;
     }
-    topology::MigDrift drift = topology::CheckMigDrift(node->facts, catalog, catalog.mig_parted());
+    topology::MigDrift drift = topology::CheckMigDrift(node->facts, catalog);
     switch (drift.verdict) {
       case topology::MigDriftVerdict::kMatches:
         break;

@@ -2,6 +2,7 @@
 // by a given mig-parted file or by NVIDIA's defaults, and every reason nothing is compared.
 #include "topology/mig_drift.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -230,10 +231,11 @@ TEST(MigDriftTest, ComparesWhatTheNodeAdvertisesWithItsConfig) {
        MigDriftVerdict::kNotApplicable,
        "not a MIG node (nvidia.com/mig.strategy is neither mixed nor single)"},
   };
-  const MigPartedFile file = File();
+  const Catalog with_file =
+      common::BuiltinCatalog().WithMigParted(std::make_shared<const MigPartedFile>(File()));
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    MigDrift d = CheckMigDrift(c.node, common::BuiltinCatalog(), c.with_file ? &file : nullptr);
+    MigDrift d = CheckMigDrift(c.node, c.with_file ? with_file : common::BuiltinCatalog());
     EXPECT_EQ(d.verdict, c.verdict);
     EXPECT_EQ(d.why, c.why);
     EXPECT_EQ(d.source, c.source);
