@@ -84,6 +84,7 @@ struct CheckCase {
   std::function<void(AuditInputs&)> edit_inputs;       // may be null
   CheckStatus want;
   std::vector<std::string> objects;  // the findings' objects, in order
+  bool site_mig_parted = false;      // the state's catalog carries the site's mig-parted config
 };
 
 CheckResult RunOne(const std::string& id, const AuditInputs& in) {
@@ -95,16 +96,9 @@ CheckResult RunOne(const std::string& id, const AuditInputs& in) {
 }
 
 TEST(AuditChecksTest, EachItemPassesAndFails) {
-  // The site's mig-parted config comes with the state's catalog: these cases read a copy of
-  // their state whose catalog carries it (kept for the test's life).
-  static const topology::Catalog with_file = common::BuiltinCatalog().WithMigParted(
+  // The site's mig-parted config comes with the state's catalog (CheckCase::site_mig_parted).
+  const topology::Catalog with_file = common::BuiltinCatalog().WithMigParted(
       std::make_shared<const topology::MigPartedFile>(TenancyLayout()));
-  auto with_layouts = [](AuditInputs& in) {
-    static std::vector<std::unique_ptr<topology::ModelState>> states;
-    states.push_back(std::make_unique<topology::ModelState>(*in.state));
-    states.back()->catalog = &with_file;
-    in.state = states.back().get();
-  };
   const std::vector<CheckCase> cases = {
       {"untrusted tenant on MIG passes",
        "untrusted-isolation",
@@ -205,33 +199,37 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
        {MigNode("mig", 1, kMigGeometry)},
        {},
        nullptr,
-       with_layouts,
+       nullptr,
        CheckStatus::kPass,
-       {}},
+       {},
+       /*site_mig_parted=*/true},
       {"MIG geometry drifted fails",
        "mig-config-applied",
        {MigNode("mig", 1, {{"nvidia.com/mig-1g.10gb", "7"}})},
        {},
        nullptr,
-       with_layouts,
+       nullptr,
        CheckStatus::kFail,
-       {"node/mig"}},
+       {"node/mig"},
+       /*site_mig_parted=*/true},
       {"MIG node pending fails",
        "mig-config-applied",
        {MigNode("mig", 1, kMigGeometry, "pending")},
        {},
        nullptr,
-       with_layouts,
+       nullptr,
        CheckStatus::kFail,
-       {"node/mig"}},
+       {"node/mig"},
+       /*site_mig_parted=*/true},
       {"MIG config neither the mig-parted file nor NVIDIA's defaults know only warns",
        "mig-config-applied",
        {MigNode("mig", 1, kMigGeometry, "success", {{"nvidia.com/mig.config", "custom"}})},
        {},
        nullptr,
-       with_layouts,
+       nullptr,
        CheckStatus::kWarn,
-       {}},
+       {},
+       /*site_mig_parted=*/true},
       {"NVIDIA's default config as cut passes without a mig-parted config",
        "mig-config-applied",
        {MigNode("mig", 2, {{"nvidia.com/mig-1g.10gb", "14"}}, "success",
@@ -257,9 +255,10 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
                 {{"nvidia.com/gpu.deploy.device-plugin", "paused-for-mig-change"}})},
        {},
        nullptr,
-       with_layouts,
+       nullptr,
        CheckStatus::kFail,
-       {"node/mig"}},
+       {"node/mig"},
+       /*site_mig_parted=*/true},
       {"no MIG node passes without a mig-parted config",
        "mig-config-applied",
        {ExclusiveNode("excl", 1)},
@@ -506,6 +505,7 @@ TEST(AuditChecksTest, EachItemPassesAndFails) {
     topology::Policy policy = AuditDemoPolicy();
     if (c.edit_policy) c.edit_policy(policy);
     AuditModel model(c.nodes, c.pods, policy);
+    if (c.site_mig_parted) model.state->catalog = &with_file;
     AuditInputs in = model.Inputs();
     if (c.edit_inputs) c.edit_inputs(in);
     CheckResult r = RunOne(c.check, in);
