@@ -261,10 +261,7 @@ absl::StatusOr<ReviewFactory::Patches> MutationOf(ServeProcess& serve, FakeApiSe
     return absl::InternalError(absl::StrCat("template mutation: HTTP ", t.status, " ", t.body));
   }
   patches.claim_template.Swap(*template_patch);
-  rapidjson::Document stored;
-  stored.CopyFrom(factory.template_object(), stored.GetAllocator());
-  stored["metadata"].AddMember("namespace", rapidjson::Value(ns.c_str(), stored.GetAllocator()),
-                               stored.GetAllocator());
+  rapidjson::Document stored = factory.TemplateObject(ns);
   if (!patches.claim_template.Empty()) {
     if (absl::Status s = webhook::ApplyPatch(patches.claim_template, stored); !s.ok()) return s;
   }

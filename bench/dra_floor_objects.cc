@@ -123,11 +123,15 @@ absl::StatusOr<ReviewFactory> ReviewFactory::Load(const std::string& testdata_di
   return f;
 }
 
-std::string ReviewFactory::TemplateReview(const std::string& ns, const std::string& uid) const {
+rapidjson::Document ReviewFactory::TemplateObject(const std::string& ns) const {
   rapidjson::Document object;
   object.CopyFrom(template_, object.GetAllocator());
   SetString(object["metadata"], "namespace", ns, object.GetAllocator());
-  return Review(template_review_, uid, ns, kTemplateName, object);
+  return object;
+}
+
+std::string ReviewFactory::TemplateReview(const std::string& ns, const std::string& uid) const {
+  return Review(template_review_, uid, ns, kTemplateName, TemplateObject(ns));
 }
 
 std::string ReviewFactory::PodReview(const std::string& ns, const std::string& pod_name,
@@ -187,8 +191,7 @@ absl::StatusOr<PodLoad> ReviewFactory::Make(const std::string& ns, const std::st
                    R"(","resourceClaimName":")", load.claim_name, R"("}]}})");
 
   // The template's spec as stored, that is with the template's own mutation applied.
-  rapidjson::Document stored_template;
-  stored_template.CopyFrom(template_, stored_template.GetAllocator());
+  rapidjson::Document stored_template = TemplateObject(ns);
   if (absl::Status s = Patch(patches.claim_template, stored_template); !s.ok()) return s;
   absl::StatusOr<rapidjson::Document> claim = common::ParseJson(absl::StrCat(
       R"({"kind":"ResourceClaim","apiVersion":"resource.k8s.io/v1","metadata":{"name":")",

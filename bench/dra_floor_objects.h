@@ -58,9 +58,9 @@ class ReviewFactory {
   static absl::StatusOr<ReviewFactory> Load(const std::string& testdata_dir);
 
   // The ResourceClaimTemplate the pods name, as a CREATE review of namespace `ns`, and the
-  // object itself.
+  // object itself in that namespace.
   std::string TemplateReview(const std::string& ns, const std::string& uid) const;
-  const rapidjson::Document& template_object() const { return template_; }
+  rapidjson::Document TemplateObject(const std::string& ns) const;
 
   // The mutating webhook's JSON Patch for a namespace's pods, claims and template, applied to
   // what the validating webhook gets and to what is stored (as kube-apiserver does). Empty

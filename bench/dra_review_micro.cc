@@ -86,9 +86,7 @@ const Floor& TheFloor() {
     data.dra_classes = objects->classes;
     // The Deployment's template, as the live state holds it once its watch has seen it: the
     // pod's claim then resolves to a GPU class and the pod takes the whole path.
-    rapidjson::Document stored;
-    stored.CopyFrom(factory->template_object(), stored.GetAllocator());
-    stored["metadata"].AddMember("namespace", kNamespace, stored.GetAllocator());
+    const rapidjson::Document stored = factory->TemplateObject(kNamespace);
     absl::StatusOr<topology::DraClaim> held = wire::ParseResourceClaimTemplate(stored);
     if (!held.ok()) {
       f->error = std::string(held.status().message());
@@ -96,7 +94,7 @@ const Floor& TheFloor() {
     }
     data.dra_claim_templates.push_back(*std::move(held));
     f->snapshot = topology::BuildSnapshot(data, common::BuiltinCatalog(), *f->policy);
-    const rapidjson::Value& spec = factory->template_object()["spec"]["spec"];
+    const rapidjson::Value& spec = stored["spec"]["spec"];
     const std::string pod = factory->PodReview(kNamespace, "p-1", "pod-uid-1");
     const std::string claim = factory->ClaimReview(kNamespace, "p-1", "claim-uid-1", &spec);
     f->bodies[0] = f->bodies[1] = pod;
